@@ -1,0 +1,792 @@
+/* Modules, functions, parameters, blocks and the checked instruction builder. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+#define OOM(what) oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory in %s", what)
+
+/* Symbols may be Rust-mangled or carry '.', '$' (LLVM style); they never start with a digit. */
+static bool valid_symbol(const char *s) {
+    if (!s || !*s || isdigit((unsigned char)*s) || strlen(s) > 4096)
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_' && *s != '.' && *s != '$')
+            return false;
+    return true;
+}
+
+/* ---- modules ---- */
+
+oxide_status oxide_module_create(oxide_context *ctx, const char *name, oxide_module **out) {
+    if (!ctx || !out)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_create: NULL argument");
+    if (!valid_symbol(name))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_create: '%.64s' is not a valid module name",
+                           name ? name : "(null)");
+    oxide_module *m = calloc(1, sizeof *m);
+    if (!m)
+        return OOM("oxide_module_create");
+    m->ctx = ctx;
+    m->name = oxide__strdup(&m->arena, name);
+    if (!m->name) {
+        free(m);
+        return OOM("oxide_module_create");
+    }
+    m->next = ctx->modules;
+    if (ctx->modules)
+        ctx->modules->prev = m;
+    ctx->modules = m;
+    *out = m;
+    return OXIDE_OK;
+}
+
+void oxide_module_destroy(oxide_module *mod) {
+    if (!mod)
+        return;
+    if (mod->prev)
+        mod->prev->next = mod->next;
+    else
+        mod->ctx->modules = mod->next;
+    if (mod->next)
+        mod->next->prev = mod->prev;
+    free(mod->printed);
+    free(mod->ptx);
+    free(mod->llvm_ir);
+    oxide__arena_free(&mod->arena);
+    free(mod);
+}
+
+oxide_function *oxide__module_find_function(oxide_module *mod, const char *name) {
+    for (uint32_t i = 0; i < mod->functions.len; i++) {
+        oxide_function *f = mod->functions.items[i];
+        if (!strcmp(f->name, name))
+            return f;
+    }
+    return NULL;
+}
+
+oxide_global *oxide__module_find_global(oxide_module *mod, const char *name) {
+    for (uint32_t i = 0; i < mod->globals.len; i++) {
+        oxide_global *g = mod->globals.items[i];
+        if (!strcmp(g->name, name))
+            return g;
+    }
+    return NULL;
+}
+
+static oxide_status check_new_symbol(oxide_module *mod, const char *name, const char *what) {
+    if (!valid_symbol(name))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: '%.64s' is not a valid name", what,
+                           name ? name : "(null)");
+    if (oxide__module_find_function(mod, name) || oxide__module_find_global(mod, name))
+        return oxide__fail(OXIDE_ERROR_STATE, "%s: the name '%.64s' is already used in module %s", what, name,
+                           mod->name);
+    return OXIDE_OK;
+}
+
+static oxide_status add_function(oxide_module *mod, const char *name, bool kernel, oxide_type *ret,
+                                 oxide_function **out, const char *what) {
+    if (!mod || !out)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: NULL argument", what);
+    oxide_status st = check_new_symbol(mod, name, what);
+    if (st)
+        return st;
+    oxide_function *f = oxide__alloc(&mod->arena, sizeof *f);
+    if (!f || !(f->name = oxide__strdup(&mod->arena, name)) || !oxide__vec_push(&mod->arena, &mod->functions, f))
+        return OOM(what);
+    f->mod = mod;
+    f->is_kernel = kernel;
+    f->ret = ret ? ret : mod->ctx->scalars[OXIDE_TYPE_VOID];
+    *out = f;
+    return OXIDE_OK;
+}
+
+oxide_status oxide_module_add_kernel(oxide_module *mod, const char *name, oxide_function **out) {
+    return add_function(mod, name, true, NULL, out, "oxide_module_add_kernel");
+}
+
+oxide_status oxide_module_add_function(oxide_module *mod, const char *name, oxide_type *ret, oxide_function **out) {
+    if (!ret)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_add_function: ret is NULL (use the void type)");
+    if (ret->kind == OXIDE_TYPE_ARRAY || ret->kind == OXIDE_TYPE_STRUCT)
+        return oxide__fail(OXIDE_ERROR_UNSUPPORTED, "oxide_module_add_function: returning %s is not supported; "
+                           "return through a pointer parameter", ret->name);
+    return add_function(mod, name, false, ret, out, "oxide_module_add_function");
+}
+
+oxide_status oxide_module_get_function(oxide_module *mod, const char *name, oxide_function **out) {
+    if (!mod || !name || !out)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_get_function: NULL argument");
+    oxide_function *f = oxide__module_find_function(mod, name);
+    if (!f)
+        return oxide__fail(OXIDE_ERROR_NOT_FOUND, "module %s has no function named '%.64s'", mod->name, name);
+    *out = f;
+    return OXIDE_OK;
+}
+
+oxide_status oxide_module_add_global(oxide_module *mod, const char *name, oxide_type *type, oxide_addrspace as,
+                                     uint32_t align, const void *init, size_t init_size, oxide_global **out) {
+    const char *what = "oxide_module_add_global";
+    if (!mod || !type || !out)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: NULL argument", what);
+    oxide_status st = check_new_symbol(mod, name, what);
+    if (st)
+        return st;
+    if (as != OXIDE_AS_GLOBAL && as != OXIDE_AS_SHARED && as != OXIDE_AS_CONSTANT)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: @%s must live in global, shared or constant space", what,
+                           name);
+    if (type->kind == OXIDE_TYPE_VOID)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: @%s cannot have type void", what, name);
+    if (align & (align - 1))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: alignment %u is not a power of two", what, align);
+    if (init && as == OXIDE_AS_SHARED)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: shared @%s cannot have an initializer", what, name);
+    if (init && init_size != oxide__type_size(type))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: initializer of @%s has %zu bytes, type %s needs %llu",
+                           what, name, init_size, type->name, (unsigned long long)oxide__type_size(type));
+    oxide_global *g = oxide__alloc(&mod->arena, sizeof *g);
+    if (!g || !(g->name = oxide__strdup(&mod->arena, name)) || !oxide__vec_push(&mod->arena, &mod->globals, g))
+        return OOM(what);
+    if (init) {
+        if (!(g->init = oxide__alloc(&mod->arena, init_size)))
+            return OOM(what);
+        memcpy(g->init, init, init_size);
+        g->init_size = init_size;
+    }
+    g->mod = mod;
+    g->type = type;
+    g->as = as;
+    g->align = align;
+    *out = g;
+    return OXIDE_OK;
+}
+
+/* ---- values and parameters ---- */
+
+static bool valid_value_name(const char *s) {
+    if (!s || !(isalpha((unsigned char)*s) || *s == '_') || strlen(s) > 256)
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_' && *s != '.')
+            return false;
+    return true;
+}
+
+static oxide_status name_value(oxide_function *fn, oxide_value *v, const char *name) {
+    if (!valid_value_name(name))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                           "'%.64s' is not a valid value name ([A-Za-z_][A-Za-z0-9_.]*)", name ? name : "(null)");
+    for (uint32_t i = 0; i < fn->named.len; i++) {
+        oxide_value *o = fn->named.items[i];
+        if (o != v && !strcmp(o->name, name))
+            return oxide__fail(OXIDE_ERROR_STATE, "function @%s already has a value named %%%s", fn->name, name);
+    }
+    const char *copy = oxide__strdup(&fn->mod->arena, name);
+    if (!copy || (!v->name && !oxide__vec_push(&fn->mod->arena, &fn->named, v)))
+        return OOM("naming a value");
+    v->name = copy;
+    return OXIDE_OK;
+}
+
+oxide_type *oxide_value_get_type(const oxide_value *v) { return v ? v->type : NULL; }
+
+oxide_status oxide_value_set_name(oxide_value *v, const char *name) {
+    if (!v)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_value_set_name: value is NULL");
+    return name_value(v->fn, v, name);
+}
+
+static oxide_status new_param(oxide_function *fn, const char *name, oxide_type *type, oxide_value **out) {
+    oxide_value *v = oxide__alloc(&fn->mod->arena, sizeof *v);
+    if (!v || !oxide__vec_push(&fn->mod->arena, &fn->params, v))
+        return OOM("adding a parameter");
+    v->kind = VAL_PARAM;
+    v->type = type;
+    v->fn = fn;
+    v->index = fn->params.len - 1;
+    if (name) {
+        oxide_status st = name_value(fn, v, name);
+        if (st) {
+            fn->params.len--;
+            return st;
+        }
+    }
+    *out = v;
+    return OXIDE_OK;
+}
+
+oxide_status oxide_function_add_param(oxide_function *fn, const char *name, oxide_type *type, oxide_value **out) {
+    if (!fn || !type || !out)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_function_add_param: NULL argument");
+    if (fn->is_kernel)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                           "oxide_function_add_param: @%s is a kernel; use oxide_kernel_add_*_param", fn->name);
+    if (type->kind == OXIDE_TYPE_VOID)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_function_add_param: parameter cannot be void");
+    return new_param(fn, name, type, out);
+}
+
+/* Adds the interface entry and its IR values (one, or two for a slice). */
+static oxide_status add_iface(oxide_function *k, const char *name, oxide_iface_param proto, oxide_type *t0,
+                              oxide_type *t1, oxide_value **v0, oxide_value **v1, const char *what) {
+    if (!k || !v0 || (t1 && !v1))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: NULL argument", what);
+    if (!k->is_kernel)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: @%s is not a kernel; use oxide_function_add_param",
+                           what, k->name);
+    if (!name || !valid_value_name(name) || strchr(name, '.'))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: '%.64s' is not a valid parameter name", what,
+                           name ? name : "(null)");
+    if (k->blocks.len)
+        return oxide__fail(OXIDE_ERROR_STATE, "%s: add kernel parameters before the first block of @%s", what,
+                           k->name);
+    oxide_iface_param *p = oxide__alloc(&k->mod->arena, sizeof *p);
+    if (!p || !(proto.name = oxide__strdup(&k->mod->arena, name)))
+        return OOM(what);
+    *p = proto;
+    p->first_value = k->params.len;
+    oxide_value *a, *b = NULL;
+    oxide_status st = new_param(k, name, t0, &a);
+    if (st)
+        return st;
+    if (t1) {
+        char len_name[300];
+        snprintf(len_name, sizeof len_name, "%s.len", name);
+        if ((st = new_param(k, len_name, t1, &b))) {
+            k->params.len--;
+            return st;
+        }
+    }
+    if (!oxide__vec_push(&k->mod->arena, &k->iface, p))
+        return OOM(what);
+    *v0 = a;
+    if (v1)
+        *v1 = b;
+    return OXIDE_OK;
+}
+
+static bool valid_scalar(oxide_scalar s) { return oxide_scalar_name(s) != NULL; }
+
+oxide_status oxide_kernel_add_scalar_param(oxide_function *k, const char *name, oxide_scalar type, oxide_value **out) {
+    if (!valid_scalar(type) || !k)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_kernel_add_scalar_param: bad kernel or scalar type");
+    oxide_iface_param p = {.kind = OXIDE_PARAM_SCALAR, .scalar = type};
+    return add_iface(k, name, p, oxide__scalar_ir_type(k->mod->ctx, type), NULL, out, NULL,
+                     "oxide_kernel_add_scalar_param");
+}
+
+oxide_status oxide_kernel_add_slice_param(oxide_function *k, const char *name, oxide_scalar elem, int is_mutable,
+                                          oxide_value **ptr_out, oxide_value **len_out) {
+    if (!valid_scalar(elem) || !k)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_kernel_add_slice_param: bad kernel or element type");
+    oxide_type *ptr;
+    oxide_type_pointer(k->mod->ctx, OXIDE_AS_GLOBAL, &ptr);
+    oxide_iface_param p = {.kind = OXIDE_PARAM_SLICE, .scalar = elem, .is_mutable = is_mutable != 0};
+    return add_iface(k, name, p, ptr, k->mod->ctx->scalars[OXIDE_TYPE_I64], ptr_out, len_out,
+                     "oxide_kernel_add_slice_param");
+}
+
+oxide_status oxide_kernel_add_ptr_param(oxide_function *k, const char *name, oxide_scalar elem, int is_mutable,
+                                        oxide_value **out) {
+    if (!valid_scalar(elem) || !k)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_kernel_add_ptr_param: bad kernel or element type");
+    oxide_type *ptr;
+    oxide_type_pointer(k->mod->ctx, OXIDE_AS_GLOBAL, &ptr);
+    oxide_iface_param p = {.kind = OXIDE_PARAM_PTR, .scalar = elem, .is_mutable = is_mutable != 0};
+    return add_iface(k, name, p, ptr, NULL, out, NULL, "oxide_kernel_add_ptr_param");
+}
+
+oxide_status oxide_kernel_add_bytes_param(oxide_function *k, const char *name, uint32_t size, uint32_t align,
+                                          oxide_value **out) {
+    if (!k || size == 0 || size > 4096 || align == 0 || align > 16 || (align & (align - 1)))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                           "oxide_kernel_add_bytes_param: need size 1..4096 and a power-of-two align up to 16 "
+                           "(got size %u, align %u)", size, align);
+    oxide_type *ptr;
+    oxide_type_pointer(k->mod->ctx, OXIDE_AS_GENERIC, &ptr);
+    oxide_iface_param p = {.kind = OXIDE_PARAM_BYTES, .size = size, .align = align};
+    return add_iface(k, name, p, ptr, NULL, out, NULL, "oxide_kernel_add_bytes_param");
+}
+
+oxide_status oxide_kernel_add_tma_desc_param(oxide_function *k, const char *name, oxide_value **out) {
+    if (!k)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_kernel_add_tma_desc_param: kernel is NULL");
+    oxide_type *ptr;
+    oxide_type_pointer(k->mod->ctx, OXIDE_AS_GENERIC, &ptr);
+    oxide_iface_param p = {.kind = OXIDE_PARAM_TMA_DESC, .size = 128, .align = 64};
+    return add_iface(k, name, p, ptr, NULL, out, NULL, "oxide_kernel_add_tma_desc_param");
+}
+
+static oxide_status need_kernel(oxide_function *k, const char *what) {
+    if (!k)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: kernel is NULL", what);
+    if (!k->is_kernel)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: @%s is a device function, not a kernel", what, k->name);
+    return OXIDE_OK;
+}
+
+oxide_status oxide_kernel_set_launch_bounds(oxide_function *k, uint32_t max_threads, uint32_t min_blocks) {
+    oxide_status st = need_kernel(k, "oxide_kernel_set_launch_bounds");
+    if (st)
+        return st;
+    if (max_threads > 1024 || (min_blocks && !max_threads))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                           "oxide_kernel_set_launch_bounds: max threads must be 1..1024 (got %u, min blocks %u)",
+                           max_threads, min_blocks);
+    k->launch_bounds[0] = max_threads;
+    k->launch_bounds[1] = min_blocks;
+    return OXIDE_OK;
+}
+
+oxide_status oxide_kernel_set_cluster(oxide_function *k, uint32_t x, uint32_t y, uint32_t z) {
+    oxide_status st = need_kernel(k, "oxide_kernel_set_cluster");
+    if (st)
+        return st;
+    if (!x || !y || !z || (uint64_t)x * y * z > 16)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                           "oxide_kernel_set_cluster: dimensions must be >= 1 with at most 16 blocks (got %u,%u,%u)",
+                           x, y, z);
+    k->cluster[0] = x;
+    k->cluster[1] = y;
+    k->cluster[2] = z;
+    return OXIDE_OK;
+}
+
+oxide_status oxide_kernel_set_dyn_smem(oxide_function *k, uint32_t bytes) {
+    oxide_status st = need_kernel(k, "oxide_kernel_set_dyn_smem");
+    if (st)
+        return st;
+    if (bytes > 232448)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                           "oxide_kernel_set_dyn_smem: %u bytes exceeds the 227 KiB a block can have", bytes);
+    k->dyn_smem = bytes;
+    return OXIDE_OK;
+}
+
+/* ---- blocks ---- */
+
+oxide_status oxide_function_add_block(oxide_function *fn, oxide_type *const *params, size_t nparams,
+                                      oxide_block **out, oxide_value **param_values) {
+    const char *what = "oxide_function_add_block";
+    if (!fn || !out || (nparams && !params))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: NULL argument", what);
+    if (fn->blocks.len == 0 && nparams)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: the entry block of @%s cannot have parameters", what,
+                           fn->name);
+    oxide_arena *a = &fn->mod->arena;
+    oxide_block *b = oxide__alloc(a, sizeof *b);
+    if (!b)
+        return OOM(what);
+    b->fn = fn;
+    b->index = fn->blocks.len;
+    for (size_t i = 0; i < nparams; i++) {
+        if (!params[i] || params[i]->kind == OXIDE_TYPE_VOID)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: block parameter %zu is NULL or void", what, i);
+        oxide_value *v = oxide__alloc(a, sizeof *v);
+        if (!v || !oxide__vec_push(a, &b->params, v))
+            return OOM(what);
+        v->kind = VAL_BLOCK_PARAM;
+        v->type = params[i];
+        v->block = b;
+        v->fn = fn;
+        v->index = (uint32_t)i;
+    }
+    if (!oxide__vec_push(a, &fn->blocks, b))
+        return OOM(what);
+    for (size_t i = 0; param_values && i < nparams; i++)
+        param_values[i] = b->params.items[i];
+    *out = b;
+    return OXIDE_OK;
+}
+
+/* ---- operand checking (shared with the verifier) ---- */
+
+static bool is_vec_of(const oxide_type *t, bool (*pred)(const oxide_type *)) {
+    return t->kind == OXIDE_TYPE_VECTOR && pred(t->elem);
+}
+
+static bool fits_class(char c, const oxide_type *t) {
+    switch (c) {
+    case 'I':
+        return (oxide__type_is_int(t) || is_vec_of(t, oxide__type_is_int));
+    case 'F':
+        return (oxide__type_is_float(t) || is_vec_of(t, oxide__type_is_float));
+    case 'N':
+        return (oxide__type_is_int(t) || oxide__type_is_float(t) || is_vec_of(t, oxide__type_is_int) ||
+                is_vec_of(t, oxide__type_is_float));
+    default: /* T, x */
+        return t->kind != OXIDE_TYPE_VOID;
+    }
+}
+
+static const char *class_name(char c) {
+    switch (c) {
+    case 'I': return "an integer";
+    case 'F': return "a float";
+    case 'N': return "an integer or float";
+    case 'P': return "a pointer";
+    case 'S': return "a shared-memory pointer";
+    case 'b': return "i1";
+    case 'i': return "i32";
+    case 'l': return "i64";
+    default: return "a value";
+    }
+}
+
+oxide_status oxide__check_operands(oxide_context *ctx, oxide_op op, oxide_value *const *operands, size_t n,
+                                   oxide_type *result_type, oxide_type **result_out) {
+    if ((unsigned)op >= OXIDE_OP_COUNT_)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "unknown op %d", (int)op);
+    const oxide_op_info *info = &oxide_ops[op];
+    const char *sig = info->operands;
+    size_t fixed = strcspn(sig, "*");
+    bool variadic = sig[fixed] == '*';
+    if (n < fixed || (!variadic && n > fixed))
+        return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "'%s' takes %s%zu operand%s, got %zu", info->name,
+                           variadic ? "at least " : "", fixed, fixed == 1 ? "" : "s", n);
+    if (n && !operands)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': operands is NULL", info->name);
+    oxide_type *row = NULL;
+    for (size_t i = 0; i < n; i++) {
+        oxide_value *v = operands[i];
+        char c = i < fixed ? sig[i] : 'x';
+        if (!v)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': operand %zu is NULL", info->name, i);
+        oxide_type *t = v->type;
+        bool ok;
+        switch (c) {
+        case 'T': case 'I': case 'F': case 'N':
+            if (row && t != row)
+                return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "'%s': operand %zu has type %s, expected %s like the "
+                                   "operands before it", info->name, i, t->name, row->name);
+            row = t;
+            ok = fits_class(c, t);
+            break;
+        case 'P': ok = t->kind == OXIDE_TYPE_PTR; break;
+        case 'S': ok = t->kind == OXIDE_TYPE_PTR && t->addrspace == OXIDE_AS_SHARED; break;
+        case 'b': ok = t->kind == OXIDE_TYPE_I1; break;
+        case 'i': ok = t->kind == OXIDE_TYPE_I32; break;
+        case 'l': ok = t->kind == OXIDE_TYPE_I64; break;
+        default: ok = fits_class('x', t);
+        }
+        if (!ok)
+            return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "'%s': operand %zu must be %s, got %s", info->name, i,
+                               class_name(c), t->name);
+    }
+    oxide_type *res;
+    switch (info->result) {
+    case 'T': case 'I': case 'F': case 'N': res = row; break;
+    case 'b': res = ctx->scalars[OXIDE_TYPE_I1]; break;
+    case 'i': res = ctx->scalars[OXIDE_TYPE_I32]; break;
+    case 'p': res = operands[0]->type; break;
+    case 'g': oxide_type_pointer(ctx, OXIDE_AS_GENERIC, &res); break;
+    case 'x':
+        if (!result_type || result_type->kind == OXIDE_TYPE_VOID)
+            return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "'%s' needs an explicit result type", info->name);
+        res = result_type;
+        break;
+    case '?':
+        res = result_type && result_type->kind != OXIDE_TYPE_VOID ? result_type : NULL;
+        break;
+    default:
+        res = NULL;
+    }
+    if (result_type && info->result != 'x' && info->result != '?' &&
+        (res != result_type && !(res == NULL && result_type->kind == OXIDE_TYPE_VOID)))
+        return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "'%s' produces %s, but result type %s was given", info->name,
+                           res ? res->name : "no value", result_type->name);
+    if (result_out)
+        *result_out = res;
+    return OXIDE_OK;
+}
+
+/* ---- building instructions ---- */
+
+static unsigned attr_flag(oxide_attr_key k) {
+    return (unsigned)k <= OXIDE_ATTR_SYM ? 1u << (unsigned)k : 0;
+}
+
+static bool is_lane_mask_op(oxide_op op) {
+    return (op >= OXIDE_OP_SHFL_IDX && op <= OXIDE_OP_MATCH_ANY) || (op >= OXIDE_OP_REDUX_ADD && op <= OXIDE_OP_REDUX_XOR);
+}
+
+static oxide_status apply_attr(oxide_inst *in, oxide_type *result, const oxide_attr *a, oxide_arena *arena) {
+    const char *name = oxide_ops[in->op].name;
+    switch (a->key) {
+    case OXIDE_ATTR_ALIGN:
+        if (a->i < 0 || a->i > 65536 || (a->i & (a->i - 1)))
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': align %lld is not 0 or a power of two <= 65536",
+                               name, (long long)a->i);
+        in->align = (uint32_t)a->i;
+        break;
+    case OXIDE_ATTR_VOLATILE:
+        if (a->i != 0 && a->i != 1)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': volatile must be 0 or 1", name);
+        in->is_volatile = a->i != 0;
+        break;
+    case OXIDE_ATTR_SCOPE:
+        if (a->i < 0 || a->i > OXIDE_SCOPE_SYS)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': unknown scope %lld", name, (long long)a->i);
+        in->scope = (oxide_scope)a->i;
+        break;
+    case OXIDE_ATTR_ORDER:
+        if (a->i < 0 || a->i > OXIDE_ORDER_SEQ_CST)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': unknown order %lld", name, (long long)a->i);
+        in->order = (oxide_order)a->i;
+        break;
+    case OXIDE_ATTR_PRED: {
+        bool fcmp = in->op == OXIDE_OP_FCMP;
+        long long lo = fcmp ? OXIDE_PRED_OEQ : OXIDE_PRED_EQ, hi = fcmp ? OXIDE_PRED_FUGE : OXIDE_PRED_UGE;
+        if (a->i < lo || a->i > hi)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': predicate %lld is not a%s predicate", name,
+                               (long long)a->i, fcmp ? "n fcmp" : "n icmp");
+        in->pred = (oxide_pred)a->i;
+        break;
+    }
+    case OXIDE_ATTR_IMM:
+        if ((in->op == OXIDE_OP_BARRIER || in->op == OXIDE_OP_BARRIER_COUNT) && (a->i < 0 || a->i > 15))
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': barrier id must be 0..15, got %lld", name,
+                               (long long)a->i);
+        if (is_lane_mask_op(in->op) && (a->i < 0 || a->i > 0xffffffffll))
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': lane mask must fit in 32 bits", name);
+        if ((in->op == OXIDE_OP_EXTRACT || in->op == OXIDE_OP_INSERT) && a->i < 0)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': index must be >= 0", name);
+        in->imm = a->i;
+        break;
+    case OXIDE_ATTR_VALUE:
+        if (!result)
+            break;
+        if (oxide__type_is_float(result)) {
+            in->fvalue = a->f;
+        } else {
+            unsigned bits = oxide__type_bits(result);
+            if (bits < 64 && (a->i < -(1ll << (bits - 1)) || a->i > (long long)((1ull << bits) - 1)))
+                return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'const': %lld does not fit in %s", (long long)a->i,
+                                   result->name);
+            in->ivalue = a->i;
+        }
+        break;
+    case OXIDE_ATTR_STR:
+        if (!a->s || !(in->str = oxide__strdup(arena, a->s)))
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': str attribute is NULL", name);
+        break;
+    case OXIDE_ATTR_ELEM:
+        if (!a->t || a->t->kind == OXIDE_TYPE_VOID)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': elem must be a sized type", name);
+        in->elem = a->t;
+        break;
+    case OXIDE_ATTR_SYM:
+        if (!valid_symbol(a->s))
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': sym '%.64s' is not a valid name", name,
+                               a->s ? a->s : "(null)");
+        if (!(in->sym = oxide__strdup(arena, a->s)))
+            return OOM("building an op");
+        break;
+    }
+    return OXIDE_OK;
+}
+
+static bool block_terminated(const oxide_block *b) {
+    if (!b->insts.len)
+        return false;
+    const oxide_inst *last = b->insts.items[b->insts.len - 1];
+    return oxide_ops[last->op].lower == L_TERM;
+}
+
+oxide_status oxide__build(oxide_block *block, oxide_op op, oxide_value *const *operands, size_t n,
+                          oxide_type *result_type, const oxide_attr *attrs, size_t nattrs, oxide_inst **out) {
+    if (!block)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "building an op: block is NULL");
+    if ((unsigned)op >= OXIDE_OP_COUNT_)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "building an op: unknown op %d", (int)op);
+    const oxide_op_info *info = &oxide_ops[op];
+    oxide_function *fn = block->fn;
+    if (block_terminated(block))
+        return oxide__fail(OXIDE_ERROR_STATE, "'%s': block ^%u of @%s already ends in a terminator", info->name,
+                           block->index, fn->name);
+    if (nattrs && !attrs)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': attrs is NULL", info->name);
+    for (size_t i = 0; i < n; i++)
+        if (operands && operands[i] && operands[i]->fn != fn)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': operand %zu belongs to another function",
+                               info->name, i);
+    oxide_type *res;
+    oxide_status st = oxide__check_operands(fn->mod->ctx, op, operands, n, result_type, &res);
+    if (st)
+        return st;
+    if (op == OXIDE_OP_CONST && !oxide__type_is_int(res) && !oxide__type_is_float(res))
+        return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "'const': type must be an integer or float scalar, got %s",
+                           res->name);
+
+    oxide_arena *arena = &fn->mod->arena;
+    oxide_inst *in = oxide__alloc(arena, sizeof *in);
+    if (!in)
+        return OOM("building an op");
+    in->op = op;
+    in->block = block;
+    in->scope = OXIDE_SCOPE_GPU;
+    if (is_lane_mask_op(op))
+        in->imm = 0xffffffff;
+    unsigned seen = 0;
+    for (size_t i = 0; i < nattrs; i++) {
+        unsigned flag = attr_flag(attrs[i].key);
+        if (!(info->attrs & flag))
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s' has no attribute number %d", info->name,
+                               (int)attrs[i].key);
+        if (seen & flag)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': attribute %d given twice", info->name,
+                               (int)attrs[i].key);
+        seen |= flag;
+        if ((st = apply_attr(in, res, &attrs[i], arena)))
+            return st;
+    }
+    if ((info->attrs & A_SYM) && !in->sym)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s' needs a sym attribute (the %s name)", info->name,
+                           op == OXIDE_OP_CALL ? "function" : "global");
+    if ((info->attrs & A_ELEM) && !in->elem)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s' needs an elem attribute (the element type)", info->name);
+    if ((info->attrs & A_STR) && !in->str && !(in->str = oxide__strdup(arena, "")))
+        return OOM("building an op");
+    if (n) {
+        in->operands = oxide__alloc(arena, n * sizeof *in->operands);
+        if (!in->operands)
+            return OOM("building an op");
+        memcpy(in->operands, operands, n * sizeof *operands);
+        in->noperands = (uint32_t)n;
+    }
+    if (res) {
+        oxide_value *v = oxide__alloc(arena, sizeof *v);
+        if (!v)
+            return OOM("building an op");
+        v->kind = VAL_INST;
+        v->type = res;
+        v->def = in;
+        v->block = block;
+        v->fn = fn;
+        in->result = v;
+    }
+    if (!oxide__vec_push(arena, &block->insts, in))
+        return OOM("building an op");
+    if (out)
+        *out = in;
+    return OXIDE_OK;
+}
+
+oxide_status oxide__add_succ(oxide_inst *term, oxide_block *dest, oxide_value *const *args, size_t nargs,
+                             int64_t case_value) {
+    const char *name = oxide_ops[term->op].name;
+    oxide_function *fn = term->block->fn;
+    if (!dest || dest->fn != fn)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': successor is NULL or in another function", name);
+    if (dest->index == 0)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': cannot branch to the entry block of @%s", name,
+                           fn->name);
+    if (nargs != dest->params.len)
+        return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "'%s': block ^%u takes %u argument%s, got %zu", name,
+                           dest->index, dest->params.len, dest->params.len == 1 ? "" : "s", nargs);
+    for (size_t i = 0; i < nargs; i++) {
+        oxide_value *p = dest->params.items[i];
+        if (!args || !args[i] || args[i]->fn != fn)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': argument %zu to ^%u is NULL or foreign", name, i,
+                               dest->index);
+        if (args[i]->type != p->type)
+            return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "'%s': argument %zu to ^%u has type %s, expected %s", name,
+                               i, dest->index, args[i]->type->name, p->type->name);
+    }
+    oxide_arena *arena = &fn->mod->arena;
+    oxide_succ *s = oxide__alloc(arena, (term->nsucc + 1) * sizeof *s);
+    if (!s)
+        return OOM("adding a successor");
+    if (term->nsucc)
+        memcpy(s, term->succ, term->nsucc * sizeof *s);
+    oxide_succ *n = &s[term->nsucc];
+    n->block = dest;
+    n->case_value = case_value;
+    if (nargs) {
+        if (!(n->args = oxide__alloc(arena, nargs * sizeof *n->args)))
+            return OOM("adding a successor");
+        memcpy(n->args, args, nargs * sizeof *args);
+        n->nargs = (uint32_t)nargs;
+    }
+    term->succ = s;
+    term->nsucc++;
+    return OXIDE_OK;
+}
+
+/* ---- public builders ---- */
+
+oxide_status oxide_build_op(oxide_block *block, oxide_op op, oxide_value *const *operands, size_t noperands,
+                            oxide_type *result_type, const oxide_attr *attrs, size_t nattrs, oxide_value **result) {
+    if ((unsigned)op < OXIDE_OP_COUNT_ && (op == OXIDE_OP_BR || op == OXIDE_OP_COND_BR || op == OXIDE_OP_SWITCH))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s' names successors: use oxide_build_%s",
+                           oxide_ops[op].name, oxide_ops[op].name);
+    oxide_inst *in;
+    oxide_status st = oxide__build(block, op, operands, noperands, result_type, attrs, nattrs, &in);
+    if (st)
+        return st;
+    if (result)
+        *result = in->result;
+    return OXIDE_OK;
+}
+
+oxide_status oxide_build_const_int(oxide_block *block, oxide_type *type, int64_t value, oxide_value **out) {
+    oxide_attr a = {.key = OXIDE_ATTR_VALUE, .i = value};
+    if (type && !oxide__type_is_int(type))
+        return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "oxide_build_const_int: %s is not an integer type", type->name);
+    return oxide_build_op(block, OXIDE_OP_CONST, NULL, 0, type, &a, 1, out);
+}
+
+oxide_status oxide_build_const_float(oxide_block *block, oxide_type *type, double value, oxide_value **out) {
+    oxide_attr a = {.key = OXIDE_ATTR_VALUE, .f = value};
+    if (type && !oxide__type_is_float(type))
+        return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "oxide_build_const_float: %s is not a float type", type->name);
+    return oxide_build_op(block, OXIDE_OP_CONST, NULL, 0, type, &a, 1, out);
+}
+
+/* Terminators are built whole or not at all: on a bad successor the half-built one is removed. */
+static oxide_status finish_term(oxide_inst *in, oxide_status st) {
+    if (st)
+        in->block->insts.len--;
+    return st;
+}
+
+oxide_status oxide_build_br(oxide_block *block, oxide_block *dest, oxide_value *const *args, size_t nargs) {
+    oxide_inst *in;
+    oxide_status st = oxide__build(block, OXIDE_OP_BR, NULL, 0, NULL, NULL, 0, &in);
+    return st ? st : finish_term(in, oxide__add_succ(in, dest, args, nargs, 0));
+}
+
+oxide_status oxide_build_cond_br(oxide_block *block, oxide_value *cond, oxide_block *if_true,
+                                 oxide_value *const *true_args, size_t ntrue, oxide_block *if_false,
+                                 oxide_value *const *false_args, size_t nfalse) {
+    oxide_inst *in;
+    oxide_status st = oxide__build(block, OXIDE_OP_COND_BR, &cond, 1, NULL, NULL, 0, &in);
+    if (st)
+        return st;
+    st = oxide__add_succ(in, if_true, true_args, ntrue, 0);
+    if (!st)
+        st = oxide__add_succ(in, if_false, false_args, nfalse, 0);
+    return finish_term(in, st);
+}
+
+oxide_status oxide_build_switch(oxide_block *block, oxide_value *value, oxide_block *default_dest,
+                                const int64_t *cases, oxide_block *const *dests, size_t ncases) {
+    if (ncases && (!cases || !dests))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_build_switch: cases or dests is NULL");
+    oxide_inst *in;
+    oxide_status st = oxide__build(block, OXIDE_OP_SWITCH, &value, 1, NULL, NULL, 0, &in);
+    if (st)
+        return st;
+    st = oxide__add_succ(in, default_dest, NULL, 0, 0);
+    for (size_t i = 0; !st && i < ncases; i++) {
+        for (size_t j = 0; j < i; j++)
+            if (cases[j] == cases[i])
+                return finish_term(in, oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                                                   "'switch': case %lld appears twice", (long long)cases[i]));
+        st = oxide__add_succ(in, dests[i], NULL, 0, cases[i]);
+    }
+    return finish_term(in, st);
+}

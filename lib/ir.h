@@ -1,0 +1,239 @@
+/* Internal IR data structures and helpers shared by the compiler's files. Not installed. */
+#ifndef OXIDE_IR_H
+#define OXIDE_IR_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oxide.h"
+
+/* ---- the op table, expanded ---- */
+
+enum { A_ALIGN = 1, A_VOLATILE = 2, A_SCOPE = 4, A_ORDER = 8, A_PRED = 16, A_IMM = 32, A_VALUE = 64,
+       A_STR = 128, A_ELEM = 256, A_SYM = 512 };
+typedef enum { L_INST, L_INTR, L_LIBDEV, L_ASM, L_TERM } oxide_lower_kind;
+
+typedef struct oxide_op_info {
+    const char *name;
+    const char *operands; /* letters, see lib/ops.def */
+    char result;
+    unsigned attrs; /* A_* */
+    unsigned min_sm;
+    oxide_lower_kind lower;
+    const char *tmpl;
+} oxide_op_info;
+
+extern const oxide_op_info oxide_ops[OXIDE_OP_COUNT_];
+/* Look up an op by its text name; returns OXIDE_OP_COUNT_ if unknown. */
+oxide_op oxide__op_by_name(const char *name, size_t len);
+
+/* ---- errors ---- */
+
+/* Record msg as this thread's last error and return st. */
+oxide_status oxide__fail(oxide_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+oxide_status oxide__vfail(oxide_status st, const char *fmt, va_list ap);
+
+/* ---- arena: everything a module or context owns is freed in one go ---- */
+
+typedef struct oxide_arena {
+    struct oxide_chunk *chunks;
+} oxide_arena;
+
+void *oxide__alloc(oxide_arena *a, size_t size); /* zeroed; NULL on out-of-memory */
+char *oxide__strdup(oxide_arena *a, const char *s);
+char *oxide__strndup(oxide_arena *a, const char *s, size_t n);
+void oxide__arena_free(oxide_arena *a);
+
+/* Growable array of pointers living in an arena. */
+typedef struct oxide_vec {
+    void **items;
+    uint32_t len, cap;
+} oxide_vec;
+bool oxide__vec_push(oxide_arena *a, oxide_vec *v, void *item);
+
+/* ---- types ---- */
+
+struct oxide_type {
+    oxide_type_kind kind;
+    uint32_t addrspace;   /* PTR */
+    uint64_t count;       /* VECTOR, ARRAY */
+    oxide_type *elem;     /* VECTOR, ARRAY */
+    oxide_type **fields;  /* STRUCT */
+    uint32_t nfields;     /* STRUCT */
+    const char *name;     /* text form, e.g. "array<4 x f32>" */
+    struct oxide_type *next_interned;
+};
+
+bool oxide__type_is_int(const oxide_type *t);   /* i1..i128 */
+bool oxide__type_is_float(const oxide_type *t); /* f16, bf16, f32, f64 */
+bool oxide__type_is_ptr(const oxide_type *t);
+unsigned oxide__type_bits(const oxide_type *t); /* scalar width; 0 for others */
+uint64_t oxide__type_size(const oxide_type *t); /* bytes, C layout; pointers are 8 */
+uint64_t oxide__type_align(const oxide_type *t);
+/* The IR type an interface scalar is passed as (u32 -> i32, bool -> i8, ...). */
+oxide_type *oxide__scalar_ir_type(oxide_context *ctx, oxide_scalar s);
+/* Parse a scalar name ("u64"); false if unknown. */
+bool oxide__scalar_by_name(const char *name, size_t len, oxide_scalar *out);
+
+/* ---- values, instructions, blocks, functions ---- */
+
+typedef enum { VAL_PARAM, VAL_BLOCK_PARAM, VAL_INST } oxide_value_kind;
+
+struct oxide_value {
+    oxide_value_kind kind;
+    oxide_type *type;
+    const char *name;         /* NULL: printed as %N */
+    struct oxide_inst *def;   /* VAL_INST */
+    struct oxide_block *block; /* VAL_BLOCK_PARAM: owner; VAL_INST: block of def */
+    oxide_function *fn;
+    uint32_t index;           /* VAL_PARAM / VAL_BLOCK_PARAM: position */
+    uint32_t id;              /* scratch numbering (printer, lowering) */
+    void *scratch;            /* per-pass scratch (e.g. LLVMValueRef) */
+};
+
+typedef struct oxide_succ {
+    struct oxide_block *block;
+    oxide_value **args;
+    uint32_t nargs;
+    int64_t case_value; /* switch cases (succ[0] is the default) */
+} oxide_succ;
+
+typedef struct oxide_inst {
+    oxide_op op;
+    oxide_value *result; /* NULL if none */
+    oxide_value **operands;
+    uint32_t noperands;
+    /* attributes (only those in the op's A_* mask are meaningful) */
+    uint32_t align;
+    bool is_volatile;
+    oxide_scope scope;
+    oxide_order order;
+    oxide_pred pred;
+    int64_t imm;
+    int64_t ivalue; /* const of integer type */
+    double fvalue;  /* const of float type */
+    const char *str;
+    oxide_type *elem;
+    const char *sym; /* global or function name */
+    /* successors (terminators) */
+    oxide_succ *succ;
+    uint32_t nsucc;
+    struct oxide_block *block;
+} oxide_inst;
+
+struct oxide_block {
+    oxide_function *fn;
+    uint32_t index;  /* position in fn->blocks */
+    oxide_vec params; /* oxide_value* */
+    oxide_vec insts;  /* oxide_inst* */
+    void *scratch;
+};
+
+typedef struct oxide_iface_param {
+    const char *name;
+    oxide_param_kind kind;
+    oxide_scalar scalar; /* SCALAR: type; SLICE/PTR: element */
+    bool is_mutable;
+    uint32_t size, align;  /* BYTES */
+    uint32_t first_value;  /* index of its first value in fn->params */
+} oxide_iface_param;
+
+struct oxide_function {
+    oxide_module *mod;
+    const char *name;
+    bool is_kernel;
+    oxide_type *ret;  /* device functions; VOID for kernels */
+    oxide_vec params; /* oxide_value* (kernels: flattened: a slice gives two) */
+    oxide_vec iface;  /* kernels: oxide_iface_param* */
+    oxide_vec blocks; /* oxide_block* */
+    oxide_vec named;  /* oxide_value* that have names (uniqueness check) */
+    uint32_t launch_bounds[2];
+    uint32_t cluster[3];
+    uint32_t dyn_smem;
+    void *scratch;
+};
+
+struct oxide_global {
+    oxide_module *mod;
+    const char *name;
+    oxide_type *type;
+    oxide_addrspace as;
+    uint32_t align;
+    uint8_t *init; /* NULL: zero / undefined */
+    size_t init_size;
+    void *scratch;
+};
+
+struct oxide_module {
+    oxide_context *ctx;
+    oxide_arena arena;
+    const char *name;
+    oxide_vec functions; /* oxide_function* in creation order */
+    oxide_vec globals;   /* oxide_global* */
+    oxide_vec bitcode;   /* oxide_bitcode_unit* (imported LLVM bitcode) */
+    char *printed;       /* result of oxide_module_print (malloc) */
+    char *ptx;           /* result of oxide_module_compile (malloc) */
+    size_t ptx_len;
+    char *llvm_ir;       /* malloc */
+    struct oxide_module *next, *prev; /* context's list */
+};
+
+typedef struct oxide_bitcode_unit {
+    const char *name;
+    uint8_t *data;
+    size_t size;
+} oxide_bitcode_unit;
+
+typedef struct oxide_target_cache oxide_target_cache; /* lower/emit: TargetMachines per target */
+
+struct oxide_context {
+    oxide_arena arena; /* types */
+    oxide_type *interned;
+    oxide_type *scalars[OXIDE_TYPE_F64 + 1];
+    oxide_module *modules;
+    oxide_target_cache *targets; /* owned by emit.c; freed by oxide__targets_free */
+};
+
+struct oxide_options {
+    char target[16]; /* "sm_90a" */
+    unsigned sm;     /* 90 */
+    bool arch_specific; /* the 'a' suffix */
+    int ptx_major, ptx_minor; /* 0,0 = choose */
+    int opt_level;
+    bool fast_math;
+    bool line_info;
+};
+
+/* Default options (sm_90a, O3) for calls given NULL. */
+void oxide__options_default(oxide_options *o);
+
+oxide_global *oxide__module_find_global(oxide_module *mod, const char *name);
+oxide_function *oxide__module_find_function(oxide_module *mod, const char *name);
+
+/* Internal builder core: appends an instruction after checking operands against the op's row.
+ * Used by the public builders and the parser. */
+oxide_status oxide__build(oxide_block *block, oxide_op op, oxide_value *const *operands, size_t n,
+                          oxide_type *result_type, const oxide_attr *attrs, size_t nattrs, oxide_inst **out);
+/* Attach successors to a terminator built by oxide__build. */
+oxide_status oxide__add_succ(oxide_inst *term, oxide_block *dest, oxide_value *const *args, size_t nargs,
+                             int64_t case_value);
+/* Type-check operands (and result type) against an op's row. Shared by the builder and verifier.
+ * On mismatch, returns TYPE_MISMATCH with a message naming the op and operand. */
+oxide_status oxide__check_operands(oxide_context *ctx, oxide_op op, oxide_value *const *operands, size_t n,
+                                   oxide_type *result_type, oxide_type **result_out);
+/* (result_out gets the op's result type: NULL for none; result_type may be NULL for ops whose
+ * result type follows from the row, and must equal it when given.) */
+
+/* Names of enum values used by printer, parser and lowering. */
+extern const char *const oxide__scope_names[4];
+extern const char *const oxide__order_names[5];
+extern const char *const oxide__pred_names[24];
+
+/* ---- verify, print, lower, emit, manifest (one file each) ---- */
+
+oxide_status oxide__verify(oxide_module *mod, const oxide_options *opts);
+void oxide__targets_free(oxide_target_cache *t);
+
+#endif
