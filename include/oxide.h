@@ -523,6 +523,321 @@ OXIDE_API oxide_status oxide_manifest_kernel_attrs(const oxide_manifest *m, size
  * ====================================================================================== */
 
 /* BEGIN RUNTIME API */
+/* docs/runtime.md is the guide. In short:
+ *  - The CUDA driver (libcuda.so.1, or the path in the environment variable OXIDE_CUDA_DRIVER)
+ *    is opened at the first runtime call; without it every runtime call returns
+ *    OXIDE_ERROR_NO_DRIVER, without a GPU OXIDE_ERROR_NO_DEVICE, and the compiler keeps working.
+ *  - Each device's primary CUDA context is retained and made current on the calling thread by
+ *    the calls that need it (the CUDA runtime API does the same), so oxide shares memory,
+ *    streams and modules with PyTorch, CuPy and other users of that context.
+ *  - Handles are safe to use from several threads; one handle is destroyed once, by one thread,
+ *    after all work that uses it has been submitted.
+ *  - Fault policy: a kernel fault (illegal address, trap, ...) is sticky in CUDA. The call that
+ *    sees it returns OXIDE_ERROR_CUDA naming the CUDA error and the kernel last launched on the
+ *    stream; the device is then marked failed and every later call on it returns
+ *    OXIDE_ERROR_DEVICE_FAILED until oxide_device_reset(), which the caller must ask for: it
+ *    resets the primary context (also for other libraries in the process) and invalidates every
+ *    stream, event, buffer, module, kernel and graph of that device. */
+
+typedef struct oxide_device oxide_device;               /* a GPU; lives as long as the process */
+typedef struct oxide_stream oxide_stream;               /* ordered queue of work on one device */
+typedef struct oxide_event oxide_event;                 /* marker in a stream, with timing */
+typedef struct oxide_buffer oxide_buffer;               /* device memory */
+typedef struct oxide_loaded_module oxide_loaded_module; /* PTX or cubin loaded on a device */
+typedef struct oxide_kernel oxide_kernel;               /* a kernel of a loaded module */
+typedef struct oxide_task oxide_task;                   /* lazy async work, run on sync */
+typedef struct oxide_graph oxide_graph;                 /* work captured once, replayed */
+
+/* ---- driver and devices ---- */
+
+/* CUDA version the driver supports, e.g. 13000 for 13.0. Errors: NO_DRIVER. */
+OXIDE_API oxide_status oxide_driver_version(int *version);
+/* Number of GPUs the driver sees. Errors: NO_DRIVER, NO_DEVICE (none). */
+OXIDE_API oxide_status oxide_device_count(int *count);
+/* Device index (0-based; CUDA_VISIBLE_DEVICES applies). Retains its primary context on first use.
+ * The handle lives as long as the process; there is nothing to destroy.
+ * Errors: NO_DRIVER, NO_DEVICE (index out of range), CUDA. */
+OXIDE_API oxide_status oxide_device_get(int index, oxide_device **out);
+/* Name, e.g. "NVIDIA H200"; lives as long as the process. */
+OXIDE_API oxide_status oxide_device_name(const oxide_device *dev, const char **name);
+OXIDE_API oxide_status oxide_device_index(const oxide_device *dev, int *index);
+/* Compute capability, e.g. 9 and 0 for an H200 (whose arch-specific target is sm_90a). */
+OXIDE_API oxide_status oxide_device_compute_capability(const oxide_device *dev, int *major, int *minor);
+OXIDE_API oxide_status oxide_device_sm_count(const oxide_device *dev, int *count);
+OXIDE_API oxide_status oxide_device_total_memory(const oxide_device *dev, size_t *bytes);
+/* Free and total device memory now. Either pointer may be NULL. */
+OXIDE_API oxide_status oxide_device_memory_info(oxide_device *dev, size_t *free_bytes, size_t *total_bytes);
+/* Any attribute by its CUDA number (CUdevice_attribute in cuda.h, e.g. 16 = SM count). */
+OXIDE_API oxide_status oxide_device_attribute(const oxide_device *dev, int cu_attribute, int *value);
+/* Wait for all work on the device. Reports a kernel fault as described above. */
+OXIDE_API oxide_status oxide_device_synchronize(oxide_device *dev);
+/* OK, or DEVICE_FAILED with the fault that failed it (the message names it). No driver call. */
+OXIDE_API oxide_status oxide_device_check(const oxide_device *dev);
+/* Reset the device's primary context (cuDevicePrimaryCtxReset): clears a failed state. Every
+ * stream, event, buffer, pinned allocation, module, kernel and graph made on the device before
+ * is invalid afterwards (calls on them return STATE; destroy them, which is then host-only).
+ * The caller makes sure no other thread or library uses the device meanwhile. */
+OXIDE_API oxide_status oxide_device_reset(oxide_device *dev);
+/* For interoperation: the CUdevice and the primary CUcontext (either pointer may be NULL). */
+OXIDE_API oxide_status oxide_device_native(const oxide_device *dev, int *cu_device, void **cu_context);
+/* Make the device's primary context current on this thread (before calling the driver directly). */
+OXIDE_API oxide_status oxide_device_make_current(oxide_device *dev);
+
+/* ---- streams ---- */
+
+#define OXIDE_STREAM_NON_BLOCKING 1u /* no implicit synchronisation with the default stream */
+
+OXIDE_API oxide_status oxide_stream_create(oxide_device *dev, unsigned flags, oxide_stream **out);
+/* The device's default (legacy NULL) stream. Not capturable; destroying it does nothing. */
+OXIDE_API oxide_status oxide_stream_default(oxide_device *dev, oxide_stream **out);
+/* Wrap a CUstream made elsewhere (e.g. torch.cuda.current_stream().cuda_stream) on the device's
+ * primary context. Destroying the wrapper leaves the CUstream alone. */
+OXIDE_API oxide_status oxide_stream_wrap(oxide_device *dev, void *cu_stream, oxide_stream **out);
+/* Destroys the stream (after its work completes, as CUDA does). NULL is ignored. */
+OXIDE_API void oxide_stream_destroy(oxide_stream *stream);
+OXIDE_API oxide_status oxide_stream_synchronize(oxide_stream *stream);
+/* *done = 1 when all work queued so far has completed, else 0. */
+OXIDE_API oxide_status oxide_stream_query(oxide_stream *stream, int *done);
+/* Later work on stream waits until event's last recorded work completes (event and stream may
+ * belong to different streams of the same device). */
+OXIDE_API oxide_status oxide_stream_wait_event(oxide_stream *stream, oxide_event *event);
+OXIDE_API oxide_status oxide_stream_native(const oxide_stream *stream, void **cu_stream);
+OXIDE_API oxide_device *oxide_stream_get_device(const oxide_stream *stream);
+/* Record the work queued on stream from now until end_capture into a graph instead of running
+ * it (not on the default stream). Errors: STATE (default stream, already capturing). */
+OXIDE_API oxide_status oxide_stream_begin_capture(oxide_stream *stream);
+OXIDE_API oxide_status oxide_stream_end_capture(oxide_stream *stream, oxide_graph **out);
+
+/* ---- events ---- */
+
+#define OXIDE_EVENT_DISABLE_TIMING 1u /* cheaper; elapsed_ms is not available */
+#define OXIDE_EVENT_BLOCKING_SYNC 2u  /* synchronize sleeps instead of spinning */
+
+OXIDE_API oxide_status oxide_event_create(oxide_device *dev, unsigned flags, oxide_event **out);
+OXIDE_API void oxide_event_destroy(oxide_event *event);
+/* stream NULL: the device's default stream. */
+OXIDE_API oxide_status oxide_event_record(oxide_event *event, oxide_stream *stream);
+OXIDE_API oxide_status oxide_event_synchronize(oxide_event *event);
+OXIDE_API oxide_status oxide_event_query(oxide_event *event, int *done);
+/* Milliseconds between two recorded, completed events (resolution about 0.5 us). */
+OXIDE_API oxide_status oxide_event_elapsed_ms(oxide_event *start, oxide_event *end, float *ms);
+
+/* ---- memory ---- */
+
+/* Device memory of bytes (>= 1) bytes, aligned to 256. Errors: OUT_OF_MEMORY (message says how
+ * much is free), DEVICE_FAILED. */
+OXIDE_API oxide_status oxide_buffer_alloc(oxide_device *dev, size_t bytes, oxide_buffer **out);
+/* A buffer over device memory owned elsewhere (freeing it leaves the memory alone). */
+OXIDE_API oxide_status oxide_buffer_wrap(oxide_device *dev, uint64_t device_ptr, size_t bytes, oxide_buffer **out);
+/* Frees the memory (wait for work that uses it first). NULL is ignored. */
+OXIDE_API void oxide_buffer_free(oxide_buffer *buf);
+/* Device address (0 for NULL). */
+OXIDE_API uint64_t oxide_buffer_ptr(const oxide_buffer *buf);
+OXIDE_API size_t oxide_buffer_size(const oxide_buffer *buf);
+OXIDE_API oxide_device *oxide_buffer_get_device(const oxide_buffer *buf);
+
+/* Page-locked host memory (fast and truly asynchronous copies; usable from every device). */
+OXIDE_API oxide_status oxide_host_alloc(oxide_device *dev, size_t bytes, void **out);
+/* Errors: INVALID_ARGUMENT (not from oxide_host_alloc). NULL is OK. */
+OXIDE_API oxide_status oxide_host_free(void *ptr);
+
+/* Synchronous copies (return when done). Host memory may be pageable or pinned. */
+OXIDE_API oxide_status oxide_memcpy_htod(oxide_device *dev, uint64_t dst, const void *src, size_t bytes);
+OXIDE_API oxide_status oxide_memcpy_dtoh(oxide_device *dev, void *dst, uint64_t src, size_t bytes);
+OXIDE_API oxide_status oxide_memcpy_dtod(oxide_device *dev, uint64_t dst, uint64_t src, size_t bytes);
+/* Copies queued on stream (not NULL: it names the device; see oxide_stream_default). Asynchronous
+ * with respect to the host only for pinned host memory. */
+OXIDE_API oxide_status oxide_memcpy_htod_async(oxide_stream *stream, uint64_t dst, const void *src, size_t bytes);
+OXIDE_API oxide_status oxide_memcpy_dtoh_async(oxide_stream *stream, void *dst, uint64_t src, size_t bytes);
+OXIDE_API oxide_status oxide_memcpy_dtod_async(oxide_stream *stream, uint64_t dst, uint64_t src, size_t bytes);
+/* Set count elements of elem_size (1, 2 or 4) bytes at dst to the low bytes of value. */
+OXIDE_API oxide_status oxide_memset(oxide_device *dev, uint64_t dst, uint32_t value, size_t count, unsigned elem_size);
+OXIDE_API oxide_status oxide_memset_async(oxide_stream *stream, uint64_t dst, uint32_t value, size_t count,
+                                          unsigned elem_size);
+
+/* ---- modules and kernels ---- */
+
+/* Load PTX (len bytes; need not be NUL-terminated) on dev, JIT-compiled by the driver. The oxide
+ * manifest in the PTX gives the kernels' names and checked signatures; PTX without one loads too
+ * (its kernels are found by .entry name and launched with oxide_kernel_launch_raw only).
+ * Errors: MANIFEST (malformed manifest, or one that does not match the PTX), UNSUPPORTED (PTX for
+ * a newer ISA than the driver accepts, or for another SM than the device's: the message says
+ * which and what to do), CUDA (other JIT failures; the message holds the JIT error log). */
+OXIDE_API oxide_status oxide_loaded_module_load_ptx(oxide_device *dev, const char *ptx, size_t len,
+                                                    oxide_loaded_module **out);
+/* Load a cubin or fatbin. manifest_text (may be NULL) is the PTX it was built from, or just its
+ * manifest line, to give the kernels' names and signatures. */
+OXIDE_API oxide_status oxide_loaded_module_load_cubin(oxide_device *dev, const void *image, size_t size,
+                                                      const char *manifest_text, size_t manifest_len,
+                                                      oxide_loaded_module **out);
+/* Unloads; its kernels die with it. NULL is ignored. */
+OXIDE_API void oxide_loaded_module_destroy(oxide_loaded_module *lm);
+/* The manifest, or NULL if the module has none. Lives as long as lm. */
+OXIDE_API const oxide_manifest *oxide_loaded_module_manifest(const oxide_loaded_module *lm);
+/* The JIT compiler's info log of the load ("" if none). Lives as long as lm. */
+OXIDE_API const char *oxide_loaded_module_jit_log(const oxide_loaded_module *lm);
+/* Kernel by its manifest name (or, failing that, its .entry name). The kernel belongs to lm;
+ * asking twice gives the same handle. Errors: NOT_FOUND (the message lists the kernels). */
+OXIDE_API oxide_status oxide_loaded_module_get_kernel(oxide_loaded_module *lm, const char *name, oxide_kernel **out);
+
+/* Manifest name and .entry name; live as long as the module. "" for NULL. */
+OXIDE_API const char *oxide_kernel_name(const oxide_kernel *k);
+OXIDE_API const char *oxide_kernel_entry(const oxide_kernel *k);
+/* The CUfunction, for interoperation. */
+OXIDE_API oxide_status oxide_kernel_native(const oxide_kernel *k, void **cu_function);
+
+/* Resources of the compiled kernel (values of CUfunction_attribute, cuFuncGetAttribute). */
+typedef enum oxide_kernel_attr {
+    OXIDE_KERNEL_MAX_THREADS_PER_BLOCK = 0, /* most threads a block of it can have */
+    OXIDE_KERNEL_SHARED_BYTES = 1,          /* static shared memory per block */
+    OXIDE_KERNEL_CONST_BYTES = 2,           /* constant memory */
+    OXIDE_KERNEL_LOCAL_BYTES = 3,           /* local memory (stack, spills) per thread */
+    OXIDE_KERNEL_NUM_REGS = 4,              /* registers per thread */
+    OXIDE_KERNEL_PTX_VERSION = 5,           /* PTX ISA, major*10+minor */
+    OXIDE_KERNEL_BINARY_VERSION = 6,        /* SM of the machine code, major*10+minor */
+    OXIDE_KERNEL_MAX_DYNAMIC_SHARED_BYTES = 8 /* dynamic shared memory a launch may ask for */
+} oxide_kernel_attr;
+OXIDE_API oxide_status oxide_kernel_get_attribute(oxide_kernel *k, oxide_kernel_attr attr, int *value);
+/* Blocks of block_threads threads using dyn_smem bytes of dynamic shared memory that fit on one SM
+ * at once (cuOccupancyMaxActiveBlocksPerMultiprocessor). */
+OXIDE_API oxide_status oxide_kernel_occupancy(oxide_kernel *k, uint32_t block_threads, size_t dyn_smem,
+                                              int *blocks_per_sm);
+/* Block size reaching the best occupancy, and the grid size that fills the device with it. */
+OXIDE_API oxide_status oxide_kernel_suggest_block_size(oxide_kernel *k, size_t dyn_smem, int *min_grid,
+                                                       int *block_threads);
+
+/* ---- launch ---- */
+
+/* What a caller passes for each manifest parameter. Build with the helpers below or fill the
+ * fields (zero those a kind does not use). */
+typedef enum oxide_arg_kind {
+    OXIDE_ARG_SCALAR = 0, /* for a scalar parameter: value of type `type` */
+    OXIDE_ARG_BUFFER,     /* for a slice or ptr parameter: device memory at ptr, len elements of `type` */
+    OXIDE_ARG_BYTES,      /* for a bytes parameter: size bytes at `bytes` */
+    OXIDE_ARG_TMA_DESC    /* for a tma_desc parameter: the 128-byte descriptor at `bytes` */
+} oxide_arg_kind;
+
+typedef struct oxide_arg {
+    oxide_arg_kind kind;
+    oxide_scalar type;  /* SCALAR: its type; BUFFER: the element type */
+    uint32_t is_mutable; /* BUFFER: non-zero lets a kernel write through it ("mut" parameters) */
+    uint32_t reserved;   /* 0 */
+    uint64_t value;      /* SCALAR: the value's bits in the low-order bytes (f32: its bit pattern) */
+    uint64_t ptr;        /* BUFFER: device address */
+    uint64_t len;        /* BUFFER: element count (a slice parameter receives it) */
+    const void *bytes;   /* BYTES, TMA_DESC: the bytes, read when the launch is made */
+    size_t size;         /* BYTES, TMA_DESC: their size */
+} oxide_arg;
+
+static inline oxide_arg oxide_arg_scalar_bits(oxide_scalar type, uint64_t bits) {
+    oxide_arg a = {OXIDE_ARG_SCALAR, type, 0, 0, bits, 0, 0, 0, 0};
+    return a;
+}
+static inline oxide_arg oxide_arg_bool(int v) { return oxide_arg_scalar_bits(OXIDE_SCALAR_BOOL, v ? 1u : 0u); }
+static inline oxide_arg oxide_arg_i8(int8_t v) { return oxide_arg_scalar_bits(OXIDE_SCALAR_I8, (uint8_t)v); }
+static inline oxide_arg oxide_arg_i16(int16_t v) { return oxide_arg_scalar_bits(OXIDE_SCALAR_I16, (uint16_t)v); }
+static inline oxide_arg oxide_arg_i32(int32_t v) { return oxide_arg_scalar_bits(OXIDE_SCALAR_I32, (uint32_t)v); }
+static inline oxide_arg oxide_arg_i64(int64_t v) { return oxide_arg_scalar_bits(OXIDE_SCALAR_I64, (uint64_t)v); }
+static inline oxide_arg oxide_arg_u8(uint8_t v) { return oxide_arg_scalar_bits(OXIDE_SCALAR_U8, v); }
+static inline oxide_arg oxide_arg_u16(uint16_t v) { return oxide_arg_scalar_bits(OXIDE_SCALAR_U16, v); }
+static inline oxide_arg oxide_arg_u32(uint32_t v) { return oxide_arg_scalar_bits(OXIDE_SCALAR_U32, v); }
+static inline oxide_arg oxide_arg_u64(uint64_t v) { return oxide_arg_scalar_bits(OXIDE_SCALAR_U64, v); }
+/* f16 and bf16 take the 16-bit pattern. */
+static inline oxide_arg oxide_arg_f16_bits(uint16_t v) { return oxide_arg_scalar_bits(OXIDE_SCALAR_F16, v); }
+static inline oxide_arg oxide_arg_bf16_bits(uint16_t v) { return oxide_arg_scalar_bits(OXIDE_SCALAR_BF16, v); }
+static inline oxide_arg oxide_arg_f32(float v) {
+    union { float f; uint32_t u; } c;
+    c.f = v;
+    return oxide_arg_scalar_bits(OXIDE_SCALAR_F32, c.u);
+}
+static inline oxide_arg oxide_arg_f64(double v) {
+    union { double f; uint64_t u; } c;
+    c.f = v;
+    return oxide_arg_scalar_bits(OXIDE_SCALAR_F64, c.u);
+}
+/* len elements of elem at device address ptr; is_mutable: the kernel may write them. */
+static inline oxide_arg oxide_arg_buffer(oxide_scalar elem, uint64_t ptr, uint64_t len, int is_mutable) {
+    oxide_arg a = {OXIDE_ARG_BUFFER, elem, is_mutable ? 1u : 0u, 0, 0, ptr, len, 0, 0};
+    return a;
+}
+/* A whole buffer as elements of elem. */
+static inline oxide_arg oxide_arg_from_buffer(const oxide_buffer *buf, oxide_scalar elem, int is_mutable) {
+    size_t es = oxide_scalar_size(elem);
+    return oxide_arg_buffer(elem, oxide_buffer_ptr(buf), es ? oxide_buffer_size(buf) / es : 0, is_mutable);
+}
+static inline oxide_arg oxide_arg_bytes(const void *bytes, size_t size) {
+    oxide_arg a = {OXIDE_ARG_BYTES, OXIDE_SCALAR_U8, 0, 0, 0, 0, 0, bytes, size};
+    return a;
+}
+static inline oxide_arg oxide_arg_tma_desc(const void *desc128) {
+    oxide_arg a = {OXIDE_ARG_TMA_DESC, OXIDE_SCALAR_U8, 0, 0, 0, 0, 0, desc128, 128};
+    return a;
+}
+
+#define OXIDE_LAUNCH_COOPERATIVE 1u /* all blocks resident at once (grid-wide sync); cuLaunchKernelEx */
+
+typedef struct oxide_launch_config {
+    uint32_t grid[3];    /* blocks */
+    uint32_t block[3];   /* threads per block */
+    uint32_t smem;       /* dynamic shared memory in bytes; 0: the manifest's dyn_smem */
+    uint32_t cluster[3]; /* blocks per cluster; {0,0,0}: the manifest's cluster shape */
+    uint32_t flags;      /* OXIDE_LAUNCH_* */
+} oxide_launch_config;
+
+/* Launch k on stream (NULL: the device's default stream) with args checked against the
+ * manifest: count, kind, scalar and element type, mutability (a read-only buffer cannot go to a
+ * mut parameter), and the size of bytes and tma_desc arguments. A slice parameter receives the
+ * buffer's address and length. smem 0 uses the manifest's dyn_smem; more than 48 KiB is opted in
+ * for the kernel. A kernel whose manifest gives a cluster shape is launched with it.
+ * Errors: LAUNCH (the message names the kernel, the argument and what was expected), CUDA (the
+ * driver refused: names the error and the kernel), DEVICE_FAILED, STATE (stale handles). */
+OXIDE_API oxide_status oxide_kernel_launch(oxide_kernel *k, oxide_stream *stream, const uint32_t grid[3],
+                                           const uint32_t block[3], uint32_t smem, const oxide_arg *args,
+                                           size_t nargs);
+/* Launch with a full configuration: cluster shape, cooperative launch. */
+OXIDE_API oxide_status oxide_kernel_launch_ex(oxide_kernel *k, oxide_stream *stream, const oxide_launch_config *cfg,
+                                              const oxide_arg *args, size_t nargs);
+/* Unchecked launch for callers that lay out the PTX parameters themselves (cuLaunchKernel's
+ * kernelParams: one pointer per PTX parameter; a slice is two). */
+OXIDE_API oxide_status oxide_kernel_launch_raw(oxide_kernel *k, oxide_stream *stream, const oxide_launch_config *cfg,
+                                               void **params);
+
+/* ---- async composition: lazy tasks, run on submit/sync, captured as CUDA graphs ---- */
+
+/* A task describes work without doing it. Tasks are reference-counted and immutable: composing
+ * takes a reference to each part, so destroy your handles whenever you are done with them.
+ * Memory a task reads or writes must stay valid until the work has run (each time it runs).
+ * All parts of a composed task belong to one device. */
+OXIDE_API oxide_status oxide_task_launch(oxide_kernel *k, const oxide_launch_config *cfg, const oxide_arg *args,
+                                         size_t nargs, oxide_task **out); /* args checked now, bytes copied */
+OXIDE_API oxide_status oxide_task_copy_htod(oxide_device *dev, uint64_t dst, const void *src, size_t bytes,
+                                            oxide_task **out);
+OXIDE_API oxide_status oxide_task_copy_dtoh(oxide_device *dev, void *dst, uint64_t src, size_t bytes,
+                                            oxide_task **out);
+OXIDE_API oxide_status oxide_task_copy_dtod(oxide_device *dev, uint64_t dst, uint64_t src, size_t bytes,
+                                            oxide_task **out);
+OXIDE_API oxide_status oxide_task_memset(oxide_device *dev, uint64_t dst, uint32_t value, size_t count,
+                                         unsigned elem_size, oxide_task **out);
+/* fn(user) runs on a driver thread when the stream reaches it; it must not call CUDA or oxide
+ * runtime functions (CUDA's rule for host functions). */
+typedef void (*oxide_host_fn)(void *user);
+OXIDE_API oxide_status oxide_task_host_fn(oxide_device *dev, oxide_host_fn fn, void *user, oxide_task **out);
+/* tasks[0], then tasks[1], ... (n >= 1). */
+OXIDE_API oxide_status oxide_task_sequence(oxide_task *const *tasks, size_t n, oxide_task **out);
+/* All of tasks (n >= 1) at once, on separate streams; done when every one is done. */
+OXIDE_API oxide_status oxide_task_join(oxide_task *const *tasks, size_t n, oxide_task **out);
+/* Drop this reference. NULL is ignored. */
+OXIDE_API void oxide_task_destroy(oxide_task *task);
+/* Queue the task's work on stream (NULL: default) and return. */
+OXIDE_API oxide_status oxide_task_submit(oxide_task *task, oxide_stream *stream);
+/* Queue it and wait for the stream. */
+OXIDE_API oxide_status oxide_task_sync(oxide_task *task, oxide_stream *stream);
+
+/* Capture the task once as an executable CUDA graph (host memory in copies should be pinned). */
+OXIDE_API oxide_status oxide_graph_create(oxide_task *task, oxide_graph **out);
+/* Replay the graph on stream (NULL: default); each replay does the task's work again. */
+OXIDE_API oxide_status oxide_graph_launch(oxide_graph *graph, oxide_stream *stream);
+OXIDE_API void oxide_graph_destroy(oxide_graph *graph);
 /* END RUNTIME API */
 
 #ifdef __cplusplus

@@ -345,6 +345,8 @@ oxide_status oxide_kernel_set_cluster(oxide_function *k, uint32_t x, uint32_t y,
     oxide_status st = need_kernel(k, "oxide_kernel_set_cluster");
     if (st)
         return st;
+    /* 16 is Hopper's non-portable maximum; the verifier holds kernels to the portable 8 until the
+     * runtime opts in to non-portable sizes. */
     if (!x || !y || !z || (uint64_t)x * y * z > 16)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
                            "oxide_kernel_set_cluster: dimensions must be >= 1 with at most 16 blocks (got %u,%u,%u)",
@@ -628,6 +630,8 @@ oxide_status oxide__build(oxide_block *block, oxide_op op, oxide_value *const *o
     in->op = op;
     in->block = block;
     in->scope = OXIDE_SCOPE_GPU;
+    if (op == OXIDE_OP_FCMP)
+        in->pred = OXIDE_PRED_OEQ; /* 0 is icmp's eq, which fcmp does not have */
     if (is_lane_mask_op(op))
         in->imm = 0xffffffff;
     unsigned seen = 0;

@@ -1,0 +1,78 @@
+/* kbuild: a thin, error-latching layer over oxide's builder, private to the example kernels.
+ *
+ * Kernels are long straight-line sequences of builder calls; checking every status by hand
+ * would bury the algorithm. Each helper here does nothing once a call has failed, so a kernel
+ * builder checks one status at the end and oxide_last_error() still names the first failure.
+ *
+ * Helpers nest (kb_op2(b, ADD, kb_op2(b, MUL, x, y), z)); where two arguments of one call both
+ * build ops, C leaves their order to the compiler, so the op order in the printed IR may differ
+ * between C compilers. Every order is valid SSA and gives an equivalent kernel; statements
+ * are kept separate where the order is visible (loop bodies). */
+#ifndef OXIDE_EXAMPLES_KBUILD_H
+#define OXIDE_EXAMPLES_KBUILD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oxide.h"
+
+typedef struct kb {
+    oxide_context *ctx;
+    oxide_module *mod;
+    oxide_function *fn;
+    oxide_block *cur; /* where ops are appended */
+    oxide_status st;  /* first failure, or OXIDE_OK */
+    oxide_type *void_, *i1, *i8, *i32, *i64, *f32, *v4f32;
+    oxide_type *gptr, *sptr, *ptr; /* ptr.global, ptr.shared, generic ptr */
+} kb;
+
+/* Start a kernel named name in mod. Parameters come next (kb_*_param), then kb_entry. */
+void kb_begin(kb *b, oxide_context *ctx, oxide_module *mod, const char *name);
+oxide_value *kb_scalar_param(kb *b, const char *name, oxide_scalar type);
+/* Returns the pointer; *len (if not NULL) gets the i64 element count. */
+oxide_value *kb_slice_param(kb *b, const char *name, oxide_scalar elem, int is_mutable, oxide_value **len);
+/* Adds the entry block and makes it current. */
+void kb_entry(kb *b);
+/* The status of the whole build (OXIDE_OK if every call succeeded). */
+oxide_status kb_end(kb *b);
+
+/* ---- blocks and control flow ---- */
+oxide_block *kb_block(kb *b, size_t nparams, oxide_type *const *types, oxide_value **params);
+void kb_set(kb *b, oxide_block *blk);
+void kb_br(kb *b, oxide_block *dest, oxide_value *const *args, size_t nargs);
+void kb_cond_br(kb *b, oxide_value *cond, oxide_block *t, oxide_value *const *targs, size_t nt, oxide_block *f,
+                oxide_value *const *fargs, size_t nf);
+void kb_ret(kb *b);
+
+/* ---- values ---- */
+oxide_value *kb_op(kb *b, oxide_op op, oxide_value *const *ops, size_t n, oxide_type *rt, const oxide_attr *attrs,
+                   size_t nattrs);
+oxide_value *kb_op0(kb *b, oxide_op op); /* special registers */
+oxide_value *kb_op1(kb *b, oxide_op op, oxide_value *x);
+oxide_value *kb_op2(kb *b, oxide_op op, oxide_value *x, oxide_value *y);
+oxide_value *kb_op3(kb *b, oxide_op op, oxide_value *x, oxide_value *y, oxide_value *z);
+oxide_value *kb_cast(kb *b, oxide_op op, oxide_value *x, oxide_type *to);
+oxide_value *kb_i32(kb *b, int64_t v);
+oxide_value *kb_i64(kb *b, int64_t v);
+oxide_value *kb_f32(kb *b, double v);
+oxide_value *kb_icmp(kb *b, oxide_pred p, oxide_value *x, oxide_value *y);
+oxide_value *kb_fcmp(kb *b, oxide_pred p, oxide_value *x, oxide_value *y);
+oxide_value *kb_select(kb *b, oxide_value *c, oxide_value *x, oxide_value *y);
+
+/* ---- memory ---- */
+/* &p[idx] with elements of type elem. */
+oxide_value *kb_gep(kb *b, oxide_value *p, oxide_value *idx, oxide_type *elem);
+oxide_value *kb_load(kb *b, oxide_type *t, oxide_value *p, unsigned align);
+void kb_store(kb *b, oxide_value *v, oxide_value *p, unsigned align);
+/* Adds a module-level shared array and returns its address (ptr.shared) in the current block. */
+oxide_value *kb_shared_array(kb *b, const char *name, oxide_type *elem, uint64_t count, unsigned align);
+oxide_value *kb_atomic(kb *b, oxide_op op, oxide_value *p, oxide_value *v, oxide_scope scope);
+void kb_barrier(kb *b);
+/* Warp shuffle over the full warp (mask 0xffffffff). */
+oxide_value *kb_shfl(kb *b, oxide_op op, oxide_value *v, oxide_value *lane);
+void kb_void(kb *b, oxide_op op); /* ops with no operands and no result (cluster.sync, ...) */
+
+/* Global thread index as i64: ctaid.x * ntid.x + tid.x, computed without 32-bit overflow. */
+oxide_value *kb_global_id_x(kb *b);
+
+#endif

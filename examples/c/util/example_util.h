@@ -1,0 +1,49 @@
+/* What the runnable examples share: find a GPU (or skip), compile one example kernel for it and
+ * load it, fresh random inputs, device buffers, and the PASSED / FAILED / SKIPPED verdict.
+ *
+ * Examples are programs, not libraries, so a failed call ends the process: it prints
+ * `FAILED: <example>: <what>: <status>: <message>` and exits 1. */
+#ifndef OXIDE_EXAMPLE_UTIL_H
+#define OXIDE_EXAMPLE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "oxide.h"
+
+#define EX_SKIP 77 /* ctest's SKIP_RETURN_CODE for these tests */
+
+typedef struct ex_env {
+    const char *name; /* example (and kernel) name */
+    oxide_device *dev;
+    char target[16]; /* e.g. "sm_90a" */
+    oxide_loaded_module *lm;
+    oxide_kernel *kernel;
+    uint64_t seed;
+} ex_env;
+
+/* Finds device 0 (or prints SKIPPED and exits 77), compiles example `name` for it, loads it
+ * and looks up its kernel. Picks the random seed (OXIDE_SEED, else time and pid) and prints it. */
+void ex_setup(ex_env *env, const char *name);
+/* Unloads the module. */
+void ex_teardown(ex_env *env);
+
+/* Exits with FAILED if st is not OXIDE_OK. */
+void ex_check(ex_env *env, oxide_status st, const char *what);
+/* Prints FAILED with the message and exits 1. */
+void ex_fail(ex_env *env, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+/* Prints `PASSED: <name>: <message>`; returns 0 for main to return. */
+int ex_pass(ex_env *env, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Uniform random numbers from the seeded generator. Floats are never exactly zero. */
+uint64_t ex_rand_u64(void);
+float ex_rand_f32(float lo, float hi);
+void ex_fill_f32(float *x, size_t n, float lo, float hi);
+
+/* Device buffer holding n bytes copied from host (host may be NULL: left uninitialised). */
+oxide_buffer *ex_upload(ex_env *env, const void *host, size_t bytes);
+void ex_download(ex_env *env, void *host, const oxide_buffer *buf, size_t bytes);
+/* malloc that exits with FAILED on failure. */
+void *ex_malloc(ex_env *env, size_t bytes);
+
+#endif

@@ -1,0 +1,98 @@
+/* The compile entry points: verify, lower, link imported bitcode, emit PTX with the manifest. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "llvm.h"
+
+static void free_kernels(oxide_kernel_desc *k, size_t nown) {
+    /* the first nown descriptors (oxide IR kernels) own their parameter arrays; those that
+     * import.c appended point into the module's arena */
+    for (size_t i = 0; k && i < nown; i++)
+        free((void *)k[i].params);
+    free(k);
+}
+
+static oxide_status describe_kernels(oxide_module *mod, oxide_kernel_desc **out, size_t *n) {
+    size_t count = 0;
+    for (uint32_t i = 0; i < mod->functions.len; i++)
+        count += ((oxide_function *)mod->functions.items[i])->is_kernel;
+    oxide_kernel_desc *k = calloc(count ? count : 1, sizeof *k);
+    if (!k)
+        return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory compiling module %s", mod->name);
+    size_t j = 0;
+    for (uint32_t i = 0; i < mod->functions.len; i++) {
+        oxide_function *f = mod->functions.items[i];
+        if (!f->is_kernel)
+            continue;
+        oxide_iface_param *p = NULL;
+        if (f->iface.len && !(p = malloc(f->iface.len * sizeof *p))) {
+            free_kernels(k, j);
+            return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory compiling module %s", mod->name);
+        }
+        for (uint32_t q = 0; q < f->iface.len; q++)
+            p[q] = *(const oxide_iface_param *)f->iface.items[q];
+        k[j] = (oxide_kernel_desc){.name = f->name, .entry = f->name, .params = p, .nparams = f->iface.len,
+                                   .launch_bounds = {f->launch_bounds[0], f->launch_bounds[1]},
+                                   .cluster = {f->cluster[0], f->cluster[1], f->cluster[2]},
+                                   .dyn_smem = f->dyn_smem};
+        j++;
+    }
+    *out = k;
+    *n = j;
+    return OXIDE_OK;
+}
+
+oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, const char **ptx, size_t *len) {
+    if (!mod || !ptx)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_compile: %s is NULL", mod ? "ptx" : "mod");
+    oxide_options defaults;
+    if (!opts) {
+        oxide__options_default(&defaults);
+        opts = &defaults;
+    }
+    oxide_status st = oxide__verify(mod, opts);
+    if (st)
+        return st;
+    oxide_kernel_desc *kernels = NULL;
+    size_t nkernels = 0, nown = 0;
+    if ((st = describe_kernels(mod, &kernels, &nkernels)))
+        return st;
+    nown = nkernels;
+    /* A fresh LLVM context per compile: nothing accumulates across compiles, and the output
+     * cannot depend on what was compiled before. */
+    LLVMContextRef llctx = LLVMContextCreate();
+    LLVMModuleRef m = NULL;
+    char *out = NULL, *ir = NULL;
+    size_t out_len = 0;
+    st = oxide__lower(mod, llctx, opts, &m);
+    if (!st && mod->bitcode.len > 0)
+        st = oxide__import_link(mod, m, opts, &kernels, &nkernels);
+    if (!st) {
+        st = oxide__emit_ptx(mod->ctx, m, opts, kernels, nkernels, &out, &out_len, &ir);
+        m = NULL; /* consumed */
+    }
+    if (m)
+        LLVMDisposeModule(m);
+    LLVMContextDispose(llctx);
+    free_kernels(kernels, nown);
+    if (st)
+        return st;
+    free(mod->ptx);
+    free(mod->llvm_ir);
+    mod->ptx = out;
+    mod->ptx_len = out_len;
+    mod->llvm_ir = ir;
+    *ptx = out;
+    if (len)
+        *len = out_len;
+    return OXIDE_OK;
+}
+
+oxide_status oxide_module_get_llvm_ir(oxide_module *mod, const char **out) {
+    if (!mod || !out)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_get_llvm_ir: NULL argument");
+    if (!mod->llvm_ir)
+        return oxide__fail(OXIDE_ERROR_STATE, "module %s has not been compiled yet (oxide_module_compile)", mod->name);
+    *out = mod->llvm_ir;
+    return OXIDE_OK;
+}

@@ -1,0 +1,612 @@
+/* From an LLVM module to PTX text: the legality check, libdevice, the optimisation pipeline,
+ * the cached NVPTX target machines and the manifest line. docs/pipeline.md records why the
+ * pipeline is what it is, with measurements. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/BitReader.h>
+#include <llvm-c/ErrorHandling.h>
+#include <llvm-c/Linker.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "llvm.h"
+
+#ifndef OXIDE_LIBDEVICE_PATH
+#define OXIDE_LIBDEVICE_PATH "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
+#endif
+
+#define TRIPLE "nvptx64-nvidia-cuda"
+
+/* ---- one-time process setup ---- */
+
+static void fatal_handler(const char *reason) {
+    /* LLVM exits right after this returns; all that is left is a clear last word. */
+    static const char a[] = "oxide: LLVM fatal error: ";
+    static const char b[] = " -- please report this IR (oxide_module_print) to the oxide developers\n";
+    ssize_t w = write(2, a, sizeof a - 1);
+    w = write(2, reason, strlen(reason));
+    w = write(2, b, sizeof b - 1);
+    (void)w;
+}
+
+static void init_llvm(void) {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+    LLVMInstallFatalErrorHandler(fatal_handler);
+}
+
+static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
+
+/* ---- target machines, cached per context ---- */
+
+typedef struct tm_entry {
+    unsigned sm;
+    bool arch_specific;
+    int ptx;   /* major*10+minor */
+    int level; /* codegen opt level */
+    LLVMTargetMachineRef tm;
+} tm_entry;
+
+struct oxide_target_cache {
+    tm_entry *e;
+    size_t n, cap;
+    /* libdevice.10.bc, read once per context; parsed lazily per compile */
+    char *libdevice;
+    size_t libdevice_size;
+};
+
+void oxide__targets_free(oxide_target_cache *t) {
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n; i++)
+        LLVMDisposeTargetMachine(t->e[i].tm);
+    free(t->e);
+    free(t->libdevice);
+    free(t);
+}
+
+static oxide_target_cache *cache_of(oxide_context *ctx) {
+    if (!ctx->targets)
+        ctx->targets = calloc(1, sizeof *ctx->targets);
+    return ctx->targets;
+}
+
+/* The lowest PTX ISA LLVM 22 accepts for each target: the lowest version gives the widest range
+ * of drivers that load the PTX (the driver refuses newer PTX than it knows). All are at most
+ * PTX 8.6, far below CUDA 13.0's 9.0. Everything oxide emits (cluster barriers, fence scopes,
+ * redux, mapa) is available at these versions on the targets that have it. */
+static int min_ptx(unsigned sm, bool arch_specific) {
+    switch (sm) {
+    case 80: return 70;
+    case 86: return 71;
+    case 89: return 78;
+    case 90: return arch_specific ? 80 : 78;
+    case 100: return 86;
+    default: return 0;
+    }
+}
+
+oxide_status oxide__ptx_version(const oxide_options *opts, int *major, int *minor) {
+    int need = min_ptx(opts->sm, opts->arch_specific);
+    if (!need)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "target %s is not one oxide can compile for", opts->target);
+    int v = need;
+    if (opts->ptx_major || opts->ptx_minor) {
+        v = opts->ptx_major * 10 + opts->ptx_minor;
+        if (v < need)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "target %s needs PTX ISA %d.%d or newer; %d.%d was asked for",
+                               opts->target, need / 10, need % 10, opts->ptx_major, opts->ptx_minor);
+        static const int known[] = {60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75, 76, 77, 78,
+                                    80, 81, 82, 83, 84, 85, 86, 87, 88, 90};
+        bool ok = false;
+        for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+            ok |= known[i] == v;
+        if (!ok)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "LLVM 22 cannot emit PTX ISA %d.%d", opts->ptx_major,
+                               opts->ptx_minor);
+    }
+    *major = v / 10;
+    *minor = v % 10;
+    return OXIDE_OK;
+}
+
+static LLVMCodeGenOptLevel codegen_level(int opt) {
+    /* measured (docs/pipeline.md): Aggressive costs little over Default for these kernels and
+     * turns on GVN instead of EarlyCSE in NVPTX's own IR passes */
+    switch (opt) {
+    case 0: return LLVMCodeGenLevelNone;
+    case 1: return LLVMCodeGenLevelLess;
+    case 2: return LLVMCodeGenLevelDefault;
+    default: return LLVMCodeGenLevelAggressive;
+    }
+}
+
+oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out) {
+    pthread_once(&llvm_once, init_llvm);
+    int major, minor;
+    oxide_status st = oxide__ptx_version(opts, &major, &minor);
+    if (st)
+        return st;
+    int ptx = major * 10 + minor, level = (int)codegen_level(opts->opt_level);
+    oxide_target_cache *c = cache_of(ctx);
+    if (!c)
+        return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory creating the target cache");
+    for (size_t i = 0; i < c->n; i++)
+        if (c->e[i].sm == opts->sm && c->e[i].arch_specific == opts->arch_specific && c->e[i].ptx == ptx &&
+            c->e[i].level == level) {
+            *out = c->e[i].tm;
+            return OXIDE_OK;
+        }
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 4;
+        tm_entry *e = realloc(c->e, cap * sizeof *e);
+        if (!e)
+            return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory creating a target machine");
+        c->e = e;
+        c->cap = cap;
+    }
+    LLVMTargetRef target;
+    char *err = NULL;
+    if (LLVMGetTargetFromTriple(TRIPLE, &target, &err)) {
+        st = oxide__fail(OXIDE_ERROR_CODEGEN, "LLVM has no NVPTX target: %s", err ? err : "?");
+        LLVMDisposeMessage(err);
+        return st;
+    }
+    char cpu[16], features[16];
+    snprintf(cpu, sizeof cpu, "sm_%u%s", opts->sm, opts->arch_specific ? "a" : "");
+    snprintf(features, sizeof features, "+ptx%d", ptx);
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, TRIPLE, cpu, features, (LLVMCodeGenOptLevel)level,
+                                                      LLVMRelocDefault, LLVMCodeModelDefault);
+    if (!tm)
+        return oxide__fail(OXIDE_ERROR_CODEGEN, "LLVM could not create a target machine for %s with PTX %d.%d", cpu,
+                           major, minor);
+    c->e[c->n++] = (tm_entry){opts->sm, opts->arch_specific, ptx, level, tm};
+    *out = tm;
+    return OXIDE_OK;
+}
+
+/* ---- diagnostics: LLVM reports errors through the context; without a handler it exits ---- */
+
+typedef struct diag_state {
+    char *first_error;
+} diag_state;
+
+static void diag_handler(LLVMDiagnosticInfoRef di, void *p) {
+    diag_state *d = p;
+    if (LLVMGetDiagInfoSeverity(di) != LLVMDSError || d->first_error)
+        return;
+    char *msg = LLVMGetDiagInfoDescription(di);
+    d->first_error = msg ? strdup(msg) : strdup("unknown LLVM error");
+    LLVMDisposeMessage(msg);
+}
+
+/* ---- the legality check ---- */
+
+/* Generic LLVM intrinsics NVPTX selects itself. Anything else non-NVVM is refused, except the
+ * math rewritten to libdevice below. */
+static const char *const native_intrinsics[] = {
+    "llvm.sqrt.", "llvm.fma.", "llvm.fmuladd.", "llvm.fabs.", "llvm.floor.", "llvm.ceil.", "llvm.trunc.",
+    "llvm.rint.", "llvm.nearbyint.", "llvm.roundeven.", "llvm.round.", "llvm.minnum.", "llvm.maxnum.",
+    "llvm.minimum.", "llvm.maximum.", "llvm.minimumnum.", "llvm.maximumnum.", "llvm.copysign.", "llvm.canonicalize.",
+    "llvm.is.fpclass.", "llvm.ctpop.", "llvm.ctlz.", "llvm.cttz.", "llvm.bitreverse.", "llvm.bswap.", "llvm.fshl.",
+    "llvm.fshr.", "llvm.abs.", "llvm.smin.", "llvm.smax.", "llvm.umin.", "llvm.umax.", "llvm.scmp.", "llvm.ucmp.",
+    "llvm.sadd.", "llvm.uadd.", "llvm.ssub.", "llvm.usub.", "llvm.smul.", "llvm.umul.", "llvm.sshl.sat.",
+    "llvm.ushl.sat.", "llvm.fptosi.sat.", "llvm.fptoui.sat.", "llvm.memcpy.", "llvm.memmove.", "llvm.memset.",
+    "llvm.memcpy.inline.", "llvm.memset.inline.", "llvm.lifetime.", "llvm.assume", "llvm.expect", "llvm.trap",
+    "llvm.debugtrap", "llvm.ubsantrap", "llvm.dbg.", "llvm.invariant.", "llvm.launder.invariant.group",
+    "llvm.strip.invariant.group", "llvm.ptrmask.", "llvm.objectsize.", "llvm.sideeffect", "llvm.donothing",
+    "llvm.var.annotation", "llvm.ptr.annotation", "llvm.annotation", "llvm.experimental.noalias.scope.decl",
+    "llvm.prefetch", "llvm.vector.reduce.", "llvm.stacksave", "llvm.stackrestore", "llvm.threadlocal.address",
+    "llvm.is.constant.", "llvm.experimental.constrained.", "llvm.fake.use", "llvm.allow.",
+};
+
+/* Generic math intrinsics NVPTX cannot lower ("Cannot select fsin" aborts the process): rewritten
+ * to libdevice, which is how rustc's f32::sin and friends reach the GPU. */
+typedef struct math_map {
+    const char *intr, *nv, *fast; /* fast: the f32 libdevice variant used under afn/fast-math */
+    unsigned nargs;
+    bool int_arg; /* second argument is i32 (powi, ldexp) */
+} math_map;
+
+static const math_map math_maps[] = {
+    {"sin", "__nv_sin", "__nv_fast_sinf", 1, false},    {"cos", "__nv_cos", "__nv_fast_cosf", 1, false},
+    {"tan", "__nv_tan", "__nv_fast_tanf", 1, false},    {"exp", "__nv_exp", "__nv_fast_expf", 1, false},
+    {"exp2", "__nv_exp2", NULL, 1, false},             {"exp10", "__nv_exp10", "__nv_fast_exp10f", 1, false},
+    {"log", "__nv_log", "__nv_fast_logf", 1, false},    {"log2", "__nv_log2", "__nv_fast_log2f", 1, false},
+    {"log10", "__nv_log10", "__nv_fast_log10f", 1, false}, {"pow", "__nv_pow", "__nv_fast_powf", 2, false},
+    {"powi", "__nv_powi", NULL, 2, true},              {"ldexp", "__nv_ldexp", NULL, 2, true},
+    {"sinh", "__nv_sinh", NULL, 1, false},             {"cosh", "__nv_cosh", NULL, 1, false},
+    {"tanh", "__nv_tanh", "__nv_fast_tanhf", 1, false}, {"asin", "__nv_asin", NULL, 1, false},
+    {"acos", "__nv_acos", NULL, 1, false},             {"atan", "__nv_atan", NULL, 1, false},
+    {"atan2", "__nv_atan2", NULL, 2, false},
+};
+
+/* "llvm.sin.f32" -> the map row, or NULL. */
+static const math_map *math_of(const char *name) {
+    if (strncmp(name, "llvm.", 5))
+        return NULL;
+    const char *base = name + 5, *dot = strchr(base, '.');
+    if (!dot)
+        return NULL;
+    size_t n = (size_t)(dot - base);
+    for (size_t i = 0; i < sizeof math_maps / sizeof math_maps[0]; i++)
+        if (strlen(math_maps[i].intr) == n && !strncmp(math_maps[i].intr, base, n))
+            return &math_maps[i];
+    return NULL;
+}
+
+static bool starts(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
+
+static bool is_native_intrinsic(const char *name) {
+    if (starts(name, "llvm.nvvm."))
+        return true;
+    for (size_t i = 0; i < sizeof native_intrinsics / sizeof native_intrinsics[0]; i++) {
+        const char *p = native_intrinsics[i];
+        size_t n = strlen(p);
+        /* entries ending in '.' are overloaded families; others are exact names (or a family
+         * whose overload suffix follows after a '.') */
+        if (!strncmp(name, p, n) && (p[n - 1] == '.' || name[n] == 0 || name[n] == '.'))
+            return true;
+    }
+    return false;
+}
+
+/* Name of the function a call instruction sits in, for messages. */
+static const char *caller_name(LLVMValueRef call) {
+    LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInstructionParent(call));
+    size_t len;
+    const char *n = LLVMGetValueName2(fn, &len);
+    return n && *n ? n : "(unnamed)";
+}
+
+static const char *first_caller(LLVMValueRef f) {
+    for (LLVMUseRef u = LLVMGetFirstUse(f); u; u = LLVMGetNextUse(u)) {
+        LLVMValueRef user = LLVMGetUser(u);
+        if (LLVMIsACallInst(user) || LLVMIsAInvokeInst(user))
+            return caller_name(user);
+    }
+    return "(no direct caller)";
+}
+
+/* f32-typed libdevice call for one scalar element (f16/bf16 widened to f32). */
+static LLVMValueRef math_scalar(LLVMModuleRef m, LLVMBuilderRef b, const math_map *mm, LLVMValueRef *args,
+                                bool fast) {
+    LLVMContextRef c = LLVMGetModuleContext(m);
+    LLVMTypeRef t = LLVMTypeOf(args[0]);
+    bool f64 = LLVMGetTypeKind(t) == LLVMDoubleTypeKind;
+    LLVMTypeRef ct = f64 ? LLVMDoubleTypeInContext(c) : LLVMFloatTypeInContext(c);
+    char name[48];
+    if (!f64 && fast && mm->fast)
+        snprintf(name, sizeof name, "%s", mm->fast);
+    else
+        snprintf(name, sizeof name, "%s%s", mm->nv, f64 ? "" : "f");
+    LLVMTypeRef pt[2] = {ct, mm->int_arg ? LLVMInt32TypeInContext(c) : ct};
+    LLVMValueRef f = LLVMGetNamedFunction(m, name);
+    if (!f)
+        f = LLVMAddFunction(m, name, LLVMFunctionType(ct, pt, mm->nargs, 0));
+    LLVMValueRef a[2];
+    for (unsigned i = 0; i < mm->nargs; i++)
+        a[i] = (i == 1 && mm->int_arg) || LLVMTypeOf(args[i]) == ct ? args[i] : LLVMBuildFPCast(b, args[i], ct, "");
+    LLVMValueRef r = LLVMBuildCall2(b, LLVMGlobalGetValueType(f), f, a, mm->nargs, "");
+    return t == ct ? r : LLVMBuildFPCast(b, r, t, "");
+}
+
+static oxide_status rewrite_math(LLVMModuleRef m, LLVMValueRef f, const math_map *mm, const char *fname,
+                                 const oxide_options *opts) {
+    LLVMContextRef c = LLVMGetModuleContext(m);
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
+    oxide_status st = OXIDE_OK;
+    for (LLVMUseRef u = LLVMGetFirstUse(f), next; u && !st; u = next) {
+        next = LLVMGetNextUse(u);
+        LLVMValueRef call = LLVMGetUser(u);
+        if (!LLVMIsACallInst(call) || LLVMGetCalledValue(call) != f) {
+            st = oxide__fail(OXIDE_ERROR_UNSUPPORTED, "%s: %s is used other than by a direct call", first_caller(f),
+                             fname);
+            break;
+        }
+        bool fast = opts->fast_math ||
+                    (LLVMCanValueUseFastMathFlags(call) && (LLVMGetFastMathFlags(call) & LLVMFastMathApproxFunc));
+        LLVMPositionBuilderBefore(b, call);
+        LLVMValueRef args[2] = {LLVMGetOperand(call, 0), mm->nargs > 1 ? LLVMGetOperand(call, 1) : NULL};
+        LLVMTypeRef t = LLVMTypeOf(call);
+        LLVMValueRef r;
+        if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) {
+            r = LLVMGetPoison(t);
+            LLVMTypeRef i32 = LLVMInt32TypeInContext(c);
+            for (unsigned i = 0; i < LLVMGetVectorSize(t); i++) {
+                LLVMValueRef idx = LLVMConstInt(i32, i, 0), ea[2];
+                for (unsigned j = 0; j < mm->nargs; j++)
+                    ea[j] = LLVMGetTypeKind(LLVMTypeOf(args[j])) == LLVMVectorTypeKind
+                                ? LLVMBuildExtractElement(b, args[j], idx, "")
+                                : args[j];
+                r = LLVMBuildInsertElement(b, r, math_scalar(m, b, mm, ea, fast), idx, "");
+            }
+        } else {
+            r = math_scalar(m, b, mm, args, fast);
+        }
+        LLVMReplaceAllUsesWith(call, r);
+        LLVMInstructionEraseFromParent(call);
+    }
+    LLVMDisposeBuilder(b);
+    if (!st && !LLVMGetFirstUse(f))
+        LLVMDeleteFunction(f);
+    return st;
+}
+
+/* Inline asm is refused unless oxide generated it (its lowering tags every asm call). */
+static oxide_status check_asm(LLVMModuleRef m) {
+    size_t len = 0;
+    LLVMGetModuleInlineAsm(m, &len);
+    if (len)
+        return oxide__fail(OXIDE_ERROR_UNSUPPORTED, "module-level inline assembly cannot be compiled for the GPU");
+    unsigned kind = LLVMGetMDKindIDInContext(LLVMGetModuleContext(m), OXIDE_ASM_MD, (unsigned)strlen(OXIDE_ASM_MD));
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+            for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i)) {
+                if (!LLVMIsACallInst(i) && !LLVMIsAInvokeInst(i) && !LLVMIsACallBrInst(i))
+                    continue;
+                LLVMValueRef callee = LLVMGetCalledValue(i);
+                if (LLVMIsAInlineAsm(callee) && !LLVMGetMetadata(i, kind)) {
+                    size_t al;
+                    const char *text = LLVMGetInlineAsmAsmString(callee, &al);
+                    return oxide__fail(OXIDE_ERROR_UNSUPPORTED,
+                                       "%s: inline assembly (\"%.*s\") cannot be compiled by oxide; use the "
+                                       "device intrinsics instead", caller_name(i), (int)(al > 60 ? 60 : al), text);
+                }
+            }
+    return OXIDE_OK;
+}
+
+/* Rewrites math intrinsics and refuses what NVPTX cannot compile, before LLVM sees it (codegen
+ * failures there end the process). Sets *needs_libdevice when __nv_* functions are called. */
+static oxide_status legalize(LLVMModuleRef m, const oxide_options *opts, bool *needs_libdevice) {
+    *needs_libdevice = false;
+    oxide_status st = OXIDE_OK;
+    for (LLVMValueRef f = LLVMGetFirstFunction(m), next; f && !st; f = next) {
+        next = LLVMGetNextFunction(f);
+        if (!LLVMIsDeclaration(f))
+            continue;
+        size_t len;
+        const char *name = LLVMGetValueName2(f, &len);
+        if (!LLVMGetFirstUse(f))
+            continue;
+        if (starts(name, "llvm.")) {
+            const math_map *mm = math_of(name);
+            if (mm) {
+                st = rewrite_math(m, f, mm, name, opts);
+                *needs_libdevice = true;
+            } else if (starts(name, "llvm.x86.") || starts(name, "llvm.aarch64.") || starts(name, "llvm.arm.")) {
+                st = oxide__fail(OXIDE_ERROR_UNSUPPORTED, "%s: calls the CPU intrinsic %s, which has no GPU form",
+                                 first_caller(f), name);
+            } else if (!is_native_intrinsic(name)) {
+                st = oxide__fail(OXIDE_ERROR_UNSUPPORTED, "%s: calls %s, which the NVPTX backend cannot lower",
+                                 first_caller(f), name);
+            }
+        } else if (starts(name, "__nv_")) {
+            *needs_libdevice = true;
+        } else if (strcmp(name, "vprintf") != 0) {
+            st = oxide__fail(OXIDE_ERROR_UNSUPPORTED,
+                             "%s: calls %s, which is not defined for the GPU (host-only code: std, libc, "
+                             "allocation, or a missing device function)", first_caller(f), name);
+        }
+    }
+    if (!st)
+        st = check_asm(m);
+    return st;
+}
+
+/* ---- libdevice ---- */
+
+static oxide_status link_libdevice(oxide_context *ctx, LLVMModuleRef m) {
+    oxide_target_cache *c = cache_of(ctx);
+    if (!c)
+        return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory loading libdevice");
+    if (!c->libdevice) {
+        FILE *fp = fopen(OXIDE_LIBDEVICE_PATH, "rb");
+        if (!fp)
+            return oxide__fail(OXIDE_ERROR_NOT_FOUND,
+                               "math functions need libdevice, which is not at %s (install the CUDA toolkit)",
+                               OXIDE_LIBDEVICE_PATH);
+        fseek(fp, 0, SEEK_END);
+        long size = ftell(fp);
+        fseek(fp, 0, SEEK_SET);
+        char *data = size > 0 ? malloc((size_t)size) : NULL;
+        if (!data || fread(data, 1, (size_t)size, fp) != (size_t)size) {
+            free(data);
+            fclose(fp);
+            return oxide__fail(OXIDE_ERROR_IO, "could not read libdevice from %s", OXIDE_LIBDEVICE_PATH);
+        }
+        fclose(fp);
+        c->libdevice = data;
+        c->libdevice_size = (size_t)size;
+    }
+    /* Lazy parse: only the bodies the module needs are read. Making every definition
+     * linkonce_odr makes the linker pull in just the functions that are referenced. */
+    LLVMContextRef llctx = LLVMGetModuleContext(m);
+    LLVMMemoryBufferRef buf =
+        LLVMCreateMemoryBufferWithMemoryRange(c->libdevice, c->libdevice_size, "libdevice.10.bc", 0);
+    LLVMModuleRef lib;
+    if (LLVMGetBitcodeModuleInContext2(llctx, buf, &lib))
+        return oxide__fail(OXIDE_ERROR_PARSE, "LLVM 22 could not read %s", OXIDE_LIBDEVICE_PATH);
+    LLVMSetTarget(lib, LLVMGetTarget(m));
+    LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(m));
+    for (LLVMValueRef f = LLVMGetFirstFunction(lib); f; f = LLVMGetNextFunction(f))
+        if (!LLVMIsDeclaration(f) && LLVMGetLinkage(f) == LLVMExternalLinkage)
+            LLVMSetLinkage(f, LLVMLinkOnceODRLinkage);
+    if (LLVMLinkModules2(m, lib))
+        return oxide__fail(OXIDE_ERROR_CODEGEN, "linking libdevice failed");
+    /* every libdevice function is private to this module: inlined and dropped when unused */
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+        size_t len;
+        const char *name = LLVMGetValueName2(f, &len);
+        if (starts(name, "__nv_")) {
+            if (LLVMIsDeclaration(f)) {
+                if (LLVMGetFirstUse(f))
+                    return oxide__fail(OXIDE_ERROR_UNSUPPORTED, "%s: calls %s, which libdevice does not have",
+                                       first_caller(f), name);
+                continue;
+            }
+            LLVMSetLinkage(f, LLVMInternalLinkage);
+        }
+    }
+    return OXIDE_OK;
+}
+
+/* ---- the optimisation pipeline ---- */
+
+/* Level 3, chosen for GPU kernels (docs/pipeline.md has the measurements against default<O3>):
+ * kernels are small, have no exceptions, no virtual calls and no vectorisable loops (NVPTX has
+ * no wide vector registers), so the inliner, the scalar cleanups, LICM, full unrolling of
+ * constant-trip loops and GVN are what pays; NVPTX's codegen adds address-space inference,
+ * straight-line strength reduction and the load/store vectoriser itself. */
+static const char *const pipelines[4] = {
+    NULL,
+    "nvvm-reflect,always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg)",
+    "nvvm-reflect,always-inline,cgscc(inline),"
+    "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,"
+    "loop-mssa(licm),gvn,instcombine<no-verify-fixpoint>,simplifycfg),globaldce",
+    "nvvm-reflect,always-inline,cgscc(inline),"
+    "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,"
+    "loop-mssa(licm),loop-simplify,lcssa,loop(loop-rotate,indvars,loop-unroll-full),"
+    "sroa,gvn,instcombine<no-verify-fixpoint>,simplifycfg,dse,adce),globaldce",
+};
+
+static const char *pipeline_for(int level) {
+    static const char *override;
+    static bool checked;
+    /* development aid for docs/pipeline.md measurements; not part of the API */
+    if (!checked) {
+        override = getenv("OXIDE_DEV_PIPELINE");
+        checked = true;
+    }
+    if (override && *override && level > 0)
+        return override;
+    return pipelines[level < 0 ? 0 : level > 3 ? 3 : level];
+}
+
+static oxide_status optimise(LLVMModuleRef m, LLVMTargetMachineRef tm, int level) {
+    const char *p = pipeline_for(level);
+    if (!p)
+        return OXIDE_OK;
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef err = LLVMRunPasses(m, p, tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (err) {
+        char *msg = LLVMGetErrorMessage(err);
+        oxide_status st = oxide__fail(OXIDE_ERROR_CODEGEN, "LLVM optimisation failed: %s", msg);
+        LLVMDisposeErrorMessage(msg);
+        return st;
+    }
+    return OXIDE_OK;
+}
+
+/* ---- PTX text ---- */
+
+/* The manifest goes after the header comment lines LLVM writes, before ".version". */
+static char *insert_manifest(const char *ptx, size_t len, const char *line, size_t *out_len) {
+    size_t at = 0;
+    while (at + 2 <= len && ptx[at] == '/' && ptx[at + 1] == '/') {
+        const char *nl = memchr(ptx + at, '\n', len - at);
+        if (!nl)
+            break;
+        at = (size_t)(nl - ptx) + 1;
+    }
+    size_t ll = strlen(line);
+    char *out = malloc(len + ll + 1);
+    if (!out)
+        return NULL;
+    memcpy(out, ptx, at);
+    memcpy(out + at, line, ll);
+    memcpy(out + at + ll, ptx + at, len - at);
+    out[len + ll] = 0;
+    *out_len = len + ll;
+    return out;
+}
+
+oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_options *opts,
+                             const oxide_kernel_desc *kernels, size_t nkernels, char **ptx_out, size_t *len_out,
+                             char **llvm_ir_out) {
+    oxide_options defaults;
+    if (!opts) {
+        oxide__options_default(&defaults);
+        opts = &defaults;
+    }
+    LLVMContextRef llctx = LLVMGetModuleContext(m);
+    LLVMDiagnosticHandler old_handler = LLVMContextGetDiagnosticHandler(llctx);
+    void *old_diag_ctx = LLVMContextGetDiagnosticContext(llctx);
+    diag_state diag = {0};
+    LLVMContextSetDiagnosticHandler(llctx, diag_handler, &diag);
+
+    LLVMTargetMachineRef tm;
+    char *ir = NULL, *manifest = NULL;
+    LLVMMemoryBufferRef buf = NULL;
+    bool needs_libdevice;
+    oxide_status st = oxide__target_machine(ctx, opts, &tm);
+    if (!st)
+        st = legalize(m, opts, &needs_libdevice);
+    if (!st && needs_libdevice) {
+        st = link_libdevice(ctx, m);
+        LLVMValueRef one = LLVMConstInt(LLVMInt32TypeInContext(llctx), opts->fast_math ? 1 : 0, 0);
+        LLVMAddModuleFlag(m, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16, LLVMValueAsMetadata(one));
+    }
+    if (!st) {
+        char *msg = NULL;
+        if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg)) {
+            st = oxide__fail(OXIDE_ERROR_CODEGEN, "internal error: the LLVM module is invalid: %.400s",
+                             msg ? msg : "?");
+        }
+        LLVMDisposeMessage(msg);
+    }
+    if (!st)
+        st = optimise(m, tm, opts->opt_level);
+    if (!st && llvm_ir_out && !(ir = LLVMPrintModuleToString(m)))
+        st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory printing LLVM IR");
+    if (!st) {
+        char *err = NULL;
+        if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMAssemblyFile, &err, &buf) || diag.first_error) {
+            st = oxide__fail(OXIDE_ERROR_CODEGEN, "PTX emission failed: %s",
+                             diag.first_error ? diag.first_error : err ? err : "unknown error");
+            if (buf) {
+                LLVMDisposeMemoryBuffer(buf);
+                buf = NULL;
+            }
+        }
+        LLVMDisposeMessage(err);
+    }
+    if (!st && diag.first_error)
+        st = oxide__fail(OXIDE_ERROR_CODEGEN, "LLVM: %s", diag.first_error);
+    if (!st && !(manifest = oxide__manifest_json(opts, kernels, nkernels)))
+        st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory writing the manifest");
+    if (!st) {
+        size_t len = 0;
+        char *ptx = insert_manifest(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf), manifest, &len);
+        char *ir_copy = llvm_ir_out ? strdup(ir) : NULL;
+        if (!ptx || (llvm_ir_out && !ir_copy)) {
+            free(ptx);
+            free(ir_copy);
+            st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory assembling the PTX");
+        } else {
+            *ptx_out = ptx;
+            if (len_out)
+                *len_out = len;
+            if (llvm_ir_out)
+                *llvm_ir_out = ir_copy;
+        }
+    }
+    if (buf)
+        LLVMDisposeMemoryBuffer(buf);
+    if (ir)
+        LLVMDisposeMessage(ir);
+    free(manifest);
+    free(diag.first_error);
+    LLVMDisposeModule(m);
+    LLVMContextSetDiagnosticHandler(llctx, old_handler, old_diag_ctx);
+    return st;
+}

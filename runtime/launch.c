@@ -1,0 +1,300 @@
+/* Kernel launch: arguments checked against the manifest, then cuLaunchKernel (or cuLaunchKernelEx
+ * for clusters and cooperative launches). This is the hot path: no allocation, no string
+ * comparison, the parameter pointers point straight at the caller's oxide_arg values. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rt.h"
+
+/* Where a scalar's bytes start inside oxide_arg.value (which holds them in its low-order bits). */
+static inline void *scalar_bytes(const oxide_arg *a, uint32_t size) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return (char *)&a->value + (8 - size);
+#else
+    (void)size;
+    return (void *)&a->value;
+#endif
+}
+
+/* ---- messages (cold) ---- */
+
+static const char *scalar_name(unsigned s) {
+    const char *n = oxide_scalar_name((oxide_scalar)s);
+    return n ? n : "?";
+}
+
+static void describe_param(const rt_param *p, char *buf, size_t size) {
+    switch ((oxide_param_kind)p->kind) {
+    case OXIDE_PARAM_SCALAR: snprintf(buf, size, "a scalar %s", scalar_name(p->scalar)); break;
+    case OXIDE_PARAM_SLICE:
+        snprintf(buf, size, "a %s slice of %s", p->is_mutable ? "mutable" : "read-only", scalar_name(p->scalar));
+        break;
+    case OXIDE_PARAM_PTR:
+        snprintf(buf, size, "a %s pointer to %s", p->is_mutable ? "mutable" : "read-only", scalar_name(p->scalar));
+        break;
+    case OXIDE_PARAM_BYTES: snprintf(buf, size, "%u bytes by value", p->size); break;
+    case OXIDE_PARAM_TMA_DESC: snprintf(buf, size, "a TMA descriptor (128 bytes)"); break;
+    default: snprintf(buf, size, "a parameter of unknown kind %u", p->kind);
+    }
+}
+
+static void describe_arg(const oxide_arg *a, char *buf, size_t size) {
+    switch (a->kind) {
+    case OXIDE_ARG_SCALAR: snprintf(buf, size, "a scalar %s", scalar_name(a->type)); break;
+    case OXIDE_ARG_BUFFER:
+        snprintf(buf, size, "a %s buffer of %s", a->is_mutable ? "mutable" : "read-only", scalar_name(a->type));
+        break;
+    case OXIDE_ARG_BYTES: snprintf(buf, size, "%zu bytes%s", a->size, a->bytes ? "" : " at NULL"); break;
+    case OXIDE_ARG_TMA_DESC:
+        snprintf(buf, size, "a TMA descriptor of %zu bytes%s", a->size, a->bytes ? "" : " at NULL");
+        break;
+    default: snprintf(buf, size, "an argument of unknown kind %d", (int)a->kind);
+    }
+}
+
+static oxide_status bad_arg(const struct oxide_kernel *k, uint32_t i, const oxide_arg *a) {
+    char want[96], got[96];
+    describe_param(&k->params[i], want, sizeof want);
+    describe_arg(a, got, sizeof got);
+    const char *hint = "";
+    if (k->params[i].kind == OXIDE_PARAM_SLICE || k->params[i].kind == OXIDE_PARAM_PTR) {
+        if (a->kind == OXIDE_ARG_BUFFER && a->type == k->params[i].scalar && !a->is_mutable)
+            hint = " (pass the buffer as mutable: oxide_arg_buffer(..., 1))";
+    }
+    return oxide__fail(OXIDE_ERROR_LAUNCH, "launch %s: argument %u '%s' is %s, got %s%s", k->name, i + 1,
+                       k->mk->params[i].name, want, got, hint);
+}
+
+static oxide_status bad_count(const struct oxide_kernel *k, size_t nargs) {
+    char list[400];
+    size_t used = 0;
+    list[0] = 0;
+    for (uint32_t i = 0; i < k->nparams && used < sizeof list - 1; i++) {
+        int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", k->mk->params[i].name);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    return oxide__fail(OXIDE_ERROR_LAUNCH, "launch %s: expects %u argument%s (%s), got %zu", k->name, k->nparams,
+                       k->nparams == 1 ? "" : "s", list, nargs);
+}
+
+/* ---- binding ---- */
+
+oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args, size_t nargs, void **params) {
+    if (__builtin_expect(!k->mk, 0))
+        return oxide__fail(OXIDE_ERROR_LAUNCH,
+                           "launch %s: the module has no oxide manifest for this kernel, so its arguments cannot be "
+                           "checked; use oxide_kernel_launch_raw",
+                           k->name);
+    if (__builtin_expect(nargs != k->nparams || (nargs && !args), 0))
+        return bad_count(k, args ? nargs : 0);
+    if (__builtin_expect(k->nptx > RT_MAX_PTX_PARAMS, 0))
+        return oxide__fail(OXIDE_ERROR_LAUNCH, "launch %s: %u PTX parameters are more than oxide checks (%d); use "
+                           "oxide_kernel_launch_raw", k->name, k->nptx, RT_MAX_PTX_PARAMS);
+    void **p = params;
+    for (uint32_t i = 0; i < nargs; i++) {
+        const rt_param *mp = &k->params[i];
+        const oxide_arg *a = &args[i];
+        switch (mp->kind) {
+        case OXIDE_PARAM_SCALAR:
+            if (a->kind != OXIDE_ARG_SCALAR || a->type != (oxide_scalar)mp->scalar)
+                return bad_arg(k, i, a);
+            *p++ = scalar_bytes(a, mp->size);
+            break;
+        case OXIDE_PARAM_SLICE:
+            if (a->kind != OXIDE_ARG_BUFFER || a->type != (oxide_scalar)mp->scalar || (mp->is_mutable && !a->is_mutable))
+                return bad_arg(k, i, a);
+            *p++ = (void *)&a->ptr;
+            *p++ = (void *)&a->len;
+            break;
+        case OXIDE_PARAM_PTR:
+            if (a->kind != OXIDE_ARG_BUFFER || a->type != (oxide_scalar)mp->scalar || (mp->is_mutable && !a->is_mutable))
+                return bad_arg(k, i, a);
+            *p++ = (void *)&a->ptr;
+            break;
+        case OXIDE_PARAM_BYTES:
+            if (a->kind != OXIDE_ARG_BYTES || a->size != mp->size || !a->bytes)
+                return bad_arg(k, i, a);
+            *p++ = (void *)a->bytes;
+            break;
+        case OXIDE_PARAM_TMA_DESC:
+            if (a->kind != OXIDE_ARG_TMA_DESC || a->size != 128 || !a->bytes)
+                return bad_arg(k, i, a);
+            *p++ = (void *)a->bytes;
+            break;
+        }
+    }
+    return OXIDE_OK;
+}
+
+/* ---- launching ---- */
+
+static oxide_status launch_failed(struct oxide_kernel *k, CUresult r, const uint32_t grid[3], const uint32_t block[3],
+                                  uint32_t smem, const uint32_t *cluster, uint32_t flags) {
+    char extra[320] = "";
+    if (r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES || r == CUDA_ERROR_INVALID_VALUE) {
+        int regs = 0, maxt = 0, shared = 0;
+        oxide__cu.FuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, k->fn);
+        oxide__cu.FuncGetAttribute(&maxt, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k->fn);
+        oxide__cu.FuncGetAttribute(&shared, 1 /* SHARED_SIZE_BYTES */, k->fn);
+        snprintf(extra, sizeof extra,
+                 " (the kernel uses %d registers per thread and %d bytes of static shared memory, allowing at most %d "
+                 "threads per block; the device allows %d bytes of shared memory per block)",
+                 regs, shared, maxt, k->dev->max_smem_optin);
+    } else if (r == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) {
+        int per_sm = 0;
+        oxide__cu.OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->fn, (int)(block[0] * block[1] * block[2]), smem);
+        snprintf(extra, sizeof extra, " (a cooperative grid must fit on the device at once: at most %d blocks of this "
+                 "size, %d per SM on %d SMs)", per_sm * k->dev->sm_count, per_sm, k->dev->sm_count);
+    }
+    char shape[160] = "";
+    if (cluster)
+        snprintf(shape, sizeof shape, ", cluster %ux%ux%u", cluster[0], cluster[1], cluster[2]);
+    return oxide__rt_cuda(k->dev, r, oxide__rt_is_sticky(r) ? atomic_load(&k->dev->last_kernel) : NULL,
+                          "launch %s (grid %ux%ux%u, block %ux%ux%u, %u bytes dynamic shared memory%s%s)%s", k->name,
+                          grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, shape,
+                          (flags & OXIDE_LAUNCH_COOPERATIVE) ? ", cooperative" : "", extra);
+}
+
+/* Kernels asking for more than the default 48 KiB of dynamic shared memory must opt in. */
+static oxide_status opt_in_smem(struct oxide_kernel *k, uint32_t smem) {
+    CUresult r = oxide__cu.FuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
+    if (r != CUDA_SUCCESS) {
+        char text[160];
+        return oxide__fail(OXIDE_ERROR_LAUNCH,
+                           "launch %s: %u bytes of dynamic shared memory are more than the kernel can have on device "
+                           "%d (%s allows %d per block, less the kernel's static shared memory): %s",
+                           k->name, smem, k->dev->index, k->dev->name, k->dev->max_smem_optin,
+                           oxide__cuda_error_text(r, text, sizeof text));
+    }
+    atomic_store_explicit(&k->smem_optin, smem, memory_order_relaxed);
+    return OXIDE_OK;
+}
+
+oxide_status oxide__rt_launch(struct oxide_kernel *k, CUstream cs, oxide_stream *track, const uint32_t grid[3],
+                              const uint32_t block[3], uint32_t smem, const uint32_t *cluster, uint32_t flags,
+                              void **params) {
+    oxide_device *dev = k->dev;
+    if (__builtin_expect(atomic_load_explicit(&dev->failed, memory_order_acquire), 0))
+        return oxide__rt_failed(dev);
+    if (__builtin_expect(k->gen != atomic_load_explicit(&dev->gen, memory_order_relaxed), 0))
+        return oxide__rt_check_gen(dev, k->gen, "the kernel");
+    oxide_status st = oxide__rt_enter(dev);
+    if (__builtin_expect(st != OXIDE_OK, 0))
+        return st;
+    if (!grid || !block)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "launch %s: grid or block is NULL", k->name);
+    if (!smem)
+        smem = k->dyn_smem;
+    if (__builtin_expect(smem > 48 * 1024 && smem > atomic_load_explicit(&k->smem_optin, memory_order_relaxed), 0) &&
+        (st = opt_in_smem(k, smem)) != OXIDE_OK)
+        return st;
+    const uint32_t *cl = cluster && (cluster[0] | cluster[1] | cluster[2]) ? cluster : k->cluster;
+    bool want_cluster = cl[0] * cl[1] * cl[2] > 1;
+    if (cl != k->cluster && k->cluster_fixed && memcmp(cl, k->cluster, sizeof k->cluster))
+        return oxide__fail(OXIDE_ERROR_LAUNCH, "launch %s: cluster %ux%ux%u asked for, but the PTX fixes %ux%ux%u",
+                           k->name, cl[0], cl[1], cl[2], k->cluster[0], k->cluster[1], k->cluster[2]);
+    CUresult r;
+    if (__builtin_expect(!(flags & OXIDE_LAUNCH_COOPERATIVE) && (!want_cluster || k->cluster_fixed), 1)) {
+        r = oxide__cu.LaunchKernel(k->fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, cs, params,
+                                   NULL);
+    } else {
+        if (!oxide__cu.LaunchKernelEx)
+            return oxide__fail(OXIDE_ERROR_UNSUPPORTED, "launch %s: cluster and cooperative launches need "
+                               "cuLaunchKernelEx (a driver for CUDA 12.0 or later)", k->name);
+        CUlaunchAttribute attrs[2];
+        unsigned n = 0;
+        memset(attrs, 0, sizeof attrs);
+        if (want_cluster && !k->cluster_fixed) {
+            /* More than 8 blocks per cluster is "non-portable" and must be allowed per kernel. */
+            if (cl[0] * cl[1] * cl[2] > 8 && !atomic_load_explicit(&k->nonportable, memory_order_relaxed)) {
+                oxide__cu.FuncSetAttribute(k->fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+                atomic_store_explicit(&k->nonportable, 1, memory_order_relaxed);
+            }
+            attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            attrs[n].value.clusterDim.x = cl[0];
+            attrs[n].value.clusterDim.y = cl[1];
+            attrs[n].value.clusterDim.z = cl[2];
+            n++;
+        }
+        if (flags & OXIDE_LAUNCH_COOPERATIVE) {
+            attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+            attrs[n].value.cooperative = 1;
+            n++;
+        }
+        CUlaunchConfig lc = {grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, cs, attrs, n};
+        r = oxide__cu.LaunchKernelEx(&lc, k->fn, params, NULL);
+    }
+    if (__builtin_expect(r != CUDA_SUCCESS, 0))
+        return launch_failed(k, r, grid, block, smem, want_cluster ? cl : NULL, flags);
+    if (track)
+        atomic_store_explicit(&track->last_kernel, k, memory_order_relaxed);
+    atomic_store_explicit(&dev->last_kernel, k, memory_order_relaxed);
+    return OXIDE_OK;
+}
+
+static oxide_status resolve(oxide_kernel *k, oxide_stream *stream, CUstream *cs, oxide_stream **track,
+                            const char *fn) {
+    oxide_status st = oxide__rt_check_kernel(k);
+    if (__builtin_expect(st != OXIDE_OK, 0))
+        return oxide__fail(st, "%s: %s", fn, oxide_last_error());
+    if (__builtin_expect(!stream, 0)) {
+        *cs = NULL;
+        *track = &k->dev->default_stream;
+        return OXIDE_OK;
+    }
+    if (__builtin_expect(stream->magic == RT_STREAM && stream->dev == k->dev &&
+                             (stream->is_default || stream->gen == atomic_load_explicit(&k->dev->gen, memory_order_relaxed)),
+                         1)) {
+        *cs = stream->cu;
+        *track = stream;
+        return OXIDE_OK;
+    }
+    st = oxide__rt_stream(k->dev, stream, cs, track);
+    return oxide__fail(st, "launch %s: %s", k->name, oxide_last_error());
+}
+
+oxide_status oxide_kernel_launch(oxide_kernel *k, oxide_stream *stream, const uint32_t grid[3],
+                                 const uint32_t block[3], uint32_t smem, const oxide_arg *args, size_t nargs) {
+    CUstream cs;
+    oxide_stream *track;
+    oxide_status st = resolve(k, stream, &cs, &track, "oxide_kernel_launch");
+    if (__builtin_expect(st != OXIDE_OK, 0))
+        return st;
+    void *params[RT_MAX_PTX_PARAMS];
+    if (__builtin_expect((st = oxide__rt_bind(k, args, nargs, params)) != OXIDE_OK, 0))
+        return st;
+    return oxide__rt_launch(k, cs, track, grid, block, smem, NULL, 0, params);
+}
+
+oxide_status oxide_kernel_launch_ex(oxide_kernel *k, oxide_stream *stream, const oxide_launch_config *cfg,
+                                    const oxide_arg *args, size_t nargs) {
+    CUstream cs;
+    oxide_stream *track;
+    oxide_status st = resolve(k, stream, &cs, &track, "oxide_kernel_launch_ex");
+    if (st != OXIDE_OK)
+        return st;
+    if (!cfg)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "launch %s: cfg is NULL", k->name);
+    if (cfg->flags & ~OXIDE_LAUNCH_COOPERATIVE)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "launch %s: unknown flags 0x%x", k->name, cfg->flags);
+    void *params[RT_MAX_PTX_PARAMS];
+    if ((st = oxide__rt_bind(k, args, nargs, params)) != OXIDE_OK)
+        return st;
+    return oxide__rt_launch(k, cs, track, cfg->grid, cfg->block, cfg->smem, cfg->cluster, cfg->flags, params);
+}
+
+oxide_status oxide_kernel_launch_raw(oxide_kernel *k, oxide_stream *stream, const oxide_launch_config *cfg,
+                                     void **params) {
+    CUstream cs;
+    oxide_stream *track;
+    oxide_status st = resolve(k, stream, &cs, &track, "oxide_kernel_launch_raw");
+    if (__builtin_expect(st != OXIDE_OK, 0))
+        return st;
+    if (__builtin_expect(!cfg, 0))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "launch %s: cfg is NULL", k->name);
+    if (!params && k->nptx)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "launch %s: params is NULL", k->name);
+    return oxide__rt_launch(k, cs, track, cfg->grid, cfg->block, cfg->smem, cfg->cluster, cfg->flags, params);
+}

@@ -1,0 +1,188 @@
+/* Internal structures of the host runtime, shared by the files in runtime/. Not installed. */
+#ifndef OXIDE_RUNTIME_RT_H
+#define OXIDE_RUNTIME_RT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "driver.h"
+#include "ir.h"
+#include "rt_manifest.h"
+
+/* Each handle starts with a magic word so that a NULL, freed or wrong kind of handle is an
+ * INVALID_ARGUMENT status instead of a crash, as far as that can be detected. */
+enum {
+    RT_DEVICE = 0x6f786476,
+    RT_STREAM = 0x6f787374,
+    RT_EVENT = 0x6f786576,
+    RT_BUFFER = 0x6f786266,
+    RT_MODULE = 0x6f786d6f,
+    RT_KERNEL = 0x6f786b6e,
+    RT_TASK = 0x6f787461,
+    RT_GRAPH = 0x6f786772
+};
+
+/* Launches keep pointers to the caller's values in a stack array of this many PTX parameters:
+ * no allocation per launch. */
+#define RT_MAX_PTX_PARAMS 1024
+
+struct oxide_stream {
+    uint32_t magic;
+    bool is_default; /* the legacy NULL stream: survives resets, cannot be destroyed */
+    bool is_foreign; /* wrapped: destroy leaves the CUstream alone */
+    oxide_device *dev;
+    uint32_t gen;
+    CUstream cu;
+    /* Kernel last launched here: CUDA reports a fault at a later synchronisation without saying
+     * which kernel caused it, so the report names the most likely one. */
+    _Atomic(const struct oxide_kernel *) last_kernel;
+    bool capturing;
+};
+
+typedef struct rt_pinned {
+    void *ptr;
+    uint32_t gen;
+    struct rt_pinned *next;
+} rt_pinned;
+
+typedef struct rt_pool {
+    void **items;
+    size_t len, cap;
+} rt_pool;
+
+struct oxide_device {
+    uint32_t magic;
+    int index;
+    CUdevice cu_dev;
+    CUcontext ctx; /* primary context, retained once by oxide */
+    bool retained;
+    char name[256];
+    int cc_major, cc_minor, sm_count, max_smem_optin;
+    size_t total_mem;
+    /* Bumped by oxide_device_reset: handles made under an older generation are stale. */
+    _Atomic uint32_t gen;
+    /* Set (release) after failed_msg is written; cleared by reset. */
+    _Atomic int failed;
+    char failed_msg[1536];
+    _Atomic(const struct oxide_kernel *) last_kernel;
+    struct oxide_stream default_stream;
+    pthread_mutex_t lock; /* retain, reset, failure, pools, pinned list */
+    rt_pool free_streams; /* non-blocking CUstreams for joins and captures */
+    rt_pool free_events;  /* timing-disabled CUevents */
+    rt_pinned *pinned;
+};
+
+struct oxide_event {
+    uint32_t magic;
+    oxide_device *dev;
+    uint32_t gen;
+    unsigned flags;
+    CUevent cu;
+};
+
+struct oxide_buffer {
+    uint32_t magic;
+    bool is_foreign;
+    oxide_device *dev;
+    uint32_t gen;
+    CUdeviceptr ptr;
+    size_t size;
+};
+
+/* A manifest parameter as the launch checks it. */
+typedef struct rt_param {
+    uint8_t kind;   /* oxide_param_kind */
+    uint8_t scalar; /* oxide_scalar */
+    uint8_t is_mutable;
+    uint32_t size; /* BYTES */
+} rt_param;
+
+struct oxide_kernel {
+    uint32_t magic;
+    oxide_device *dev;
+    uint32_t gen;
+    CUfunction fn;
+    struct oxide_loaded_module *lm;
+    const char *name, *entry;
+    const rt_mkernel *mk; /* NULL: no manifest, raw launches only */
+    rt_param *params;                /* mk's parameters, compact */
+    uint32_t nparams;                /* manifest parameters */
+    uint32_t nptx;                   /* PTX parameters (a slice is two) */
+    uint32_t cluster[3];             /* from the manifest; {1,1,1} if none */
+    bool cluster_fixed;              /* the PTX fixes the cluster shape (.reqnctapercluster) */
+    uint32_t dyn_smem;
+    _Atomic uint32_t smem_optin; /* MAX_DYNAMIC_SHARED_SIZE_BYTES set so far */
+    _Atomic int nonportable;     /* NON_PORTABLE_CLUSTER_SIZE_ALLOWED set */
+    struct oxide_kernel *next;   /* module's list of kernels found by entry name */
+};
+
+struct oxide_loaded_module {
+    uint32_t magic;
+    oxide_device *dev;
+    uint32_t gen;
+    CUmodule cu;
+    oxide_manifest *manifest; /* NULL if none */
+    struct oxide_kernel *kernels; /* one per manifest kernel */
+    struct oxide_kernel *extra;   /* found by entry name, made on demand */
+    pthread_mutex_t lock;         /* extra */
+    char *jit_log;
+};
+
+struct oxide_graph {
+    uint32_t magic;
+    oxide_device *dev;
+    uint32_t gen;
+    CUgraphExec exec;
+};
+
+/* ---- device.c ---- */
+
+/* INVALID_ARGUMENT unless dev is a device handle. */
+oxide_status oxide__rt_check_device(const oxide_device *dev);
+/* Before driver work on dev: DEVICE_FAILED if it failed, else make its context current. */
+oxide_status oxide__rt_enter(oxide_device *dev);
+/* STATE if a handle of generation gen predates a reset of dev. */
+oxide_status oxide__rt_check_gen(oxide_device *dev, uint32_t gen, const char *what);
+/* DEVICE_FAILED with the stored reason. */
+oxide_status oxide__rt_failed(oxide_device *dev);
+/* Turn a driver error into a status and message "<what>: <CUDA error>". A sticky error (a kernel
+ * fault) marks dev failed and names kernel (may be NULL) as the likely culprit. */
+oxide_status oxide__rt_cuda(oxide_device *dev, CUresult r, const struct oxide_kernel *kernel, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Resolve stream (NULL: default) for work on dev: checks ownership and staleness. */
+oxide_status oxide__rt_stream(oxide_device *dev, oxide_stream *stream, CUstream *cu, oxide_stream **eff);
+/* Pools of helper streams and events (non-blocking / no timing) for joins and captures. */
+oxide_status oxide__rt_pool_stream(oxide_device *dev, CUstream *out);
+oxide_status oxide__rt_pool_event(oxide_device *dev, CUevent *out);
+void oxide__rt_unpool_stream(oxide_device *dev, CUstream s, uint32_t gen);
+void oxide__rt_unpool_event(oxide_device *dev, CUevent e, uint32_t gen);
+bool oxide__rt_is_sticky(CUresult r);
+/* The device table (loads the driver); used to find which device a pinned pointer came from. */
+oxide_status oxide__rt_devices(oxide_device **list, int *n);
+
+/* ---- memory.c ---- */
+
+CUresult oxide__rt_memset(uint64_t dst, uint32_t value, size_t count, unsigned elem_size, CUstream cs, bool async);
+
+static inline uint32_t oxide__rt_gen(oxide_device *dev) {
+    return atomic_load_explicit(&dev->gen, memory_order_acquire);
+}
+
+/* ---- launch.c ---- */
+
+/* Check args against k's manifest and point params (RT_MAX_PTX_PARAMS) at their values. */
+oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args, size_t nargs, void **params);
+/* Launch on a resolved stream; track (may be NULL) records the kernel for fault reports. */
+oxide_status oxide__rt_launch(struct oxide_kernel *k, CUstream cs, oxide_stream *track, const uint32_t grid[3],
+                              const uint32_t block[3], uint32_t smem, const uint32_t *cluster, uint32_t flags,
+                              void **params);
+oxide_status oxide__rt_check_kernel(const struct oxide_kernel *k);
+
+/* ---- task.c ---- */
+
+/* Wrap an executable graph instantiated from graph (which the caller still owns). */
+oxide_status oxide__rt_graph_from(oxide_device *dev, CUgraph graph, oxide_graph **out);
+
+#endif

@@ -1,0 +1,494 @@
+/* Lazy async work: tasks describe launches, copies, memsets and host callbacks, compose into
+ * sequences and joins, and run when submitted; a composed task can be captured once as a CUDA
+ * graph and replayed, which saves the per-operation launch cost of repeated work.
+ *
+ * A join forks onto helper streams with events and joins back, so the same code path serves
+ * direct submission and stream capture (CUDA turns the event edges into graph edges). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+typedef enum { T_LAUNCH, T_HTOD, T_DTOH, T_DTOD, T_MEMSET, T_HOST, T_SEQ, T_JOIN } task_kind;
+
+struct oxide_task {
+    uint32_t magic;
+    _Atomic int refs;
+    task_kind kind;
+    oxide_device *dev;
+    union {
+        struct {
+            struct oxide_kernel *k;
+            oxide_launch_config cfg;
+            oxide_arg *args; /* copies; BYTES and TMA_DESC point into bytes */
+            size_t nargs;
+            unsigned char *bytes;
+        } launch;
+        struct {
+            uint64_t dst, src; /* device addresses */
+            void *hdst;        /* DTOH */
+            const void *hsrc;  /* HTOD */
+            size_t bytes;
+        } copy;
+        struct {
+            uint64_t dst;
+            uint32_t value;
+            size_t count;
+            unsigned elem;
+        } memset;
+        struct {
+            oxide_host_fn fn;
+            void *user;
+        } host;
+        struct {
+            oxide_task **parts;
+            size_t n;
+        } group;
+    } u;
+};
+
+static oxide_status new_task(oxide_device *dev, task_kind kind, oxide_task **out, const char *fn) {
+    if (oxide__rt_check_device(dev) != OXIDE_OK)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s", fn, oxide_last_error());
+    if (!out)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: out is NULL", fn);
+    oxide_task *t = calloc(1, sizeof *t);
+    if (!t)
+        return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    t->magic = RT_TASK;
+    atomic_init(&t->refs, 1);
+    t->kind = kind;
+    t->dev = dev;
+    *out = t;
+    return OXIDE_OK;
+}
+
+static oxide_status check_task(const oxide_task *t, const char *fn) {
+    if (!t)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: task is NULL", fn);
+    if (t->magic != RT_TASK)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: not a task handle", fn);
+    return OXIDE_OK;
+}
+
+oxide_status oxide_task_launch(oxide_kernel *k, const oxide_launch_config *cfg, const oxide_arg *args, size_t nargs,
+                               oxide_task **out) {
+    oxide_status st = oxide__rt_check_kernel(k);
+    if (st != OXIDE_OK)
+        return oxide__fail(st, "oxide_task_launch: %s", oxide_last_error());
+    if (!cfg)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_task_launch: cfg is NULL");
+    if (cfg->flags & ~OXIDE_LAUNCH_COOPERATIVE)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_task_launch: unknown flags 0x%x", cfg->flags);
+    /* Check now, so that a wrong argument is reported where the task is made. */
+    void *params[RT_MAX_PTX_PARAMS];
+    if ((st = oxide__rt_bind(k, args, nargs, params)) != OXIDE_OK)
+        return st;
+    oxide_task *t;
+    if ((st = new_task(k->dev, T_LAUNCH, &t, "oxide_task_launch")) != OXIDE_OK)
+        return st;
+    size_t nbytes = 0;
+    for (size_t i = 0; i < nargs; i++)
+        if (args[i].kind == OXIDE_ARG_BYTES || args[i].kind == OXIDE_ARG_TMA_DESC)
+            nbytes += (args[i].size + 15) & ~(size_t)15;
+    t->u.launch.args = malloc((nargs ? nargs : 1) * sizeof *args);
+    t->u.launch.bytes = nbytes ? malloc(nbytes) : NULL;
+    if (!t->u.launch.args || (nbytes && !t->u.launch.bytes)) {
+        free(t->u.launch.args);
+        free(t->u.launch.bytes);
+        free(t);
+        return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "oxide_task_launch: out of memory");
+    }
+    if (nargs)
+        memcpy(t->u.launch.args, args, nargs * sizeof *args);
+    size_t off = 0;
+    for (size_t i = 0; i < nargs; i++)
+        if (args[i].kind == OXIDE_ARG_BYTES || args[i].kind == OXIDE_ARG_TMA_DESC) {
+            memcpy(t->u.launch.bytes + off, args[i].bytes, args[i].size);
+            t->u.launch.args[i].bytes = t->u.launch.bytes + off;
+            off += (args[i].size + 15) & ~(size_t)15;
+        }
+    t->u.launch.k = k;
+    t->u.launch.cfg = *cfg;
+    t->u.launch.nargs = nargs;
+    *out = t;
+    return OXIDE_OK;
+}
+
+oxide_status oxide_task_copy_htod(oxide_device *dev, uint64_t dst, const void *src, size_t bytes, oxide_task **out) {
+    if (!dst || !src)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_task_copy_htod: %s is NULL", !dst ? "dst" : "src");
+    oxide_task *t;
+    oxide_status st = new_task(dev, T_HTOD, &t, "oxide_task_copy_htod");
+    if (st != OXIDE_OK)
+        return st;
+    t->u.copy.dst = dst;
+    t->u.copy.hsrc = src;
+    t->u.copy.bytes = bytes;
+    *out = t;
+    return OXIDE_OK;
+}
+
+oxide_status oxide_task_copy_dtoh(oxide_device *dev, void *dst, uint64_t src, size_t bytes, oxide_task **out) {
+    if (!dst || !src)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_task_copy_dtoh: %s is NULL", !dst ? "dst" : "src");
+    oxide_task *t;
+    oxide_status st = new_task(dev, T_DTOH, &t, "oxide_task_copy_dtoh");
+    if (st != OXIDE_OK)
+        return st;
+    t->u.copy.hdst = dst;
+    t->u.copy.src = src;
+    t->u.copy.bytes = bytes;
+    *out = t;
+    return OXIDE_OK;
+}
+
+oxide_status oxide_task_copy_dtod(oxide_device *dev, uint64_t dst, uint64_t src, size_t bytes, oxide_task **out) {
+    if (!dst || !src)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_task_copy_dtod: %s is NULL", !dst ? "dst" : "src");
+    oxide_task *t;
+    oxide_status st = new_task(dev, T_DTOD, &t, "oxide_task_copy_dtod");
+    if (st != OXIDE_OK)
+        return st;
+    t->u.copy.dst = dst;
+    t->u.copy.src = src;
+    t->u.copy.bytes = bytes;
+    *out = t;
+    return OXIDE_OK;
+}
+
+oxide_status oxide_task_memset(oxide_device *dev, uint64_t dst, uint32_t value, size_t count, unsigned elem_size,
+                               oxide_task **out) {
+    if (!dst)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_task_memset: dst is NULL");
+    if (elem_size != 1 && elem_size != 2 && elem_size != 4)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_task_memset: elem_size %u (must be 1, 2 or 4)",
+                           elem_size);
+    if ((elem_size == 1 && value > 0xff) || (elem_size == 2 && value > 0xffff))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_task_memset: value 0x%x does not fit in %u byte(s)",
+                           value, elem_size);
+    oxide_task *t;
+    oxide_status st = new_task(dev, T_MEMSET, &t, "oxide_task_memset");
+    if (st != OXIDE_OK)
+        return st;
+    t->u.memset.dst = dst;
+    t->u.memset.value = value;
+    t->u.memset.count = count;
+    t->u.memset.elem = elem_size;
+    *out = t;
+    return OXIDE_OK;
+}
+
+oxide_status oxide_task_host_fn(oxide_device *dev, oxide_host_fn fn, void *user, oxide_task **out) {
+    if (!fn)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_task_host_fn: fn is NULL");
+    oxide_task *t;
+    oxide_status st = new_task(dev, T_HOST, &t, "oxide_task_host_fn");
+    if (st != OXIDE_OK)
+        return st;
+    t->u.host.fn = fn;
+    t->u.host.user = user;
+    *out = t;
+    return OXIDE_OK;
+}
+
+static oxide_status group(task_kind kind, oxide_task *const *tasks, size_t n, oxide_task **out, const char *fn) {
+    if (!tasks || !n)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: no tasks given", fn);
+    for (size_t i = 0; i < n; i++) {
+        if (check_task(tasks[i], fn) != OXIDE_OK)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: task %zu: %s", fn, i, oxide_last_error());
+        if (tasks[i]->dev != tasks[0]->dev)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                               "%s: task %zu runs on device %d, task 0 on device %d (a composed task uses one device)",
+                               fn, i, tasks[i]->dev->index, tasks[0]->dev->index);
+    }
+    oxide_task *t;
+    oxide_status st = new_task(tasks[0]->dev, kind, &t, fn);
+    if (st != OXIDE_OK)
+        return st;
+    t->u.group.parts = malloc(n * sizeof *tasks);
+    if (!t->u.group.parts) {
+        free(t);
+        return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    }
+    for (size_t i = 0; i < n; i++) {
+        atomic_fetch_add_explicit(&tasks[i]->refs, 1, memory_order_relaxed);
+        t->u.group.parts[i] = tasks[i];
+    }
+    t->u.group.n = n;
+    *out = t;
+    return OXIDE_OK;
+}
+
+oxide_status oxide_task_sequence(oxide_task *const *tasks, size_t n, oxide_task **out) {
+    return group(T_SEQ, tasks, n, out, "oxide_task_sequence");
+}
+
+oxide_status oxide_task_join(oxide_task *const *tasks, size_t n, oxide_task **out) {
+    return group(T_JOIN, tasks, n, out, "oxide_task_join");
+}
+
+void oxide_task_destroy(oxide_task *t) {
+    if (!t || t->magic != RT_TASK)
+        return;
+    if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    if (t->kind == T_LAUNCH) {
+        free(t->u.launch.args);
+        free(t->u.launch.bytes);
+    } else if (t->kind == T_SEQ || t->kind == T_JOIN) {
+        for (size_t i = 0; i < t->u.group.n; i++)
+            oxide_task_destroy(t->u.group.parts[i]);
+        free(t->u.group.parts);
+    }
+    t->magic = 0;
+    free(t);
+}
+
+/* ---- running ---- */
+
+/* Helper streams and events taken during one submission; given back only when it is complete,
+ * because during a capture a helper stream belongs to the capture until it ends. */
+typedef struct borrowed {
+    oxide_device *dev;
+    uint32_t gen;
+    CUstream *streams;
+    CUevent *events;
+    size_t nstreams, nevents, cap_s, cap_e;
+} borrowed;
+
+static oxide_status borrow_stream(borrowed *b, CUstream *out) {
+    if (b->nstreams == b->cap_s) {
+        size_t cap = b->cap_s ? b->cap_s * 2 : 8;
+        CUstream *s = realloc(b->streams, cap * sizeof *s);
+        if (!s)
+            return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory running a task");
+        b->streams = s;
+        b->cap_s = cap;
+    }
+    oxide_status st = oxide__rt_pool_stream(b->dev, out);
+    if (st == OXIDE_OK)
+        b->streams[b->nstreams++] = *out;
+    return st;
+}
+
+static oxide_status borrow_event(borrowed *b, CUevent *out) {
+    if (b->nevents == b->cap_e) {
+        size_t cap = b->cap_e ? b->cap_e * 2 : 8;
+        CUevent *e = realloc(b->events, cap * sizeof *e);
+        if (!e)
+            return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory running a task");
+        b->events = e;
+        b->cap_e = cap;
+    }
+    oxide_status st = oxide__rt_pool_event(b->dev, out);
+    if (st == OXIDE_OK)
+        b->events[b->nevents++] = *out;
+    return st;
+}
+
+static void give_back(borrowed *b) {
+    for (size_t i = 0; i < b->nstreams; i++)
+        oxide__rt_unpool_stream(b->dev, b->streams[i], b->gen);
+    for (size_t i = 0; i < b->nevents; i++)
+        oxide__rt_unpool_event(b->dev, b->events[i], b->gen);
+    free(b->streams);
+    free(b->events);
+}
+
+static oxide_status run(const oxide_task *t, CUstream cs, oxide_stream *track, borrowed *b) {
+    oxide_device *dev = t->dev;
+    CUresult r = CUDA_SUCCESS;
+    oxide_status st;
+    switch (t->kind) {
+    case T_LAUNCH: {
+        void *params[RT_MAX_PTX_PARAMS];
+        struct oxide_kernel *k = t->u.launch.k;
+        if (k->magic != RT_KERNEL)
+            return oxide__fail(OXIDE_ERROR_STATE, "a task's kernel was destroyed (its module was unloaded)");
+        if ((st = oxide__rt_bind(k, t->u.launch.args, t->u.launch.nargs, params)) != OXIDE_OK)
+            return st;
+        const oxide_launch_config *c = &t->u.launch.cfg;
+        return oxide__rt_launch(k, cs, track, c->grid, c->block, c->smem, c->cluster, c->flags, params);
+    }
+    case T_HTOD:
+        if (t->u.copy.bytes)
+            r = oxide__cu.MemcpyHtoDAsync(t->u.copy.dst, t->u.copy.hsrc, t->u.copy.bytes, cs);
+        break;
+    case T_DTOH:
+        if (t->u.copy.bytes)
+            r = oxide__cu.MemcpyDtoHAsync(t->u.copy.hdst, t->u.copy.src, t->u.copy.bytes, cs);
+        break;
+    case T_DTOD:
+        if (t->u.copy.bytes)
+            r = oxide__cu.MemcpyDtoDAsync(t->u.copy.dst, t->u.copy.src, t->u.copy.bytes, cs);
+        break;
+    case T_MEMSET:
+        if (t->u.memset.count)
+            r = oxide__rt_memset(t->u.memset.dst, t->u.memset.value, t->u.memset.count, t->u.memset.elem, cs, true);
+        break;
+    case T_HOST: r = oxide__cu.LaunchHostFunc(cs, t->u.host.fn, t->u.host.user); break;
+    case T_SEQ:
+        for (size_t i = 0; i < t->u.group.n; i++)
+            if ((st = run(t->u.group.parts[i], cs, track, b)) != OXIDE_OK)
+                return st;
+        return OXIDE_OK;
+    case T_JOIN: {
+        size_t n = t->u.group.n;
+        if (n == 1)
+            return run(t->u.group.parts[0], cs, track, b);
+        CUevent fork;
+        if ((st = borrow_event(b, &fork)) != OXIDE_OK)
+            return st;
+        if ((r = oxide__cu.EventRecord(fork, cs)) != CUDA_SUCCESS)
+            break;
+        /* Part 0 runs on the caller's stream, the others on helpers that wait for the fork and
+         * signal their end; the caller's stream waits for every end. */
+        for (size_t i = 1; i < n; i++) {
+            CUstream hs;
+            CUevent done;
+            if ((st = borrow_stream(b, &hs)) != OXIDE_OK || (st = borrow_event(b, &done)) != OXIDE_OK)
+                return st;
+            if ((r = oxide__cu.StreamWaitEvent(hs, fork, 0)) != CUDA_SUCCESS)
+                break;
+            if ((st = run(t->u.group.parts[i], hs, NULL, b)) != OXIDE_OK)
+                return st;
+            if ((r = oxide__cu.EventRecord(done, hs)) != CUDA_SUCCESS)
+                break;
+            if ((r = oxide__cu.StreamWaitEvent(cs, done, 0)) != CUDA_SUCCESS)
+                break;
+        }
+        if (r != CUDA_SUCCESS)
+            break;
+        return run(t->u.group.parts[0], cs, track, b);
+    }
+    }
+    if (r != CUDA_SUCCESS) {
+        static const char *const names[] = {"launch", "host-to-device copy", "device-to-host copy",
+                                            "device-to-device copy", "memset", "host function", "sequence", "join"};
+        const char *hint = r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+                               ? " (during graph capture, copies need pinned host memory: oxide_host_alloc)"
+                               : "";
+        return oxide__rt_cuda(dev, r, NULL, "task %s on device %d%s", names[t->kind], dev->index, hint);
+    }
+    return OXIDE_OK;
+}
+
+static oxide_status submit(oxide_task *t, oxide_stream *stream, CUstream *cs_out, oxide_stream **track_out,
+                           const char *fn) {
+    oxide_status st = check_task(t, fn);
+    if (st != OXIDE_OK)
+        return st;
+    oxide_device *dev = t->dev;
+    CUstream cs;
+    oxide_stream *track;
+    if ((st = oxide__rt_stream(dev, stream, &cs, &track)) != OXIDE_OK)
+        return oxide__fail(st, "%s: %s", fn, oxide_last_error());
+    if ((st = oxide__rt_enter(dev)) != OXIDE_OK)
+        return st;
+    borrowed b = {.dev = dev, .gen = oxide__rt_gen(dev)};
+    st = run(t, cs, track, &b);
+    give_back(&b);
+    *cs_out = cs;
+    *track_out = track;
+    return st;
+}
+
+oxide_status oxide_task_submit(oxide_task *t, oxide_stream *stream) {
+    CUstream cs;
+    oxide_stream *track;
+    return submit(t, stream, &cs, &track, "oxide_task_submit");
+}
+
+oxide_status oxide_task_sync(oxide_task *t, oxide_stream *stream) {
+    CUstream cs;
+    oxide_stream *track;
+    oxide_status st = submit(t, stream, &cs, &track, "oxide_task_sync");
+    if (st != OXIDE_OK)
+        return st;
+    CUresult r = oxide__cu.StreamSynchronize(cs);
+    if (r != CUDA_SUCCESS)
+        return oxide__rt_cuda(t->dev, r, atomic_load_explicit(&track->last_kernel, memory_order_relaxed),
+                              "oxide_task_sync (device %d)", t->dev->index);
+    return OXIDE_OK;
+}
+
+/* ---- graphs ---- */
+
+oxide_status oxide__rt_graph_from(oxide_device *dev, CUgraph graph, oxide_graph **out) {
+    oxide_graph *g = calloc(1, sizeof *g);
+    if (!g)
+        return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory making a graph");
+    CUresult r = oxide__cu.GraphInstantiate(&g->exec, graph, 0);
+    if (r != CUDA_SUCCESS) {
+        free(g);
+        return oxide__rt_cuda(dev, r, NULL, "instantiating a CUDA graph on device %d", dev->index);
+    }
+    g->magic = RT_GRAPH;
+    g->dev = dev;
+    g->gen = oxide__rt_gen(dev);
+    *out = g;
+    return OXIDE_OK;
+}
+
+oxide_status oxide_graph_create(oxide_task *t, oxide_graph **out) {
+    oxide_status st = check_task(t, "oxide_graph_create");
+    if (st != OXIDE_OK)
+        return st;
+    if (!out)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_graph_create: out is NULL");
+    oxide_device *dev = t->dev;
+    if ((st = oxide__rt_enter(dev)) != OXIDE_OK)
+        return st;
+    borrowed b = {.dev = dev, .gen = oxide__rt_gen(dev)};
+    CUstream cs;
+    if ((st = borrow_stream(&b, &cs)) != OXIDE_OK) {
+        give_back(&b);
+        return st;
+    }
+    CUresult r = oxide__cu.StreamBeginCapture(cs, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    if (r != CUDA_SUCCESS) {
+        give_back(&b);
+        return oxide__rt_cuda(dev, r, NULL, "oxide_graph_create: beginning a stream capture on device %d", dev->index);
+    }
+    st = run(t, cs, NULL, &b);
+    /* The capture must end even after a failure, or the helper stream stays unusable. */
+    CUgraph graph = NULL;
+    r = oxide__cu.StreamEndCapture(cs, &graph);
+    if (st == OXIDE_OK && r != CUDA_SUCCESS)
+        st = oxide__rt_cuda(dev, r, NULL, "oxide_graph_create: capturing the task on device %d", dev->index);
+    if (st == OXIDE_OK)
+        st = oxide__rt_graph_from(dev, graph, out);
+    if (graph)
+        oxide__cu.GraphDestroy(graph);
+    give_back(&b);
+    return st;
+}
+
+oxide_status oxide_graph_launch(oxide_graph *g, oxide_stream *stream) {
+    if (!g || g->magic != RT_GRAPH)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_graph_launch: %s", g ? "not a graph handle" : "graph is NULL");
+    oxide_status st = oxide__rt_check_gen(g->dev, g->gen, "the graph");
+    if (st != OXIDE_OK)
+        return st;
+    CUstream cs;
+    oxide_stream *track;
+    if ((st = oxide__rt_stream(g->dev, stream, &cs, &track)) != OXIDE_OK)
+        return oxide__fail(st, "oxide_graph_launch: %s", oxide_last_error());
+    if ((st = oxide__rt_enter(g->dev)) != OXIDE_OK)
+        return st;
+    CUresult r = oxide__cu.GraphLaunch(g->exec, cs);
+    if (r != CUDA_SUCCESS)
+        return oxide__rt_cuda(g->dev, r, NULL, "oxide_graph_launch on device %d", g->dev->index);
+    return OXIDE_OK;
+}
+
+void oxide_graph_destroy(oxide_graph *g) {
+    if (!g || g->magic != RT_GRAPH)
+        return;
+    if (g->gen == oxide__rt_gen(g->dev) && oxide__rt_enter(g->dev) == OXIDE_OK)
+        oxide__cu.GraphExecDestroy(g->exec);
+    g->magic = 0;
+    free(g);
+}

@@ -1,0 +1,162 @@
+//! The linker wrapper. At the final link of a program that uses cuda-device, every crate's
+//! bitcode exists (the rustc wrapper asked for it): find the units that belong to this link from
+//! the object and rlib names on the command line, compile them to PTX with liboxide, and link an
+//! object that defines OXIDE_PTX / OXIDE_PTX_LEN (section .oxide_ptx) into the program.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+fn real_linker() -> String {
+    std::env::var("OXIDE_REAL_LINKER").unwrap_or_else(|_| "cc".into())
+}
+
+fn run_linker(args: &[String]) -> i32 {
+    match Command::new(real_linker()).args(args).status() {
+        Ok(s) => s.code().unwrap_or(1),
+        Err(e) => {
+            eprintln!("cargo-oxide linker: could not run {}: {}", real_linker(), e);
+            1
+        }
+    }
+}
+
+/// `<dir>/<crate>-<hash>.bc` for an object `<crate>-<hash>.<cgu>.rcgu.o` or an rlib
+/// `lib<crate>-<hash>.rlib` (rustc writes one bitcode file per crate next to its outputs).
+fn bitcode_for(arg: &str) -> Option<PathBuf> {
+    let p = Path::new(arg);
+    let file = p.file_name()?.to_string_lossy().to_string();
+    let dir = p.parent()?;
+    if file.ends_with(".rcgu.o") {
+        let stem = file.split('.').next()?;
+        return Some(dir.join(format!("{}.bc", stem)));
+    }
+    if file.ends_with(".rlib") && file.starts_with("lib") && !arg.contains("/lib/rustlib/") {
+        let stem = file.trim_start_matches("lib").trim_end_matches(".rlib");
+        return Some(dir.join(format!("{}.bc", stem)));
+    }
+    None
+}
+
+pub fn main(args: &[String]) -> i32 {
+    // Expand @response files rustc may use for long command lines.
+    let mut flat: Vec<String> = Vec::new();
+    for a in args {
+        if let Some(f) = a.strip_prefix('@') {
+            if let Ok(t) = std::fs::read_to_string(f) {
+                flat.extend(t.lines().map(|l| l.trim_matches('"').replace("\\\\", "\\")));
+                continue;
+            }
+        }
+        flat.push(a.clone());
+    }
+    let out = flat.iter().position(|a| a == "-o").and_then(|i| flat.get(i + 1)).cloned().unwrap_or_default();
+    let out_name = Path::new(&out).file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    let uses_oxide = flat.iter().any(|a| Path::new(a).file_name().map(|f| f.to_string_lossy().starts_with("libcuda_device-")).unwrap_or(false));
+    let shared = flat.iter().any(|a| a == "-shared");
+    if !uses_oxide || shared || out_name.starts_with("build_script_") {
+        return run_linker(args);
+    }
+    let t0 = Instant::now();
+    let mut units: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for a in &flat {
+        if let Some(bc) = bitcode_for(a) {
+            if !seen.insert(bc.clone()) {
+                continue;
+            }
+            match std::fs::read(&bc) {
+                Ok(d) => units.push((bc.file_name().unwrap().to_string_lossy().to_string(), d)),
+                Err(_) => {
+                    if a.ends_with(".rcgu.o") || a.contains("cuda_device") {
+                        eprintln!("cargo-oxide linker: no bitcode {} for {} (was it built by `cargo oxide build`? try `cargo clean`)", bc.display(), a);
+                        return 1;
+                    }
+                }
+            }
+        }
+    }
+    let sm = std::env::var("OXIDE_SM").unwrap_or_else(|_| "sm_90a".into());
+    let lineinfo = std::env::var("OXIDE_LINEINFO").is_ok();
+    let lib_path = match std::env::var("OXIDE_LIB") {
+        Ok(p) => PathBuf::from(p),
+        Err(_) => match crate::liboxide::find() {
+            Some(p) => p,
+            None => {
+                eprintln!("cargo-oxide linker: liboxide.so not found (set OXIDE_LIB)");
+                return 1;
+            }
+        },
+    };
+    let lib = match crate::liboxide::Lib::open(&lib_path) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("cargo-oxide linker: {}", e);
+            return 1;
+        }
+    };
+    let ptx = match lib.compile(&units, &sm, lineinfo) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: oxide could not compile the kernels of {} for the GPU:\n  {}", out_name, e);
+            return 1;
+        }
+    };
+    let t_compile = t0.elapsed();
+    // keep a copy beside the build: target/<profile>/oxide/<program>.ptx
+    let out_path = PathBuf::from(&out);
+    let deps = out_path.parent().unwrap_or(Path::new("."));
+    let prog = out_name.rsplit_once('-').map(|(a, _)| a.to_string()).unwrap_or(out_name.clone());
+    let profile_dir = if deps.file_name().map(|f| f == "deps" || f == "examples").unwrap_or(false) { deps.parent().unwrap() } else { deps };
+    let ptx_dir = profile_dir.join("oxide");
+    let _ = std::fs::create_dir_all(&ptx_dir);
+    let ptx_file = ptx_dir.join(format!("{}.ptx", prog));
+    if let Err(e) = std::fs::write(&ptx_file, &ptx) {
+        eprintln!("cargo-oxide linker: {}: {}", ptx_file.display(), e);
+        return 1;
+    }
+    if let Ok(m) = std::env::var("OXIDE_MODULE_OUT") {
+        if let Err(e) = std::fs::write(&m, export_names(&ptx)) {
+            eprintln!("cargo-oxide linker: {}: {}", m, e);
+            return 1;
+        }
+    }
+    // the object carrying the PTX
+    let asm = ptx_dir.join(format!("{}.oxide_ptx.s", prog));
+    let obj = ptx_dir.join(format!("{}.oxide_ptx.o", prog));
+    let text = format!(
+        ".section .oxide_ptx,\"a\",@progbits\n.globl OXIDE_PTX\n.type OXIDE_PTX,@object\nOXIDE_PTX:\n.incbin \"{}\"\n.byte 0\n.size OXIDE_PTX, . - OXIDE_PTX\n\
+         .section .rodata.oxide_ptx_len,\"a\",@progbits\n.balign 8\n.globl OXIDE_PTX_LEN\n.type OXIDE_PTX_LEN,@object\nOXIDE_PTX_LEN:\n.quad {}\n.size OXIDE_PTX_LEN, 8\n\
+         .section .note.GNU-stack,\"\",@progbits\n",
+        ptx_file.display(), ptx.len());
+    if std::fs::write(&asm, text).is_err() {
+        return 1;
+    }
+    match Command::new(real_linker()).arg("-c").arg(&asm).arg("-o").arg(&obj).status() {
+        Ok(s) if s.success() => {}
+        _ => {
+            eprintln!("cargo-oxide linker: could not assemble {}", asm.display());
+            return 1;
+        }
+    }
+    if std::env::var("OXIDE_VERBOSE").is_ok() {
+        eprintln!("cargo-oxide: {} units -> {} bytes of PTX in {:.3}s", units.len(), ptx.len(), t_compile.as_secs_f64());
+    }
+    let mut full: Vec<String> = args.to_vec();
+    full.push(obj.display().to_string());
+    run_linker(&full)
+}
+
+/// `--module` output: the PTX, with the manifest's instance names replaced by the names given
+/// with `--export RUST_INSTANCE=NAME` (OXIDE_EXPORTS, ';'-separated).
+fn export_names(ptx: &str) -> String {
+    let Ok(ex) = std::env::var("OXIDE_EXPORTS") else { return ptx.to_string() };
+    let mut out = ptx.to_string();
+    for pair in ex.split(';').filter(|s| !s.is_empty()) {
+        if let Some((from, to)) = pair.split_once('=') {
+            let from_json = format!("\"name\":\"{}\"", from.replace('"', "\\\""));
+            let to_json = format!("\"name\":\"{}\"", to);
+            out = out.replacen(&from_json, &to_json, 1);
+        }
+    }
+    out
+}

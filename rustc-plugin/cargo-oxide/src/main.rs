@@ -1,0 +1,258 @@
+//! `cargo oxide`: build Rust GPU kernels with the stable toolchain.
+//!
+//!   cargo oxide doctor                 check rustc (its LLVM major), CUDA, liboxide, the driver
+//!   cargo oxide new NAME               a project that builds offline as it is
+//!   cargo oxide build [--release] [--sm sm_90a] [--lineinfo] [--module FILE.ptx [--export RUST=NAME]...] [cargo args]
+//!   cargo oxide run [EXAMPLE] [...]    build, then run (EXAMPLE: a package of the workspace)
+//!
+//! The same executable is also, inside the build, the rustc workspace wrapper (adds bitcode
+//! emission and v0 mangling) and the linker (at a program's final link it makes the PTX from
+//! every crate's bitcode with liboxide, in process, and links it in as OXIDE_PTX).
+mod link;
+mod liboxide;
+
+use std::path::{Path, PathBuf};
+use std::process::{exit, Command};
+
+const OXIDE_LLVM_MAJOR: u32 = 22;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    // rustc workspace wrapper: argv = [self, rustc, args...]
+    if args.len() > 1 && Path::new(&args[1]).file_stem().map(|s| s == "rustc").unwrap_or(false) {
+        exit(wrap_rustc(&args[1], &args[2..]));
+    }
+    // linker: rustc runs us with the linker's arguments
+    if std::env::var_os("OXIDE_LINKER_MODE").is_some() {
+        exit(link::main(&args[1..]));
+    }
+    // `cargo oxide ...` arrives as [self, "oxide", ...]
+    let mut rest: Vec<String> = args[1..].to_vec();
+    if rest.first().map(|s| s == "oxide").unwrap_or(false) {
+        rest.remove(0);
+    }
+    let cmd = rest.first().cloned().unwrap_or_default();
+    let tail = if rest.is_empty() { vec![] } else { rest[1..].to_vec() };
+    let code = match cmd.as_str() {
+        "doctor" => doctor(),
+        "new" => new_project(&tail),
+        "build" => build(&tail, false),
+        "run" => build(&tail, true),
+        "-V" | "--version" => {
+            println!("cargo-oxide {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        _ => {
+            eprintln!("usage: cargo oxide <doctor | new NAME | build [--release] [--sm SM] [--lineinfo] [--module FILE.ptx] | run [EXAMPLE]>");
+            if cmd.is_empty() || cmd == "help" || cmd == "--help" { 0 } else { 2 }
+        }
+    };
+    exit(code);
+}
+
+/// The rustc wrapper: keep cargo's arguments, add bitcode emission and v0 mangling.
+fn wrap_rustc(rustc: &str, args: &[String]) -> i32 {
+    let mut out: Vec<String> = Vec::with_capacity(args.len() + 3);
+    let is_info = args.iter().any(|a| a == "-vV" || a == "--version" || a.starts_with("--print"));
+    let mut saw_emit = false;
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if !is_info && a.starts_with("--emit=") && a.contains("link") {
+            saw_emit = true;
+            out.push(format!("{},llvm-bc", a));
+        } else if !is_info && a == "--emit" && i + 1 < args.len() && args[i + 1].contains("link") {
+            saw_emit = true;
+            out.push(a.clone());
+            out.push(format!("{},llvm-bc", args[i + 1]));
+            i += 1;
+        } else {
+            out.push(a.clone());
+        }
+        i += 1;
+    }
+    if saw_emit && !out.iter().any(|a| a.contains("symbol-mangling-version")) {
+        out.push("-Csymbol-mangling-version=v0".into());
+    }
+    match Command::new(rustc).args(&out).status() {
+        Ok(s) => s.code().unwrap_or(1),
+        Err(e) => {
+            eprintln!("cargo-oxide: could not run {}: {}", rustc, e);
+            1
+        }
+    }
+}
+
+fn rustc_llvm_major() -> Option<(String, u32)> {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let o = Command::new(rustc).arg("-vV").output().ok()?;
+    let s = String::from_utf8_lossy(&o.stdout).to_string();
+    let release = s.lines().find(|l| l.starts_with("release:"))?.trim_start_matches("release:").trim().to_string();
+    let llvm = s.lines().find(|l| l.starts_with("LLVM version:"))?.trim_start_matches("LLVM version:").trim().to_string();
+    let major = llvm.split('.').next()?.parse().ok()?;
+    Some((format!("rustc {} (LLVM {})", release, llvm), major))
+}
+
+fn check_toolchain() -> Result<(), String> {
+    match rustc_llvm_major() {
+        None => Err("rustc not found on PATH (install Rust with rustup: stable)".into()),
+        Some((desc, major)) if major > OXIDE_LLVM_MAJOR => Err(format!(
+            "{} is newer than liboxide's LLVM {}: its bitcode cannot be read. Fix: use a toolchain whose LLVM \
+             major is <= {} (`rustup default 1.95.0`), or build oxide against a newer LLVM (llvm-{}-dev)",
+            desc, OXIDE_LLVM_MAJOR, OXIDE_LLVM_MAJOR, major
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+fn doctor() -> i32 {
+    let mut bad = 0;
+    let mut line = |ok: bool, what: &str, detail: String| {
+        println!("[{}] {:<12} {}", if ok { " ok " } else { "FAIL" }, what, detail);
+        if !ok {
+            bad += 1;
+        }
+    };
+    match rustc_llvm_major() {
+        Some((d, m)) => line(m <= OXIDE_LLVM_MAJOR, "rust", if m <= OXIDE_LLVM_MAJOR { d } else { check_toolchain().unwrap_err() }),
+        None => line(false, "rust", "rustc not found (install with rustup, stable channel)".into()),
+    }
+    match liboxide::find() {
+        Some(p) => match liboxide::Lib::open(&p) {
+            Ok(l) => line(true, "liboxide", format!("{} (version {}, LLVM {})", p.display(), l.version(), OXIDE_LLVM_MAJOR)),
+            Err(e) => line(false, "liboxide", e),
+        },
+        None => line(false, "liboxide", "not found: build oxide (cmake -S . -B build && cmake --build build) or set OXIDE_LIB".into()),
+    }
+    let cuda = std::env::var("CUDA_HOME").unwrap_or_else(|_| "/usr/local/cuda".into());
+    let ptxas = Path::new(&cuda).join("bin/ptxas");
+    line(ptxas.exists(), "cuda", if ptxas.exists() { format!("{} (ptxas for checking PTX)", cuda) } else { format!("no ptxas in {}/bin (optional: used to check PTX)", cuda) });
+    let libdev = Path::new(&cuda).join("nvvm/libdevice/libdevice.10.bc");
+    line(libdev.exists(), "libdevice", libdev.display().to_string());
+    let driver = ["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1"]
+        .iter().find(|p| Path::new(p).exists());
+    println!("[{}] {:<12} {}", if driver.is_some() { " ok " } else { "note" }, "driver",
+             driver.map(|d| d.to_string()).unwrap_or_else(|| "libcuda.so.1 not found: programs build here and run on a machine with a GPU".into()));
+    let reg = Path::new("/usr/share/cargo/registry/syn-1.0.107");
+    line(reg.exists(), "crates", if reg.exists() { "Debian's syn/quote/proc-macro2 in /usr/share/cargo/registry".into() } else { "apt-get install librust-syn-dev librust-quote-dev librust-proc-macro2-dev".into() });
+    if bad == 0 { println!("cargo oxide is ready"); 0 } else { 1 }
+}
+
+fn oxide_root() -> PathBuf {
+    if let Ok(r) = std::env::var("OXIDE_ROOT") {
+        return r.into();
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
+}
+
+fn new_project(args: &[String]) -> i32 {
+    let Some(name) = args.first() else {
+        eprintln!("usage: cargo oxide new NAME");
+        return 2;
+    };
+    let dir = PathBuf::from(name);
+    if dir.exists() {
+        eprintln!("cargo oxide new: {} already exists", dir.display());
+        return 1;
+    }
+    let root = oxide_root();
+    let crate_name = dir.file_name().unwrap().to_string_lossy().replace('-', "_");
+    let plugin = root.join("rustc-plugin");
+    let files = [
+        ("Cargo.toml".to_string(), format!(
+            "[package]\nname = \"{n}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\ncuda-device = {{ path = \"{p}/cuda-device\" }}\ncuda-core = {{ path = \"{p}/cuda-core\" }}\ncuda-async = {{ path = \"{p}/cuda-async\" }}\n\n[workspace]\n",
+            n = crate_name, p = plugin.display())),
+        (".cargo/config.toml".to_string(), "[source.crates-io]\nreplace-with = \"debian\"\n\n[source.debian]\ndirectory = \"/usr/share/cargo/registry\"\n\n[net]\noffline = true\n".to_string()),
+        (".gitignore".to_string(), "/target\n".to_string()),
+        ("src/main.rs".to_string(), include_str!("template_main.rs").to_string()),
+    ];
+    for (f, text) in files {
+        let p = dir.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        if let Err(e) = std::fs::write(&p, text) {
+            eprintln!("cargo oxide new: {}: {}", p.display(), e);
+            return 1;
+        }
+    }
+    println!("created {} (build and run: cd {} && cargo oxide run)", dir.display(), dir.display());
+    0
+}
+
+fn build(args: &[String], run: bool) -> i32 {
+    if let Err(e) = check_toolchain() {
+        eprintln!("cargo oxide: {}", e);
+        return 1;
+    }
+    let Some(lib) = liboxide::find() else {
+        eprintln!("cargo oxide: liboxide.so not found: build oxide with CMake (cmake -S . -B build && cmake --build build) or set OXIDE_LIB");
+        return 1;
+    };
+    let mut cargo_args: Vec<String> = Vec::new();
+    let mut envs: Vec<(String, String)> = Vec::new();
+    let mut exports: Vec<String> = Vec::new();
+    let mut i = 0;
+    let mut example: Option<String> = None;
+    let mut after_dashdash: Vec<String> = Vec::new();
+    while i < args.len() {
+        let a = &args[i];
+        let val = |i: usize| args.get(i + 1).cloned().unwrap_or_default();
+        match a.as_str() {
+            "--sm" => { envs.push(("OXIDE_SM".into(), val(i))); i += 1; }
+            "--lineinfo" => envs.push(("OXIDE_LINEINFO".into(), "1".into())),
+            "--module" => {
+                let p = PathBuf::from(val(i));
+                let abs = if p.is_absolute() { p } else { std::env::current_dir().unwrap().join(p) };
+                envs.push(("OXIDE_MODULE_OUT".into(), abs.display().to_string()));
+                i += 1;
+            }
+            "--export" => { exports.push(val(i)); i += 1; }
+            "--" => { after_dashdash = args[i + 1..].to_vec(); break; }
+            s if run && example.is_none() && !s.starts_with('-') && cargo_args.last().map(|p| !p.starts_with('-') || p == "--release").unwrap_or(true) => {
+                example = Some(s.to_string());
+            }
+            _ => cargo_args.push(a.clone()),
+        }
+        i += 1;
+    }
+    if let Some(s) = envs.iter().find(|(k, _)| k == "OXIDE_SM").map(|(_, v)| v.clone()) {
+        if !s.starts_with("sm_") {
+            eprintln!("cargo oxide: --sm takes a target such as sm_90a, sm_90, sm_80");
+            return 2;
+        }
+    }
+    if !exports.is_empty() {
+        envs.push(("OXIDE_EXPORTS".into(), exports.join(";")));
+    }
+    let me = std::env::current_exe().unwrap();
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.arg(if run { "run" } else { "build" });
+    if let Some(e) = &example {
+        c.arg("-p").arg(e);
+    }
+    c.args(&cargo_args);
+    if run && !after_dashdash.is_empty() {
+        c.arg("--").args(&after_dashdash);
+    }
+    // RUSTC_WRAPPER (every crate: the oxide crates are path dependencies outside the user's
+    // workspace) adds bitcode emission; the mangling flag in RUSTFLAGS changes every unit's hash,
+    // so crates built without bitcode by a plain `cargo build` are never reused here.
+    let mut rustflags = std::env::var("RUSTFLAGS").unwrap_or_default();
+    if !rustflags.contains("symbol-mangling-version") {
+        rustflags = format!("{} -Csymbol-mangling-version=v0", rustflags).trim().to_string();
+    }
+    c.env("RUSTC_WRAPPER", &me)
+        .env("RUSTFLAGS", rustflags)
+        .env("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER", &me)
+        .env("OXIDE_LINKER_MODE", "1")
+        .env("OXIDE_LIB", &lib);
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    match c.status() {
+        Ok(s) => s.code().unwrap_or(1),
+        Err(e) => {
+            eprintln!("cargo oxide: could not run cargo: {}", e);
+            1
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! oxide's device API: what `#[kernel]` functions use on the GPU.
+//!
+//! Kernels are ordinary Rust compiled by the stable toolchain for the host; liboxide takes the
+//! bitcode of that compile and makes PTX from it (docs/rust.md). The names follow cuda-oxide so
+//! that its users' code ports: `thread::index_1d()`, `DisjointSlice`, `SharedArray`,
+//! `thread::sync_threads()`, `atomic::DeviceAtomicU32`, `warp::shuffle_xor`, `cluster::block_rank`,
+//! `gpu_printf!`.
+#![no_std]
+#![allow(non_snake_case)]
+
+pub use cuda_macros::{cluster_launch, cuda_module, device, kernel, launch_bounds};
+
+pub mod atomic;
+pub mod cluster;
+mod disjoint;
+pub mod intrinsics;
+pub mod math;
+pub mod printf;
+mod shared;
+pub mod thread;
+pub mod warp;
+
+pub use disjoint::DisjointSlice;
+pub use shared::{DynamicSharedArray, SharedArray};
+pub use thread::{ThreadIndex, ThreadIndex2D};
+
+/// Implementation details used by the code that `#[kernel]` and `#[cuda_module]` generate.
+/// The layouts here are read by liboxide's importer (lib/import.c): change both together.
+#[doc(hidden)]
+pub mod __private {
+    pub use core::any::TypeId;
+
+    pub const KIND_SCALAR: u32 = 0;
+    pub const KIND_SLICE: u32 = 1;
+    pub const KIND_PTR: u32 = 2;
+    pub const KIND_BYTES: u32 = 3;
+
+    /// One kernel instance, referenced by the `__oxide_kernel_tag` call in its entry.
+    #[repr(C)]
+    pub struct KernelDesc {
+        pub tid: TypeId, /* identity of the instance: TypeId of its generic arguments */
+        pub name_ptr: *const u8,
+        pub name_len: usize,
+        pub generic: u32,
+        pub nparams: u32,
+        pub params: &'static [ParamDesc],
+        pub launch_bounds: [u32; 2],
+        pub cluster: [u32; 3],
+        pub dyn_smem: u32,
+    }
+    unsafe impl Sync for KernelDesc {}
+
+    #[repr(C)]
+    pub struct ParamDesc {
+        pub name_ptr: *const u8,
+        pub name_len: usize,
+        pub kind: u32,
+        pub mutable: u32,
+        pub size: u32,
+        pub align: u32,
+        pub elem: TypeId, /* scalar type, slice/pointer element type */
+    }
+    unsafe impl Sync for ParamDesc {}
+
+    #[repr(C)]
+    pub struct ScalarEntry {
+        pub tid: TypeId,
+        pub code: u32, /* oxide_scalar */
+        pub size: u32,
+    }
+
+    macro_rules! scalars {
+        ($($t:ty => $code:expr),* $(,)?) => {
+            /// The interface scalar types (oxide_scalar codes), found by the importer by name.
+            #[no_mangle]
+            #[used]
+            pub static __OXIDE_SCALAR_TYPES: [ScalarEntry; 0 $(+ { let _ = $code; 1 })*] = [
+                $(ScalarEntry { tid: TypeId::of::<$t>(), code: $code, size: core::mem::size_of::<$t>() as u32 }),*
+            ];
+        };
+    }
+    scalars! {
+        bool => 0, i8 => 1, i16 => 2, i32 => 3, i64 => 4, isize => 4,
+        u8 => 5, u16 => 6, u32 => 7, u64 => 8, usize => 8, f32 => 11, f64 => 12,
+        crate::atomic::DeviceAtomicU32 => 7, crate::atomic::DeviceAtomicI32 => 3,
+        crate::atomic::DeviceAtomicU64 => 8, crate::atomic::DeviceAtomicI64 => 4,
+        crate::atomic::DeviceAtomicF32 => 11, crate::atomic::DeviceAtomicF64 => 12,
+    }
+
+    /// Identity tag of a kernel instance: the two halves of a TypeId folded into one u64.
+    /// The host computes it at run time, the importer from the descriptor's constant.
+    pub fn instance_tag<M: 'static>() -> u64 {
+        let t = TypeId::of::<M>();
+        assert!(core::mem::size_of::<TypeId>() == 16);
+        let w: [usize; 2] = unsafe { core::mem::transmute_copy(&t) };
+        (w[0] as u64) ^ (w[1] as u64)
+    }
+
+    /// Marks a kernel entry. The importer finds these calls, reads `desc` and removes them.
+    #[inline(always)]
+    pub fn kernel_tag(desc: &'static KernelDesc) {
+        crate::intrinsics::__oxide_kernel_tag(desc as *const KernelDesc as *const u8)
+    }
+
+    pub const fn bytes_size(size: usize) -> u32 {
+        if size == 0 { 1 } else { size as u32 }
+    }
+}

@@ -1,0 +1,499 @@
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::visit_mut::VisitMut;
+use syn::{parse2, Attribute, FnArg, GenericParam, Generics, Ident, Item, ItemFn, ItemMod, Pat, Type};
+
+const SCALARS: &[&str] = &["bool", "i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize", "f32", "f64"];
+
+enum Kind {
+    Scalar,
+    Slice { elem: Type, mutable: bool, disjoint: bool },
+    Ptr { elem: Type, mutable: bool },
+    Bytes,
+}
+
+struct Param {
+    name: Ident,
+    ty: Type,
+    kind: Kind,
+}
+
+struct Kernel {
+    func: ItemFn,
+    params: Vec<Param>,
+    launch_bounds: (u32, u32),
+    cluster: (u32, u32, u32),
+}
+
+fn err(span: Span, msg: &str) -> TokenStream {
+    quote_spanned!(span => compile_error!(#msg);)
+}
+
+fn last_ident(ty: &Type) -> Option<(String, &syn::PathSegment)> {
+    if let Type::Path(p) = ty {
+        if p.qself.is_none() {
+            let seg = p.path.segments.last()?;
+            return Some((seg.ident.to_string(), seg));
+        }
+    }
+    None
+}
+
+fn first_type_arg(seg: &syn::PathSegment) -> Option<Type> {
+    if let syn::PathArguments::AngleBracketed(a) = &seg.arguments {
+        for g in &a.args {
+            if let syn::GenericArgument::Type(t) = g {
+                return Some(t.clone());
+            }
+        }
+    }
+    None
+}
+
+fn classify(ty: &Type) -> Kind {
+    match ty {
+        Type::Reference(r) => {
+            if let Type::Slice(s) = &*r.elem {
+                return Kind::Slice { elem: (*s.elem).clone(), mutable: r.mutability.is_some(), disjoint: false };
+            }
+            Kind::Bytes
+        }
+        Type::Ptr(p) => Kind::Ptr { elem: (*p.elem).clone(), mutable: p.mutability.is_some() },
+        _ => match last_ident(ty) {
+            Some((n, seg)) if n == "DisjointSlice" => match first_type_arg(seg) {
+                Some(elem) => Kind::Slice { elem, mutable: true, disjoint: true },
+                None => Kind::Bytes,
+            },
+            Some((n, seg)) if SCALARS.contains(&n.as_str()) && seg.arguments.is_empty() => Kind::Scalar,
+            _ => Kind::Bytes,
+        },
+    }
+}
+
+/// Parse "(a, b, c)"-style integer lists of attributes.
+fn ints(tokens: TokenStream) -> Result<Vec<u32>, String> {
+    let mut out = Vec::new();
+    for t in tokens.into_iter() {
+        match t {
+            proc_macro2::TokenTree::Literal(l) => {
+                let s = l.to_string().replace('_', "");
+                let s = s.trim_end_matches(|c: char| c.is_alphabetic());
+                out.push(s.parse::<u32>().map_err(|_| format!("expected an integer, found {}", l))?);
+            }
+            proc_macro2::TokenTree::Punct(p) if p.as_char() == ',' => {}
+            other => return Err(format!("expected integers, found {}", other)),
+        }
+    }
+    Ok(out)
+}
+
+/// `#[launch_bounds]` / `#[cluster_launch]` met before `#[kernel]` ran: keep them as inert doc
+/// markers that `#[kernel]` reads.
+pub fn marker(which: &str, attr: TokenStream, item: TokenStream) -> TokenStream {
+    let s = format!("oxide:{}({})", which, attr);
+    let item: TokenStream = item;
+    quote!(#[doc = #s] #item)
+}
+
+fn take_kernel_attrs(attrs: &mut Vec<Attribute>, lb: &mut (u32, u32), cl: &mut (u32, u32, u32)) -> Result<bool, TokenStream> {
+    let mut is_kernel = false;
+    let mut kernel_path: Option<syn::Path> = None;
+    let mut keep = Vec::new();
+    for a in attrs.drain(..) {
+        let name = a.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        let mut marker_args: Option<(String, TokenStream)> = None;
+        if name == "doc" {
+            if let Ok(syn::Meta::NameValue(nv)) = a.parse_meta() {
+                if let syn::Lit::Str(s) = nv.lit {
+                    let v = s.value();
+                    if let Some(rest) = v.strip_prefix("oxide:") {
+                        let open = rest.find('(').unwrap_or(rest.len());
+                        let body = rest[open..].trim_start_matches('(').trim_end_matches(')');
+                        marker_args = Some((rest[..open].to_string(), body.parse().unwrap_or_default()));
+                    }
+                }
+            }
+        }
+        let (what, args) = match (name.as_str(), marker_args) {
+            (_, Some((w, t))) => (w, t),
+            ("kernel", None) => {
+                is_kernel = true;
+                kernel_path = Some(a.path.clone());
+                continue;
+            }
+            ("launch_bounds", None) | ("cluster_launch", None) => {
+                let t = match a.parse_meta() {
+                    Ok(syn::Meta::List(l)) => l.nested.iter().map(|n| quote!(#n,)).collect(),
+                    _ => return Err(err(a.span(), "expected a list of integers")),
+                };
+                keep.push(a.clone()); // expands to an inert marker; keeps the user's import used
+                (name.clone(), t)
+            }
+            _ => {
+                keep.push(a);
+                continue;
+            }
+        };
+        let v = ints(args).map_err(|e| err(a.span(), &e))?;
+        if what == "launch_bounds" {
+            if v.is_empty() || v.len() > 2 {
+                return Err(err(a.span(), "launch_bounds takes (max_threads) or (max_threads, min_blocks)"));
+            }
+            *lb = (v[0], *v.get(1).unwrap_or(&0));
+        } else {
+            if v.is_empty() || v.len() > 3 {
+                return Err(err(a.span(), "cluster_launch takes (x), (x, y) or (x, y, z)"));
+            }
+            *cl = (v[0], *v.get(1).unwrap_or(&1), *v.get(2).unwrap_or(&1));
+        }
+    }
+    if let Some(p) = kernel_path {
+        // left as a marker (makes the user's `use cuda_device::kernel` count as used)
+        keep.push(syn::parse_quote!(#[#p(__oxide_in_module)]));
+    }
+    *attrs = keep;
+    Ok(is_kernel)
+}
+
+/// Gives `static` items in the kernel body whose type is a SharedArray the section that tells
+/// the importer to place them in shared memory.
+struct MarkShared;
+impl VisitMut for MarkShared {
+    fn visit_item_static_mut(&mut self, s: &mut syn::ItemStatic) {
+        let shared = matches!(last_ident(&s.ty), Some((n, _)) if n == "SharedArray");
+        let constant = matches!(last_ident(&s.ty), Some((n, _)) if n == "ConstantArray");
+        if shared {
+            s.attrs.push(syn::parse_quote!(#[link_section = ".oxide.shared"]));
+        } else if constant {
+            s.attrs.push(syn::parse_quote!(#[link_section = ".oxide.const"]));
+        }
+    }
+    fn visit_item_fn_mut(&mut self, _f: &mut ItemFn) {}
+}
+
+fn analyse(mut func: ItemFn, lb: (u32, u32), cl: (u32, u32, u32)) -> Result<Kernel, TokenStream> {
+    if func.sig.output != syn::ReturnType::Default {
+        return Err(err(func.sig.output.span(), "a #[kernel] returns nothing: write results through a DisjointSlice or pointer"));
+    }
+    if func.sig.asyncness.is_some() {
+        return Err(err(func.sig.span(), "a #[kernel] cannot be async"));
+    }
+    let mut params = Vec::new();
+    for (i, a) in func.sig.inputs.iter().enumerate() {
+        match a {
+            FnArg::Receiver(r) => return Err(err(r.span(), "a #[kernel] cannot take self")),
+            FnArg::Typed(pt) => {
+                let name = match &*pt.pat {
+                    Pat::Ident(pi) => pi.ident.clone(),
+                    _ => format_ident!("arg{}", i),
+                };
+                params.push(Param { name, ty: (*pt.ty).clone(), kind: classify(&pt.ty) });
+            }
+        }
+    }
+    MarkShared.visit_block_mut(&mut func.block);
+    Ok(Kernel { func, params, launch_bounds: lb, cluster: cl })
+}
+
+fn static_generics(g: &Generics) -> Generics {
+    let mut g = g.clone();
+    for p in g.params.iter_mut() {
+        if let GenericParam::Type(t) = p {
+            t.bounds.push(syn::parse_quote!('static));
+        }
+    }
+    // lifetimes cannot appear in the entry (its parameters are raw pointers)
+    g.params = g.params.into_iter().filter(|p| !matches!(p, GenericParam::Lifetime(_))).collect();
+    g
+}
+
+fn type_args(g: &Generics) -> Vec<TokenStream> {
+    g.params
+        .iter()
+        .filter_map(|p| match p {
+            GenericParam::Type(t) => {
+                let i = &t.ident;
+                Some(quote!(#i))
+            }
+            GenericParam::Const(c) => {
+                let i = &c.ident;
+                Some(quote!(#i))
+            }
+            GenericParam::Lifetime(_) => None,
+        })
+        .collect()
+}
+
+fn type_only_args(g: &Generics) -> Vec<TokenStream> {
+    g.params
+        .iter()
+        .filter_map(|p| match p {
+            GenericParam::Type(t) => {
+                let i = &t.ident;
+                Some(quote!(#i))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The entry point and its descriptor.
+fn entry(k: &Kernel) -> TokenStream {
+    let name = &k.func.sig.ident;
+    let entry_name = format_ident!("__oxide_kernel_entry_{}", name);
+    let g = static_generics(&k.func.sig.generics);
+    let (impl_g, _, where_c) = g.split_for_impl();
+    let targs = type_args(&k.func.sig.generics);
+    let tonly = type_only_args(&k.func.sig.generics);
+    let generic = !tonly.is_empty();
+    let mut eargs = Vec::new();
+    let mut conv = Vec::new();
+    let mut pdesc = Vec::new();
+    for p in &k.params {
+        let pn = &p.name;
+        let ty = &p.ty;
+        let pname = pn.to_string();
+        match &p.kind {
+            Kind::Scalar => {
+                eargs.push(quote!(#pn: #ty));
+                conv.push(quote!(#pn));
+                pdesc.push(quote!(::cuda_device::__private::ParamDesc { name_ptr: #pname.as_ptr(), name_len: #pname.len(),
+                    kind: ::cuda_device::__private::KIND_SCALAR, mutable: 0, size: ::core::mem::size_of::<#ty>() as u32,
+                    align: ::core::mem::align_of::<#ty>() as u32, elem: ::core::any::TypeId::of::<#ty>() }));
+            }
+            Kind::Slice { elem, mutable, disjoint } => {
+                let pp = format_ident!("{}_ptr", pn);
+                let pl = format_ident!("{}_len", pn);
+                if *mutable {
+                    eargs.push(quote!(#pp: *mut #elem, #pl: u64));
+                } else {
+                    eargs.push(quote!(#pp: *const #elem, #pl: u64));
+                }
+                conv.push(if *disjoint {
+                    quote!(unsafe { ::cuda_device::DisjointSlice::from_raw_parts(#pp, #pl as usize) })
+                } else if *mutable {
+                    quote!(unsafe { ::core::slice::from_raw_parts_mut(#pp, #pl as usize) })
+                } else {
+                    quote!(unsafe { ::core::slice::from_raw_parts(#pp, #pl as usize) })
+                });
+                let m = *mutable as u32;
+                pdesc.push(quote!(::cuda_device::__private::ParamDesc { name_ptr: #pname.as_ptr(), name_len: #pname.len(),
+                    kind: ::cuda_device::__private::KIND_SLICE, mutable: #m, size: 16, align: 8,
+                    elem: ::core::any::TypeId::of::<#elem>() }));
+            }
+            Kind::Ptr { elem, mutable } => {
+                eargs.push(quote!(#pn: #ty));
+                conv.push(quote!(#pn));
+                let m = *mutable as u32;
+                pdesc.push(quote!(::cuda_device::__private::ParamDesc { name_ptr: #pname.as_ptr(), name_len: #pname.len(),
+                    kind: ::cuda_device::__private::KIND_PTR, mutable: #m, size: 8, align: 8,
+                    elem: ::core::any::TypeId::of::<#elem>() }));
+            }
+            Kind::Bytes => {
+                eargs.push(quote!(#pn: *const #ty));
+                conv.push(quote!(unsafe { ::core::ptr::read(#pn) }));
+                pdesc.push(quote!(::cuda_device::__private::ParamDesc { name_ptr: #pname.as_ptr(), name_len: #pname.len(),
+                    kind: ::cuda_device::__private::KIND_BYTES, mutable: 0,
+                    size: ::cuda_device::__private::bytes_size(::core::mem::size_of::<#ty>()),
+                    align: ::core::mem::align_of::<#ty>() as u32, elem: ::core::any::TypeId::of::<#ty>() }));
+            }
+        }
+    }
+    let kname = name.to_string();
+    let np = k.params.len() as u32;
+    let (lb0, lb1) = k.launch_bounds;
+    let (c0, c1, c2) = k.cluster;
+    let gen = generic as u32;
+    let call = if targs.is_empty() { quote!(#name) } else { quote!(#name::<#(#targs),*>) };
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_snake_case, clippy::all)]
+        #[inline(never)]
+        pub extern "C" fn #entry_name #impl_g (#(#eargs),*) #where_c {
+            ::cuda_device::intrinsics::__oxide_kernel_tag(const {
+                &::cuda_device::__private::KernelDesc {
+                    tid: ::core::any::TypeId::of::<(#(#tonly,)*)>(),
+                    name_ptr: #kname.as_ptr(),
+                    name_len: #kname.len(),
+                    generic: #gen,
+                    nparams: #np,
+                    params: &[#(#pdesc),*],
+                    launch_bounds: [#lb0, #lb1],
+                    cluster: [#c0, #c1, #c2],
+                    dyn_smem: 0,
+                }
+            } as *const ::cuda_device::__private::KernelDesc as *const u8);
+            #call(#(#conv),*)
+        }
+    }
+}
+
+/// Launch methods on the generated `Module`.
+fn launcher(k: &Kernel) -> TokenStream {
+    let name = &k.func.sig.ident;
+    let name_async = format_ident!("{}_async", name);
+    let entry_name = format_ident!("__oxide_kernel_entry_{}", name);
+    let g = static_generics(&k.func.sig.generics);
+    let (_, _, where_c) = g.split_for_impl();
+    let impl_params = &g.params;
+    let tonly = type_only_args(&k.func.sig.generics);
+    let targs = type_args(&k.func.sig.generics);
+    let kname = name.to_string();
+    let pnames: Vec<&Ident> = k.params.iter().map(|p| &p.name).collect();
+    let mut hargs = Vec::new();
+    let mut pushes = Vec::new();
+    let mut etys = Vec::new();
+    for p in &k.params {
+        let pn = &p.name;
+        let ty = &p.ty;
+        match &p.kind {
+            Kind::Scalar => {
+                hargs.push(quote!(#pn: #ty));
+                pushes.push(quote!(__p.push_value(&#pn);));
+                etys.push(quote!(#ty));
+            }
+            Kind::Slice { elem, mutable, .. } => {
+                if *mutable {
+                    hargs.push(quote!(#pn: &'__a mut ::cuda_core::DeviceBuffer<#elem>));
+                    etys.push(quote!(*mut #elem, u64));
+                } else {
+                    hargs.push(quote!(#pn: &'__a ::cuda_core::DeviceBuffer<#elem>));
+                    etys.push(quote!(*const #elem, u64));
+                }
+                pushes.push(quote!(__p.push_value(&#pn.device_ptr()); __p.push_value(&(#pn.len() as u64));));
+            }
+            Kind::Ptr { elem, mutable } => {
+                if *mutable {
+                    hargs.push(quote!(#pn: &'__a mut ::cuda_core::DeviceBuffer<#elem>));
+                } else {
+                    hargs.push(quote!(#pn: &'__a ::cuda_core::DeviceBuffer<#elem>));
+                }
+                pushes.push(quote!(__p.push_value(&#pn.device_ptr());));
+                etys.push(quote!(#ty));
+            }
+            Kind::Bytes => {
+                hargs.push(quote!(#pn: #ty));
+                pushes.push(quote!(__p.push_bytes_of(&#pn);));
+                etys.push(quote!(*const #ty));
+            }
+        }
+    }
+    let entry_ref = if targs.is_empty() { quote!(#entry_name) } else { quote!(#entry_name::<#(#targs),*>) };
+    let entry_str = if tonly.is_empty() {
+        quote!(::std::borrow::Cow::Borrowed(#kname))
+    } else {
+        quote!(::std::borrow::Cow::Owned(::std::format!("{}_{:016x}", #kname,
+            ::cuda_device::__private::instance_tag::<(#(#tonly,)*)>())))
+    };
+    quote! {
+        /// Launch this kernel on `stream` and return once it is queued.
+        #[allow(clippy::too_many_arguments)]
+        pub fn #name<'__a, #impl_params>(&'__a self, stream: &::cuda_core::CudaStream, cfg: ::cuda_core::LaunchConfig, #(#hargs),*)
+            -> ::cuda_core::Result<()> #where_c
+        {
+            ::cuda_core::DeviceOperation::launch_on(self.#name_async(cfg, #(#pnames),*), stream)
+        }
+
+        /// A lazy launch: runs at `.sync()`, `.await` or when composed (cuda_async).
+        #[allow(clippy::too_many_arguments)]
+        pub fn #name_async<'__a, #impl_params>(&'__a self, cfg: ::cuda_core::LaunchConfig, #(#hargs),*)
+            -> ::cuda_core::LaunchOp<'__a> #where_c
+        {
+            let __entry: extern "C" fn(#(#etys),*) = #entry_ref;
+            ::core::hint::black_box(__entry as usize);
+            let mut __p = ::cuda_core::ParamBuffer::new();
+            #(#pushes)*
+            ::cuda_core::LaunchOp::new(&self.inner, #entry_str, cfg, __p)
+        }
+    }
+}
+
+pub fn kernel_attr(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if attr.to_string() == "__oxide_in_module" {
+        return item; // already expanded by #[cuda_module]
+    }
+    if !attr.is_empty() {
+        return err(attr.span(), "#[kernel] takes no arguments; use #[launch_bounds(..)] and #[cluster_launch(..)]");
+    }
+    let mut func: ItemFn = match parse2(item) {
+        Ok(f) => f,
+        Err(e) => return e.to_compile_error(),
+    };
+    let mut lb = (0, 0);
+    let mut cl = (1, 1, 1);
+    if let Err(e) = take_kernel_attrs(&mut func.attrs, &mut lb, &mut cl) {
+        return e;
+    }
+    match analyse(func, lb, cl) {
+        Ok(k) => {
+            let f = &k.func;
+            let e = entry(&k);
+            quote!(#f #e)
+        }
+        Err(e) => e,
+    }
+}
+
+pub fn module_attr(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if !attr.is_empty() {
+        return err(attr.span(), "#[cuda_module] takes no arguments");
+    }
+    let mut m: ItemMod = match parse2(item) {
+        Ok(m) => m,
+        Err(e) => return e.to_compile_error(),
+    };
+    let Some((brace, items)) = m.content.take() else {
+        return err(m.span(), "#[cuda_module] needs an inline module: mod kernels { ... }");
+    };
+    let mut out: Vec<TokenStream> = Vec::new();
+    let mut launchers = Vec::new();
+    for it in items {
+        match it {
+            Item::Fn(mut f) => {
+                let mut lb = (0, 0);
+                let mut cl = (1, 1, 1);
+                match take_kernel_attrs(&mut f.attrs, &mut lb, &mut cl) {
+                    Err(e) => out.push(e),
+                    Ok(false) => out.push(quote!(#f)),
+                    Ok(true) => match analyse(f, lb, cl) {
+                        Ok(k) => {
+                            let f = &k.func;
+                            let e = entry(&k);
+                            out.push(quote!(#f #e));
+                            launchers.push(launcher(&k));
+                        }
+                        Err(e) => out.push(e),
+                    },
+                }
+            }
+            other => out.push(quote!(#other)),
+        }
+    }
+    let _ = brace;
+    let attrs = &m.attrs;
+    let vis = &m.vis;
+    let ident = &m.ident;
+    quote! {
+        #(#attrs)*
+        #vis mod #ident {
+            #(#out)*
+
+            /// The kernels of this module, loaded on a context (the PTX is inside the binary).
+            pub struct Module {
+                inner: ::cuda_core::Module,
+            }
+
+            /// Load this binary's PTX on `ctx`.
+            pub fn load(ctx: &::cuda_core::CudaContext) -> ::cuda_core::Result<Module> {
+                Ok(Module { inner: ::cuda_core::Module::load_embedded(ctx)? })
+            }
+
+            impl Module {
+                /// The underlying module (raw launches by entry name, resource queries).
+                pub fn raw(&self) -> &::cuda_core::Module { &self.inner }
+                #(#launchers)*
+            }
+        }
+    }
+}

@@ -1,0 +1,823 @@
+/* Every op of lib/ops.def, in every type/attribute variant the verifier accepts, compiled to
+ * PTX for sm_80 and sm_90a at opt levels 0 and 3 and assembled by ptxas.
+ *
+ * Variants come from the op's row (operand letters, attributes) plus a generator for the ops
+ * whose operands the row cannot describe (casts, memory, control flow, ...). Each variant is
+ * first built alone and verified; accepted ones become one kernel each in a module per
+ * (target, level), which is compiled once and handed to ptxas once. A ptxas error is mapped
+ * back to the kernel (and so the op and variant) by its line number. Ops above the target SM
+ * must fail verification. Exits 77 (skipped) without ptxas. */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "oxide.h"
+
+/* the table itself, for operand letters and minimum SMs (data only; nothing internal is linked) */
+enum { A_ALIGN = 1, A_VOLATILE = 2, A_SCOPE = 4, A_ORDER = 8, A_PRED = 16, A_IMM = 32, A_VALUE = 64,
+       A_STR = 128, A_ELEM = 256, A_SYM = 512 };
+enum { L_INST, L_INTR, L_LIBDEV, L_ASM, L_TERM };
+static const struct row {
+    const char *name, *operands, *result;
+    unsigned attrs, min_sm, lower;
+} rows[] = {
+#define OP(ID, NAME, OPERANDS, RESULT, ATTRS, SM, LOWER, TMPL) {NAME, OPERANDS, RESULT, ATTRS, SM, LOWER},
+#include "ops.def"
+#undef OP
+};
+_Static_assert(sizeof rows / sizeof rows[0] == OXIDE_OP_COUNT_, "ops.def and oxide.h disagree");
+
+#ifndef OXIDE_CUDA_HOME
+#define OXIDE_CUDA_HOME "/usr/local/cuda"
+#endif
+
+static int failures;
+
+static void failf(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "FAIL: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    failures++;
+}
+
+/* ---- building ---- */
+
+typedef struct G {
+    oxide_context *ctx;
+    oxide_module *mod;
+    oxide_function *k;
+    oxide_block *b;
+    oxide_value *p; /* ptr.global scratch memory: inputs are loaded from it, results stored to it */
+    int slot;
+    oxide_status st;
+    /* types */
+    oxide_type *v, *i1, *i8, *i16, *i32, *i64, *f16, *bf16, *f32, *f64, *pg, *ps, *pc, *pgen;
+    oxide_type *v4f32, *v2f32, *v2i32, *v2i64, *st_fi;
+} G;
+
+static void types(G *g) {
+    oxide_context *c = g->ctx;
+    oxide_type_scalar(c, OXIDE_TYPE_VOID, &g->v);
+    oxide_type_scalar(c, OXIDE_TYPE_I1, &g->i1);
+    oxide_type_scalar(c, OXIDE_TYPE_I8, &g->i8);
+    oxide_type_scalar(c, OXIDE_TYPE_I16, &g->i16);
+    oxide_type_scalar(c, OXIDE_TYPE_I32, &g->i32);
+    oxide_type_scalar(c, OXIDE_TYPE_I64, &g->i64);
+    oxide_type_scalar(c, OXIDE_TYPE_F16, &g->f16);
+    oxide_type_scalar(c, OXIDE_TYPE_BF16, &g->bf16);
+    oxide_type_scalar(c, OXIDE_TYPE_F32, &g->f32);
+    oxide_type_scalar(c, OXIDE_TYPE_F64, &g->f64);
+    oxide_type_pointer(c, OXIDE_AS_GLOBAL, &g->pg);
+    oxide_type_pointer(c, OXIDE_AS_SHARED, &g->ps);
+    oxide_type_pointer(c, OXIDE_AS_CONSTANT, &g->pc);
+    oxide_type_pointer(c, OXIDE_AS_GENERIC, &g->pgen);
+    oxide_type_vector(c, g->f32, 4, &g->v4f32);
+    oxide_type_vector(c, g->f32, 2, &g->v2f32);
+    oxide_type_vector(c, g->i32, 2, &g->v2i32);
+    oxide_type_vector(c, g->i64, 2, &g->v2i64);
+    oxide_type *f[2] = {g->f32, g->i32};
+    oxide_type_struct(c, f, 2, &g->st_fi);
+}
+
+/* Builder calls latch the first failure, so generators read straight through. */
+static oxide_value *op(G *g, oxide_op o, oxide_value *const *ops, size_t n, oxide_type *rt, const oxide_attr *at,
+                       size_t na) {
+    oxide_value *r = NULL;
+    if (!g->st)
+        g->st = oxide_build_op(g->b, o, ops, n, rt, at, na, &r);
+    return g->st ? NULL : r;
+}
+
+static oxide_value *ci(G *g, oxide_type *t, int64_t v) {
+    oxide_value *r = NULL;
+    if (!g->st)
+        g->st = oxide_build_const_int(g->b, t, v, &r);
+    return r;
+}
+
+static oxide_value *addr(G *g, oxide_value *base, int64_t bytes) {
+    oxide_value *o[2] = {base, ci(g, g->i64, bytes)};
+    oxide_attr a = {.key = OXIDE_ATTR_ELEM, .t = g->i8};
+    return op(g, OXIDE_OP_OFFSET, o, 2, NULL, &a, 1);
+}
+
+/* A fresh, non-constant value of type t, read from the scratch memory. */
+static oxide_value *input(G *g, oxide_type *t) {
+    if (t == g->i1) {
+        oxide_value *o[2] = {input(g, g->i32), ci(g, g->i32, 0)};
+        oxide_attr a = {.key = OXIDE_ATTR_PRED, .i = OXIDE_PRED_NE};
+        return op(g, OXIDE_OP_ICMP, o, 2, NULL, &a, 1);
+    }
+    oxide_value *p = addr(g, g->p, 16 * g->slot++);
+    return op(g, OXIDE_OP_LOAD, &p, 1, t, NULL, 0);
+}
+
+static void sink(G *g, oxide_value *v) {
+    if (!v || g->st)
+        return;
+    if (oxide_value_get_type(v) == g->i1)
+        v = op(g, OXIDE_OP_ZEXT, &v, 1, g->i32, NULL, 0);
+    oxide_value *o[2] = {v, addr(g, g->p, 16 * g->slot++)};
+    op(g, OXIDE_OP_STORE, o, 2, NULL, NULL, 0);
+}
+
+static oxide_value *shared_ptr(G *g) {
+    oxide_attr a = {.key = OXIDE_ATTR_SYM, .s = "sh"};
+    return op(g, OXIDE_OP_GLOBAL_ADDR, NULL, 0, g->ps, &a, 1);
+}
+
+static oxide_value *generic_ptr(G *g) { return op(g, OXIDE_OP_ADDRSPACECAST, &g->p, 1, g->pgen, NULL, 0); }
+
+/* pointer in space s: 0 global, 1 shared, 2 generic, 3 constant */
+static oxide_value *ptr_in(G *g, int s) {
+    switch (s) {
+    case 1: return shared_ptr(g);
+    case 2: return generic_ptr(g);
+    case 3: {
+        oxide_attr a = {.key = OXIDE_ATTR_SYM, .s = "cst"};
+        return op(g, OXIDE_OP_GLOBAL_ADDR, NULL, 0, g->pc, &a, 1);
+    }
+    default: return addr(g, g->p, 256);
+    }
+}
+
+static void ret(G *g) {
+    if (!g->st)
+        g->st = oxide_build_op(g->b, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL);
+}
+
+static oxide_block *block(G *g, oxide_type *const *pt, size_t n, oxide_value **pv) {
+    oxide_block *b = NULL;
+    if (!g->st)
+        g->st = oxide_function_add_block(g->k, pt, n, &b, pv);
+    return b;
+}
+
+/* ---- module scaffolding ---- */
+
+static oxide_status new_module(G *g, const char *name) {
+    oxide_status st = oxide_module_create(g->ctx, name, &g->mod);
+    if (st)
+        return st;
+    oxide_type *arr, *carr;
+    oxide_global *gl;
+    oxide_type_array(g->ctx, g->i8, 1024, &arr);
+    oxide_type_array(g->ctx, g->i32, 4, &carr);
+    static const int32_t init[4] = {1, 2, 3, 4};
+    if ((st = oxide_module_add_global(g->mod, "sh", arr, OXIDE_AS_SHARED, 16, NULL, 0, &gl)) ||
+        (st = oxide_module_add_global(g->mod, "cst", carr, OXIDE_AS_CONSTANT, 16, init, sizeof init, &gl)) ||
+        (st = oxide_module_add_global(g->mod, "gv", carr, OXIDE_AS_GLOBAL, 0, NULL, 0, &gl)))
+        return st;
+    /* device functions for 'call' */
+    oxide_function *f;
+    oxide_block *b;
+    oxide_value *x, *r;
+    if ((st = oxide_module_add_function(g->mod, "dev_inc", g->i32, &f)) ||
+        (st = oxide_function_add_param(f, "x", g->i32, &x)) || (st = oxide_function_add_block(f, NULL, 0, &b, NULL)))
+        return st;
+    oxide_value *one;
+    if ((st = oxide_build_const_int(b, g->i32, 1, &one)))
+        return st;
+    oxide_value *o[2] = {x, one};
+    if ((st = oxide_build_op(b, OXIDE_OP_ADD, o, 2, NULL, NULL, 0, &r)) ||
+        (st = oxide_build_op(b, OXIDE_OP_RET, &r, 1, NULL, NULL, 0, NULL)))
+        return st;
+    if ((st = oxide_module_add_function(g->mod, "dev_void", g->v, &f)) ||
+        (st = oxide_function_add_param(f, "q", g->pg, &x)) || (st = oxide_function_add_block(f, NULL, 0, &b, NULL)))
+        return st;
+    oxide_value *seven;
+    if ((st = oxide_build_const_int(b, g->i32, 7, &seven)))
+        return st;
+    oxide_value *o2[2] = {seven, x};
+    if ((st = oxide_build_op(b, OXIDE_OP_STORE, o2, 2, NULL, NULL, 0, NULL)) ||
+        (st = oxide_build_op(b, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL)))
+        return st;
+    return OXIDE_OK;
+}
+
+static oxide_status begin_kernel(G *g, const char *name) {
+    oxide_status st = oxide_module_add_kernel(g->mod, name, &g->k);
+    if (!st)
+        st = oxide_kernel_add_ptr_param(g->k, "p", OXIDE_SCALAR_U8, 1, &g->p);
+    if (!st)
+        st = oxide_function_add_block(g->k, NULL, 0, &g->b, NULL);
+    g->slot = 0;
+    g->st = st;
+    return st;
+}
+
+/* ---- variants ---- */
+
+static oxide_type *class_type(G *g, char c, int i) {
+    oxide_type *I[] = {g->i32, g->i64, g->i16, g->i8, g->v2i32};
+    oxide_type *F[] = {g->f32, g->f64, g->f16, g->bf16, g->v2f32};
+    oxide_type *N[] = {g->i32, g->i64, g->f32, g->f64, g->f16, g->bf16, g->i8, g->v4f32, g->v2i64};
+    oxide_type *T[] = {g->i32, g->i64, g->f32, g->f64, g->pg, g->f16, g->i1, g->v2f32};
+    switch (c) {
+    case 'I': return i < 5 ? I[i] : NULL;
+    case 'F': return i < 5 ? F[i] : NULL;
+    case 'N': return i < 9 ? N[i] : NULL;
+    case 'T': return i < 8 ? T[i] : NULL;
+    default: return NULL;
+    }
+}
+
+static char row_class(const char *operands) {
+    for (const char *c = operands; *c; c++)
+        if (strchr("TIFN", *c))
+            return *c;
+    return 0;
+}
+
+static bool is_atomic_rmw(oxide_op o) { return o >= OXIDE_OP_ATOMIC_ADD && o <= OXIDE_OP_ATOMIC_CAS; }
+
+/* Generic generator: operands from the row's letters. Variant v picks the row type and, for
+ * rows with them, the predicate, order/scope and pointer space. Returns 0 when v is past the
+ * last variant. */
+static int gen_generic(G *g, oxide_op o, int v) {
+    const struct row *r = &rows[o];
+    char cls = row_class(r->operands);
+    int ntypes = 1;
+    if (cls)
+        while (class_type(g, cls, ntypes))
+            ntypes++;
+    int npred = o == OXIDE_OP_ICMP ? 10 : o == OXIDE_OP_FCMP ? 14 : 1;
+    oxide_attr at[4];
+    size_t na = 0;
+    int space = 0;
+    oxide_type *row;
+    if (is_atomic_rmw(o)) {
+        /* every type in each space relaxed at gpu scope, then every order x scope on global */
+        int nbase = ntypes * 3;
+        if (v < nbase) {
+            row = class_type(g, cls, v % ntypes);
+            space = v / ntypes;
+        } else if (v < nbase + 20) {
+            int w = v - nbase;
+            row = class_type(g, cls, 0);
+            at[na++] = (oxide_attr){.key = OXIDE_ATTR_ORDER, .i = w % 5};
+            at[na++] = (oxide_attr){.key = OXIDE_ATTR_SCOPE, .i = w / 5};
+        } else if (v < nbase + 21) {
+            row = class_type(g, cls, o == OXIDE_OP_ATOMIC_ADD || o == OXIDE_OP_ATOMIC_EXCH ? 2 : 1); /* f32 / i64 */
+            at[na++] = (oxide_attr){.key = OXIDE_ATTR_ORDER, .i = OXIDE_ORDER_SEQ_CST};
+            at[na++] = (oxide_attr){.key = OXIDE_ATTR_SCOPE, .i = OXIDE_SCOPE_CLUSTER};
+            space = 1;
+        } else {
+            return 0;
+        }
+    } else {
+        if (v >= ntypes * npred)
+            return 0;
+        row = cls ? class_type(g, cls, v % ntypes) : NULL;
+        if (npred > 1)
+            at[na++] = (oxide_attr){.key = OXIDE_ATTR_PRED, .i = (o == OXIDE_OP_FCMP ? OXIDE_PRED_OEQ : 0) + v / ntypes};
+        if (o == OXIDE_OP_MAP_SHARED)
+            space = v % 2 ? 2 : 1;
+    }
+    oxide_value *ops[4];
+    size_t n = 0;
+    for (const char *c = r->operands; *c && *c != '*'; c++) {
+        switch (*c) {
+        case 'T': case 'I': case 'F': case 'N': ops[n++] = input(g, row); break;
+        case 'b': ops[n++] = input(g, g->i1); break;
+        case 'i': ops[n++] = o == OXIDE_OP_MAP_SHARED ? ci(g, g->i32, 1) : input(g, g->i32); break;
+        case 'l': ops[n++] = input(g, g->i64); break;
+        case 'P': ops[n++] = ptr_in(g, space); break;
+        case 'S': ops[n++] = shared_ptr(g); break;
+        default: ops[n++] = input(g, g->i32);
+        }
+    }
+    if ((r->attrs & A_IMM) && (o == OXIDE_OP_REDUX_ADD || o == OXIDE_OP_SHFL_IDX) && v == 1)
+        at[na++] = (oxide_attr){.key = OXIDE_ATTR_IMM, .i = 0xffff}; /* a partial lane mask */
+    sink(g, op(g, o, ops, n, NULL, at, na));
+    ret(g);
+    return 1;
+}
+
+static int gen_cast(G *g, oxide_op o, int v) {
+    struct { oxide_type *from, *to; } c[6] = {{0}};
+    int n = 0;
+#define C(a, b) (c[n].from = (a), c[n].to = (b), n++)
+    switch (o) {
+    case OXIDE_OP_TRUNC: C(g->i64, g->i32); C(g->i32, g->i8); C(g->i32, g->i1); C(g->i64, g->i16); break;
+    case OXIDE_OP_ZEXT: C(g->i32, g->i64); C(g->i1, g->i32); C(g->i8, g->i16); break;
+    case OXIDE_OP_SEXT: C(g->i16, g->i64); C(g->i1, g->i32); C(g->i8, g->i32); break;
+    case OXIDE_OP_FPTRUNC: C(g->f64, g->f32); C(g->f32, g->f16); C(g->f32, g->bf16); C(g->f64, g->f16); break;
+    case OXIDE_OP_FPEXT: C(g->f32, g->f64); C(g->f16, g->f32); C(g->bf16, g->f32); C(g->bf16, g->f64); break;
+    case OXIDE_OP_FPTOUI: case OXIDE_OP_FPTOSI:
+        C(g->f32, g->i32); C(g->f64, g->i64); C(g->f16, g->i16); C(g->bf16, g->i32); C(g->f32, g->i8); break;
+    case OXIDE_OP_UITOFP: case OXIDE_OP_SITOFP:
+        C(g->i32, g->f32); C(g->i64, g->f64); C(g->i16, g->f16); C(g->i32, g->bf16); C(g->i1, g->f32); break;
+    case OXIDE_OP_PTRTOINT: C(g->pg, g->i64); C(g->pgen, g->i64); break;
+    case OXIDE_OP_INTTOPTR: C(g->i64, g->pg); C(g->i64, g->pgen); break;
+    case OXIDE_OP_BITCAST: C(g->f32, g->i32); C(g->i64, g->f64); C(g->v2f32, g->i64); C(g->f16, g->i16); break;
+    case OXIDE_OP_ADDRSPACECAST: C(g->pg, g->pgen); C(g->pgen, g->pg); C(g->ps, g->pgen); C(g->pgen, g->ps); break;
+    default: break;
+    }
+#undef C
+    if (v >= n)
+        return 0;
+    oxide_value *x;
+    if (c[v].from == g->ps)
+        x = shared_ptr(g);
+    else if (c[v].from == g->pgen)
+        x = generic_ptr(g);
+    else
+        x = input(g, c[v].from);
+    sink(g, op(g, o, &x, 1, c[v].to, NULL, 0));
+    ret(g);
+    return 1;
+}
+
+static int gen_memory(G *g, oxide_op o, int v) {
+    oxide_type *ts[] = {g->i32, g->f32, g->v4f32, g->i8, g->f64, g->st_fi, g->pg};
+    int nt = 7;
+    switch (o) {
+    case OXIDE_OP_LOAD:
+    case OXIDE_OP_STORE: {
+        /* types x spaces (global, shared, generic, and constant for loads), then volatile and align */
+        int nsp = o == OXIDE_OP_LOAD ? 4 : 3, nbase = nt * nsp;
+        if (v >= nbase + 2)
+            return 0;
+        oxide_type *t = v < nbase ? ts[v % nt] : g->f32;
+        int space = v < nbase ? v / nt : 0;
+        oxide_attr at[1];
+        size_t na = 0;
+        if (v == nbase)
+            at[na++] = (oxide_attr){.key = OXIDE_ATTR_VOLATILE, .i = 1};
+        if (v == nbase + 1) {
+            t = g->v4f32;
+            at[na++] = (oxide_attr){.key = OXIDE_ATTR_ALIGN, .i = 8};
+        }
+        oxide_value *p = ptr_in(g, space);
+        if (o == OXIDE_OP_LOAD) {
+            sink(g, op(g, o, &p, 1, t, at, na));
+        } else {
+            oxide_value *ops[2] = {input(g, t), p};
+            op(g, o, ops, 2, NULL, at, na);
+        }
+        ret(g);
+        return 1;
+    }
+    case OXIDE_OP_OFFSET: {
+        if (v >= 6)
+            return 0;
+        oxide_type *elem = v % 3 == 0 ? g->f32 : v % 3 == 1 ? g->st_fi : g->v4f32;
+        oxide_value *ops[2] = {ptr_in(g, v / 3), input(g, v % 2 ? g->i32 : g->i64)};
+        oxide_attr a = {.key = OXIDE_ATTR_ELEM, .t = elem};
+        oxide_value *q = op(g, o, ops, 2, NULL, &a, 1);
+        oxide_value *s[2] = {input(g, g->f32), q};
+        op(g, OXIDE_OP_STORE, s, 2, NULL, NULL, 0);
+        ret(g);
+        return 1;
+    }
+    case OXIDE_OP_ALLOCA: {
+        if (v >= 3)
+            return 0;
+        oxide_type *arr;
+        oxide_type_array(g->ctx, g->f32, 4, &arr);
+        oxide_attr a[2] = {{.key = OXIDE_ATTR_ELEM, .t = v == 0 ? arr : v == 1 ? g->i64 : g->st_fi},
+                           {.key = OXIDE_ATTR_ALIGN, .i = 16}};
+        oxide_value *m = op(g, o, NULL, 0, NULL, a, v == 2 ? 2 : 1);
+        /* index with a runtime value so the stack slot cannot be promoted away */
+        oxide_value *idx = op(g, OXIDE_OP_AND, (oxide_value *[]){input(g, g->i64), ci(g, g->i64, 1)}, 2, NULL,
+                              NULL, 0);
+        oxide_attr e = {.key = OXIDE_ATTR_ELEM, .t = g->f32};
+        oxide_value *q = op(g, OXIDE_OP_OFFSET, (oxide_value *[]){m, idx}, 2, NULL, &e, 1);
+        op(g, OXIDE_OP_STORE, (oxide_value *[]){input(g, g->f32), q}, 2, NULL, NULL, 0);
+        sink(g, op(g, OXIDE_OP_LOAD, &m, 1, g->f32, NULL, 0));
+        ret(g);
+        return 1;
+    }
+    case OXIDE_OP_GLOBAL_ADDR: {
+        if (v >= 3)
+            return 0;
+        static const char *const syms[] = {"gv", "sh", "cst"};
+        oxide_type *pt[] = {g->pg, g->ps, g->pc};
+        oxide_attr a = {.key = OXIDE_ATTR_SYM, .s = syms[v]};
+        oxide_value *q = op(g, o, NULL, 0, pt[v], &a, 1);
+        if (v < 2)
+            op(g, OXIDE_OP_STORE, (oxide_value *[]){input(g, g->i32), q}, 2, NULL, NULL, 0);
+        sink(g, op(g, OXIDE_OP_LOAD, &q, 1, g->i32, NULL, 0));
+        ret(g);
+        return 1;
+    }
+    case OXIDE_OP_DYN_SMEM: {
+        if (v >= 1)
+            return 0;
+        oxide_value *q = op(g, o, NULL, 0, g->ps, NULL, 0);
+        op(g, OXIDE_OP_STORE, (oxide_value *[]){input(g, g->f32), addr(g, q, 64)}, 2, NULL, NULL, 0);
+        sink(g, op(g, OXIDE_OP_LOAD, &q, 1, g->f32, NULL, 0));
+        if (!g->st)
+            g->st = oxide_kernel_set_dyn_smem(g->k, 4096);
+        ret(g);
+        return 1;
+    }
+    case OXIDE_OP_EXTRACT: case OXIDE_OP_INSERT: {
+        if (v >= 3)
+            return 0;
+        oxide_type *agg = v == 0 ? g->v4f32 : v == 1 ? g->st_fi : g->v2i64;
+        oxide_type *el = v == 0 ? g->f32 : v == 1 ? g->i32 : g->i64;
+        oxide_attr a = {.key = OXIDE_ATTR_IMM, .i = 1};
+        oxide_value *x = input(g, agg);
+        if (o == OXIDE_OP_EXTRACT)
+            sink(g, op(g, o, &x, 1, el, &a, 1));
+        else
+            sink(g, op(g, o, (oxide_value *[]){x, input(g, el)}, 2, NULL, &a, 1));
+        ret(g);
+        return 1;
+    }
+    case OXIDE_OP_ATOMIC_LOAD: case OXIDE_OP_ATOMIC_STORE: {
+        /* types x spaces relaxed, then orders x scopes on an i32 in global memory */
+        oxide_type *at[] = {g->i32, g->i64, g->f32, g->f64, g->pg, g->i16};
+        int nb = 6 * 3;
+        if (v >= nb + 20)
+            return 0;
+        oxide_type *t = v < nb ? at[v % 6] : g->i32;
+        int space = v < nb ? v / 6 : 0;
+        oxide_attr a[2];
+        size_t na = 0;
+        if (v >= nb) {
+            a[na++] = (oxide_attr){.key = OXIDE_ATTR_ORDER, .i = (v - nb) % 5};
+            a[na++] = (oxide_attr){.key = OXIDE_ATTR_SCOPE, .i = (v - nb) / 5};
+        }
+        oxide_value *p = ptr_in(g, space);
+        if (o == OXIDE_OP_ATOMIC_LOAD)
+            sink(g, op(g, o, &p, 1, t, a, na));
+        else
+            op(g, o, (oxide_value *[]){input(g, t), p}, 2, NULL, a, na);
+        ret(g);
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+static int gen_control(G *g, oxide_op o, int v) {
+    if (v >= 1)
+        return 0;
+    switch (o) {
+    case OXIDE_OP_BR: {
+        /* a counted loop: block parameters carried around a back edge */
+        oxide_type *pt[2] = {g->i32, g->f32};
+        oxide_value *lp[2], *out;
+        oxide_block *entry = g->b;
+        oxide_block *loop = block(g, pt, 2, lp), *body = block(g, NULL, 0, NULL), *exit = block(g, pt + 1, 1, &out);
+        oxide_value *init[2] = {ci(g, g->i32, 0), input(g, g->f32)};
+        if (!g->st)
+            g->st = oxide_build_br(entry, loop, init, 2);
+        g->b = loop;
+        oxide_value *n = input(g, g->i32);
+        oxide_attr ult = {.key = OXIDE_ATTR_PRED, .i = OXIDE_PRED_ULT};
+        oxide_value *c = op(g, OXIDE_OP_ICMP, (oxide_value *[]){lp[0], n}, 2, NULL, &ult, 1);
+        if (!g->st)
+            g->st = oxide_build_cond_br(loop, c, body, NULL, 0, exit, &lp[1], 1);
+        g->b = body;
+        oxide_value *next[2] = {op(g, OXIDE_OP_ADD, (oxide_value *[]){lp[0], ci(g, g->i32, 1)}, 2, NULL, NULL, 0),
+                                op(g, OXIDE_OP_MUL, (oxide_value *[]){lp[1], lp[1]}, 2, NULL, NULL, 0)};
+        if (!g->st)
+            g->st = oxide_build_br(body, loop, next, 2);
+        g->b = exit;
+        sink(g, out);
+        ret(g);
+        return 1;
+    }
+    case OXIDE_OP_COND_BR: {
+        /* both edges to the same block with different arguments (needs an edge block) */
+        oxide_value *x;
+        oxide_block *j = block(g, &g->i32, 1, &x);
+        oxide_value *a = input(g, g->i32), *b = input(g, g->i32);
+        if (!g->st)
+            g->st = oxide_build_cond_br(g->b, input(g, g->i1), j, &a, 1, j, &b, 1);
+        g->b = j;
+        sink(g, x);
+        ret(g);
+        return 1;
+    }
+    case OXIDE_OP_SWITCH: {
+        oxide_block *d = block(g, NULL, 0, NULL), *c1 = block(g, NULL, 0, NULL), *c2 = block(g, NULL, 0, NULL);
+        oxide_block *j = block(g, NULL, 0, NULL);
+        int64_t cases[2] = {3, -7};
+        oxide_block *dests[2] = {c1, c2};
+        if (!g->st)
+            g->st = oxide_build_switch(g->b, input(g, g->i32), d, cases, dests, 2);
+        oxide_block *bs[3] = {d, c1, c2};
+        for (int i = 0; i < 3; i++) {
+            g->b = bs[i];
+            sink(g, ci(g, g->i32, i));
+            if (!g->st)
+                g->st = oxide_build_br(bs[i], j, NULL, 0);
+        }
+        g->b = j;
+        ret(g);
+        return 1;
+    }
+    case OXIDE_OP_RET:
+        ret(g);
+        return 1;
+    case OXIDE_OP_TRAP: case OXIDE_OP_UNREACHABLE: {
+        oxide_block *t = block(g, NULL, 0, NULL), *f = block(g, NULL, 0, NULL);
+        if (!g->st)
+            g->st = oxide_build_cond_br(g->b, input(g, g->i1), t, NULL, 0, f, NULL, 0);
+        g->b = t;
+        op(g, o, NULL, 0, NULL, NULL, 0);
+        g->b = f;
+        ret(g);
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+static int gen_special(G *g, oxide_op o, int v) {
+    switch (o) {
+    case OXIDE_OP_CONST: {
+        oxide_type *ts[] = {g->i1, g->i8, g->i16, g->i32, g->i64, g->f16, g->bf16, g->f32, g->f64};
+        if (v >= 9)
+            return 0;
+        oxide_attr a = {.key = OXIDE_ATTR_VALUE, .i = -5, .f = -2.5};
+        sink(g, op(g, o, NULL, 0, ts[v], &a, 1));
+        ret(g);
+        return 1;
+    }
+    case OXIDE_OP_CALL: {
+        if (v >= 2)
+            return 0;
+        oxide_attr a = {.key = OXIDE_ATTR_SYM, .s = v ? "dev_void" : "dev_inc"};
+        if (v)
+            op(g, o, &g->p, 1, NULL, &a, 1);
+        else
+            sink(g, op(g, o, (oxide_value *[]){input(g, g->i32)}, 1, g->i32, &a, 1));
+        ret(g);
+        return 1;
+    }
+    case OXIDE_OP_BARRIER: case OXIDE_OP_BARRIER_COUNT: {
+        if (v >= 2)
+            return 0;
+        oxide_attr a = {.key = OXIDE_ATTR_IMM, .i = v ? 3 : 0};
+        op(g, o, (oxide_value *[]){ci(g, g->i32, 64)}, o == OXIDE_OP_BARRIER_COUNT, NULL, &a, 1);
+        ret(g);
+        return 1;
+    }
+    case OXIDE_OP_FENCE: {
+        if (v >= 20)
+            return 0;
+        oxide_attr a[2] = {{.key = OXIDE_ATTR_ORDER, .i = v % 5}, {.key = OXIDE_ATTR_SCOPE, .i = v / 5}};
+        op(g, o, NULL, 0, NULL, a, 2);
+        ret(g);
+        return 1;
+    }
+    case OXIDE_OP_PRINTF: {
+        if (v >= 2)
+            return 0;
+        oxide_attr a = {.key = OXIDE_ATTR_STR, .s = v ? "no arguments, 100%%\n" : "%d %lld %f %f %p %hhd\n"};
+        oxide_value *args[6] = {input(g, g->i32), input(g, g->i64), input(g, g->f32), input(g, g->f64),
+                                generic_ptr(g), input(g, g->i8)};
+        op(g, o, args, v ? 0 : 6, NULL, &a, 1);
+        ret(g);
+        return 1;
+    }
+    case OXIDE_OP_ASSERT: {
+        if (v >= 1)
+            return 0;
+        oxide_attr a = {.key = OXIDE_ATTR_STR, .s = "x must be nonzero (100% sure)"};
+        op(g, o, (oxide_value *[]){input(g, g->i1)}, 1, NULL, &a, 1);
+        sink(g, ci(g, g->i32, 1));
+        ret(g);
+        return 1;
+    }
+    default:
+        return -1;
+    }
+}
+
+/* Builds variant v of op o into the current kernel. 1: built (or g->st set), 0: no such variant. */
+static int gen(G *g, oxide_op o, int v) {
+    int r = gen_special(g, o, v);
+    if (r >= 0)
+        return r;
+    if (o >= OXIDE_OP_TRUNC && o <= OXIDE_OP_ADDRSPACECAST)
+        return gen_cast(g, o, v);
+    if (rows[o].lower == L_TERM)
+        return gen_control(g, o, v);
+    switch (o) {
+    case OXIDE_OP_LOAD: case OXIDE_OP_STORE: case OXIDE_OP_OFFSET: case OXIDE_OP_ALLOCA: case OXIDE_OP_GLOBAL_ADDR:
+    case OXIDE_OP_DYN_SMEM: case OXIDE_OP_EXTRACT: case OXIDE_OP_INSERT: case OXIDE_OP_ATOMIC_LOAD:
+    case OXIDE_OP_ATOMIC_STORE:
+        return gen_memory(g, o, v);
+    default:
+        return gen_generic(g, o, v);
+    }
+}
+
+/* ---- ptxas ---- */
+
+static char ptxas[1024];
+static const char *keep_dir; /* --keep DIR: also write each module's PTX there */
+static int verbose;          /* -v: accepted variants per op */
+
+/* Runs ptxas on ptx; returns 0 if it assembles. On failure prints its output with the kernel
+ * each error line falls in. */
+static int assemble(const char *ptx, size_t len, const char *arch, char **kernel_names, int nk,
+                    const char *const *what) {
+    char path[] = "/tmp/oxide_ptx_ops_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        failf("mkstemp failed");
+        return 1;
+    }
+    if (write(fd, ptx, len) != (ssize_t)len) {
+        close(fd);
+        unlink(path);
+        failf("writing %s failed", path);
+        return 1;
+    }
+    close(fd);
+    char cmd[2300];
+    snprintf(cmd, sizeof cmd, "'%s' -arch=%s '%s' -o /dev/null 2>&1", ptxas, arch, path);
+    FILE *pp = popen(cmd, "r");
+    char line[4096];
+    int bad = 0;
+    while (pp && fgets(line, sizeof line, pp)) {
+        bad = 1;
+        fprintf(stderr, "ptxas: %s", line);
+        const char *lp = strstr(line, ", line ");
+        if (lp) {
+            long ln = strtol(lp + 7, NULL, 10);
+            /* find the .entry that encloses line ln */
+            long cur = 1;
+            const char *entry = NULL;
+            for (const char *s = ptx; s < ptx + len && cur <= ln; s++) {
+                if (!strncmp(s, ".visible .entry ", 16) || !strncmp(s, ".entry ", 7))
+                    entry = strstr(s, "entry ") + 6;
+                if (*s == '\n')
+                    cur++;
+            }
+            if (entry) {
+                for (int k = 0; k < nk; k++) {
+                    size_t n = strlen(kernel_names[k]);
+                    if (!strncmp(entry, kernel_names[k], n) && entry[n] == '(')
+                        fprintf(stderr, "  -> in kernel %s: %s\n", kernel_names[k], what[k]);
+                }
+            }
+        }
+    }
+    int rc = pp ? pclose(pp) : -1;
+    if (rc != 0)
+        bad = 1;
+    unlink(path);
+    return bad;
+}
+
+/* ---- driver ---- */
+
+typedef struct variant {
+    oxide_op op;
+    int v;
+} variant;
+
+static int run_target(oxide_context *ctx, const char *target, unsigned sm, int level) {
+    G g = {.ctx = ctx};
+    types(&g);
+    oxide_options *opts;
+    oxide_options_create(&opts);
+    oxide_options_set_target(opts, target);
+    oxide_options_set_opt_level(opts, level);
+    int cap = 4096, nk = 0, accepted_ops = 0;
+    variant *vs = malloc(cap * sizeof *vs);
+    char **names = malloc(cap * sizeof *names);
+    char **what = malloc(cap * sizeof *what);
+    G big = g;
+    if (new_module(&big, "ops")) {
+        failf("scaffolding: %s", oxide_last_error());
+        return 1;
+    }
+    for (int o = 0; o < OXIDE_OP_COUNT_; o++) {
+        int ok = 0, tried = 0;
+        for (int v = 0; v < 200 && nk < cap; v++) {
+            /* build alone first: the builder or the verifier may refuse this combination */
+            G probe = g;
+            if (new_module(&probe, "probe") || begin_kernel(&probe, "k")) {
+                failf("scaffolding: %s", oxide_last_error());
+                return 1;
+            }
+            int r = gen(&probe, (oxide_op)o, v);
+            if (!r) {
+                oxide_module_destroy(probe.mod);
+                break;
+            }
+            tried++;
+            oxide_status st = probe.st ? probe.st : oxide_module_verify(probe.mod, opts);
+            if (st == OXIDE_OK && rows[o].min_sm > sm)
+                failf("%s variant %d verifies for %s, but the op needs sm_%u", rows[o].name, v, target,
+                      rows[o].min_sm);
+            oxide_module_destroy(probe.mod);
+            if (st)
+                continue;
+            /* and the variant alone must compile (so that a failure names it) */
+            G one = g;
+            const char *ptx;
+            new_module(&one, "one");
+            begin_kernel(&one, "k");
+            gen(&one, (oxide_op)o, v);
+            st = one.st ? one.st : oxide_module_compile(one.mod, opts, &ptx, NULL);
+            if (st) {
+                failf("%s variant %d (%s, O%d): verified but did not compile: %s: %s", rows[o].name, v, target,
+                      level, oxide_status_name(st), oxide_last_error());
+                oxide_module_destroy(one.mod);
+                continue;
+            }
+            oxide_module_destroy(one.mod);
+            char name[32], desc[96];
+            snprintf(name, sizeof name, "k%d", nk);
+            snprintf(desc, sizeof desc, "op %s variant %d", rows[o].name, v);
+            if (begin_kernel(&big, name) || (gen(&big, (oxide_op)o, v), big.st)) {
+                failf("%s variant %d: rebuilding failed: %s", rows[o].name, v, oxide_last_error());
+                return 1;
+            }
+            vs[nk] = (variant){(oxide_op)o, v};
+            names[nk] = strdup(name);
+            what[nk] = strdup(desc);
+            nk++;
+            ok++;
+        }
+        if (verbose)
+            printf("  %s %s: %d of %d variants\n", target, rows[o].name, ok, tried);
+        if (rows[o].min_sm > sm) {
+            if (ok)
+                failf("%s: %d variants accepted for %s below its min SM", rows[o].name, ok, target);
+            if (!tried)
+                failf("%s: no variants generated", rows[o].name);
+        } else if (!ok) {
+            failf("%s: no variant verified and compiled for %s (tried %d)", rows[o].name, target, tried);
+        } else {
+            accepted_ops++;
+        }
+    }
+    const char *ptx;
+    size_t len;
+    oxide_status st = oxide_module_compile(big.mod, opts, &ptx, &len);
+    int rc = 0;
+    if (!st && keep_dir) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/ops_%s_O%d.ptx", keep_dir, target, level);
+        FILE *f = fopen(path, "w");
+        if (f) {
+            fwrite(ptx, 1, len, f);
+            fclose(f);
+        }
+    }
+    if (st) {
+        failf("%s O%d: the module of all %d variants did not compile: %s", target, level, nk, oxide_last_error());
+        rc = 1;
+    } else if (assemble(ptx, len, target, names, nk, (const char *const *)what)) {
+        failf("%s O%d: ptxas rejected the PTX", target, level);
+        rc = 1;
+    }
+    printf("%s O%d: %d ops, %d kernels, %zu bytes of PTX: %s\n", target, level, accepted_ops, nk, st ? 0 : len,
+           rc ? "FAILED" : "ptxas ok");
+    for (int k = 0; k < nk; k++) {
+        free(names[k]);
+        free(what[k]);
+    }
+    free(vs);
+    free(names);
+    free(what);
+    oxide_module_destroy(big.mod);
+    oxide_options_destroy(opts);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--keep") && i + 1 < argc)
+            keep_dir = argv[++i];
+        else if (!strcmp(argv[i], "-v"))
+            verbose = 1;
+    }
+    const char *home = getenv("CUDA_HOME");
+    snprintf(ptxas, sizeof ptxas, "%s/bin/ptxas", home && *home ? home : OXIDE_CUDA_HOME);
+    if (access(ptxas, X_OK) != 0) {
+        printf("skipped: no ptxas at %s\n", ptxas);
+        return 77;
+    }
+    oxide_context *ctx;
+    if (oxide_context_create(&ctx))
+        return 1;
+    static const struct { const char *name; unsigned sm; } targets[] = {{"sm_80", 80}, {"sm_90a", 90}};
+    for (int t = 0; t < 2; t++)
+        for (int level = 0; level <= 3; level += 3)
+            run_target(ctx, targets[t].name, targets[t].sm, level);
+    oxide_context_destroy(ctx);
+    if (failures)
+        fprintf(stderr, "%d failure(s)\n", failures);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# The `oxide` command-line tool: every subcommand, its flags, and bad input (missing files, bad
+# IR, bad flags, truncated and foreign binaries), which must give `oxide: <STATUS>: ...` and
+# exit 1, never a crash.
+#
+# usage: test_cli.sh PATH/TO/oxide [CUDA_HOME]
+set -u
+OXIDE=${1:?usage: test_cli.sh PATH/TO/oxide [CUDA_HOME]}
+CUDA_HOME=${2:-/usr/local/cuda}
+PTXAS="$CUDA_HOME/bin/ptxas"
+CC=${CC:-cc}
+T=$(mktemp -d "${TMPDIR:-/tmp}/oxide_test_cli.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+
+checks=0
+failures=0
+fail() {
+    failures=$((failures + 1))
+    echo "FAIL: $*"
+}
+
+# run NAME WANT_RC CMD...: runs CMD, keeps stdout in $T/out and stderr in $T/err.
+run() {
+    local name=$1 want=$2
+    shift 2
+    checks=$((checks + 1))
+    "$@" >"$T/out" 2>"$T/err"
+    local rc=$?
+    if [ "$rc" != "$want" ]; then
+        fail "$name: exit $rc, want $want"
+        sed 's/^/    stderr: /' "$T/err" | head -5
+        return 1
+    fi
+    return 0
+}
+
+# expect FILE TEXT [NAME]: FILE contains TEXT (fixed string).
+expect() {
+    checks=$((checks + 1))
+    grep -qF -- "$2" "$1" || {
+        fail "${3:-$2}: '$2' not in $(basename "$1")"
+        sed 's/^/    | /' "$1" | head -5
+    }
+}
+
+# error NAME STATUS CMD...: exits 1 with one `oxide: STATUS: ...` line on stderr.
+error() {
+    local name=$1 status=$2
+    shift 2
+    run "$name" 1 "$@" && expect "$T/err" "oxide: $status: " "$name"
+}
+
+# ---- version, help, bad commands ----
+run "--version" 0 "$OXIDE" --version && expect "$T/out" "oxide 0."
+run "help" 0 "$OXIDE" help && expect "$T/out" "extract BINARY"
+run "no arguments" 1 "$OXIDE" && expect "$T/err" "usage: oxide"
+error "unknown command" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" frobnicate
+
+# ---- example ----
+run "example list" 0 "$OXIDE" example
+for k in vecadd saxpy reduce sgemm softmax transpose histogram cluster_dsmem; do
+    expect "$T/out" "$k"
+done
+error "unknown example" OXIDE_ERROR_NOT_FOUND "$OXIDE" example no_such_kernel
+run "example --ir" 0 "$OXIDE" example vecadd --ir -o "$T/vecadd.oxir" && expect "$T/vecadd.oxir" "kernel @vecadd"
+run "example sgemm ptx" 0 "$OXIDE" example sgemm --sm sm_80 -o "$T/sgemm.ptx" && expect "$T/sgemm.ptx" ".target sm_80"
+"$OXIDE" example cluster_dsmem --ir -o "$T/cluster.oxir"
+error "example needing sm_90 on sm_80" OXIDE_ERROR_VERIFY "$OXIDE" example cluster_dsmem --sm sm_80
+
+# ---- compile and its flags ----
+run "compile" 0 "$OXIDE" compile "$T/vecadd.oxir" -o "$T/vecadd.ptx"
+expect "$T/vecadd.ptx" "// oxide.manifest.v1 "
+expect "$T/vecadd.ptx" ".target sm_90a"
+expect "$T/vecadd.ptx" ".entry vecadd"
+if [ -x "$PTXAS" ]; then
+    run "ptxas accepts compile output" 0 "$PTXAS" -arch=sm_90a "$T/vecadd.ptx" -o /dev/null
+    run "ptxas accepts sm_80 example" 0 "$PTXAS" -arch=sm_80 "$T/sgemm.ptx" -o /dev/null
+fi
+run "compile to stdout" 0 "$OXIDE" compile "$T/vecadd.oxir" && cmp -s "$T/out" "$T/vecadd.ptx" ||
+    fail "compile to stdout differs from -o output"
+run "compile from stdin" 0 "$OXIDE" compile - <"$T/vecadd.oxir" && cmp -s "$T/out" "$T/vecadd.ptx" ||
+    fail "compile from stdin differs"
+run "--sm sm_80" 0 "$OXIDE" compile "$T/vecadd.oxir" --sm sm_80 && expect "$T/out" ".target sm_80"
+run "--sm=sm_86" 0 "$OXIDE" compile "$T/vecadd.oxir" --sm=sm_86 && expect "$T/out" ".target sm_86"
+run "--ptx-version" 0 "$OXIDE" compile "$T/vecadd.oxir" --ptx-version 8.0 && expect "$T/out" ".version 8.0"
+run "-O0" 0 "$OXIDE" compile "$T/vecadd.oxir" -O0 && expect "$T/out" ".entry vecadd"
+run "-O 2" 0 "$OXIDE" compile "$T/vecadd.oxir" -O 2 && expect "$T/out" ".entry vecadd"
+run "--fast-math" 0 "$OXIDE" compile "$T/vecadd.oxir" --fast-math && expect "$T/out" ".entry vecadd"
+run "--lineinfo" 0 "$OXIDE" compile "$T/vecadd.oxir" --lineinfo && expect "$T/out" ".entry vecadd"
+run "--emit-llvm" 0 "$OXIDE" compile "$T/vecadd.oxir" --emit-llvm && expect "$T/out" "nvptx64-nvidia-cuda"
+
+error "missing input file" OXIDE_ERROR_IO "$OXIDE" compile "$T/does_not_exist.oxir"
+error "no input" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" compile
+error "two inputs" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" compile "$T/vecadd.oxir" "$T/vecadd.oxir"
+error "unknown flag" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" compile "$T/vecadd.oxir" --bogus
+error "unknown target" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" compile "$T/vecadd.oxir" --sm sm_99
+error "bad -O" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" compile "$T/vecadd.oxir" -O 7
+error "bad --ptx-version" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" compile "$T/vecadd.oxir" --ptx-version eight
+error "unsupported --ptx-version" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" compile "$T/vecadd.oxir" --ptx-version 99.9
+error "-o without a file" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" compile "$T/vecadd.oxir" -o
+error "unwritable output" OXIDE_ERROR_IO "$OXIDE" compile "$T/vecadd.oxir" -o "$T/no/such/dir/x.ptx"
+error "--ir is not a compile flag" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" compile "$T/vecadd.oxir" --ir
+
+printf 'module @bad\nkernel @k() {\n^0:\n  %%0 = add %%1, %%1 : i32\n  ret\n}\n' >"$T/bad.oxir"
+error "bad IR" OXIDE_ERROR_PARSE "$OXIDE" compile "$T/bad.oxir" && expect "$T/err" "bad.oxir:4:"
+printf 'this is not IR\n' >"$T/junk.oxir"
+error "junk IR" OXIDE_ERROR_PARSE "$OXIDE" compile "$T/junk.oxir"
+: >"$T/empty.oxir"
+run "empty IR" 1 "$OXIDE" compile "$T/empty.oxir"
+# Every prefix of a valid file is refused with a status or compiled, never a crash.
+size=$(wc -c <"$T/vecadd.oxir")
+for cut in 1 7 20 50 100 200 300 400 500 600; do
+    [ "$cut" -lt "$size" ] || continue
+    head -c "$cut" "$T/vecadd.oxir" >"$T/cut.oxir"
+    checks=$((checks + 1))
+    "$OXIDE" compile "$T/cut.oxir" >/dev/null 2>"$T/err"
+    rc=$?
+    if [ "$rc" != 0 ] && [ "$rc" != 1 ]; then
+        fail "truncated IR ($cut bytes): exit $rc"
+    elif [ "$rc" = 1 ]; then
+        expect "$T/err" "oxide: OXIDE_ERROR_" "truncated IR ($cut bytes)"
+    fi
+done
+
+# ---- verify ----
+run "verify" 0 "$OXIDE" verify "$T/vecadd.oxir" && expect "$T/out" "ok for sm_90a"
+run "verify --sm sm_80" 0 "$OXIDE" verify "$T/vecadd.oxir" --sm sm_80 && expect "$T/out" "ok for sm_80"
+run "verify sm_90 kernel" 0 "$OXIDE" verify "$T/cluster.oxir" --sm sm_90a
+error "verify sm_90 kernel for sm_80" OXIDE_ERROR_VERIFY "$OXIDE" verify "$T/cluster.oxir" --sm sm_80
+expect "$T/err" "cluster.sync"
+error "verify bad IR" OXIDE_ERROR_PARSE "$OXIDE" verify "$T/bad.oxir"
+error "verify missing file" OXIDE_ERROR_IO "$OXIDE" verify "$T/nope.oxir"
+error "verify takes no -o" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" verify "$T/vecadd.oxir" -o x
+
+# ---- manifest ----
+run "manifest" 0 "$OXIDE" manifest "$T/vecadd.ptx"
+expect "$T/out" "target sm_90a"
+expect "$T/out" "kernel vecadd"
+expect "$T/out" "slice<mut f32>"
+run "manifest of sgemm" 0 "$OXIDE" manifest "$T/sgemm.ptx"
+expect "$T/out" "launch_bounds 256 2"
+expect "$T/out" "u32"
+"$OXIDE" example cluster_dsmem -o "$T/cluster.ptx"
+run "manifest of a cluster kernel" 0 "$OXIDE" manifest "$T/cluster.ptx" && expect "$T/out" "cluster 4x1x1"
+error "manifest of IR" OXIDE_ERROR_MANIFEST "$OXIDE" manifest "$T/vecadd.oxir"
+error "manifest missing file" OXIDE_ERROR_IO "$OXIDE" manifest "$T/nope.ptx"
+sed 's/"kernels":\[/"kernels":[{/' "$T/vecadd.ptx" >"$T/broken.ptx"
+error "malformed manifest" OXIDE_ERROR_MANIFEST "$OXIDE" manifest "$T/broken.ptx"
+
+# ---- extract: binaries carrying PTX, made here with the C compiler ----
+if command -v "$CC" >/dev/null 2>&1; then
+    bytes=$(od -An -v -tx1 "$T/vecadd.ptx" | tr -s ' \n' ' ' | sed 's/^ //; s/ $//; s/ /,0x/g; s/^/0x/')
+    # (a) an array and a 64-bit length, in a position-independent executable
+    cat >"$T/array.c" <<EOF
+const unsigned char OXIDE_PTX[] = {$bytes};
+const unsigned long long OXIDE_PTX_LEN = sizeof OXIDE_PTX;
+int main(void) { return OXIDE_PTX[0] == 0; }
+EOF
+    # (b) a pointer and a 32-bit length: the pointer is a relocation in a PIE
+    cat >"$T/pointer.c" <<EOF
+static const unsigned char data[] = {$bytes};
+const unsigned char *const OXIDE_PTX = data;
+const unsigned int OXIDE_PTX_LEN = sizeof data;
+int main(void) { return OXIDE_PTX[0] == 0; }
+EOF
+    cat >"$T/none.c" <<EOF
+int main(void) { return 0; }
+EOF
+    if "$CC" -O1 -fPIE -pie "$T/array.c" -o "$T/array" && "$CC" -O1 -fPIE -pie "$T/pointer.c" -o "$T/pointer" &&
+        "$CC" -O1 -c "$T/array.c" -o "$T/array.o" && "$CC" "$T/none.c" -o "$T/none"; then
+        for bin in array pointer array.o; do
+            run "extract ($bin)" 0 "$OXIDE" extract "$T/$bin" -o "$T/$bin.ptx" &&
+                { cmp -s "$T/$bin.ptx" "$T/vecadd.ptx" || fail "extract ($bin): PTX differs from the original"; }
+            checks=$((checks + 1))
+        done
+        run "extract to stdout" 0 "$OXIDE" extract "$T/array" && cmp -s "$T/out" "$T/vecadd.ptx" ||
+            fail "extract to stdout differs"
+        run "manifest of a binary" 0 "$OXIDE" manifest "$T/pointer" && expect "$T/out" "kernel vecadd"
+        error "extract: no symbol" OXIDE_ERROR_NOT_FOUND "$OXIDE" extract "$T/none"
+        cp "$T/array" "$T/stripped" && strip "$T/stripped" 2>/dev/null &&
+            error "extract: stripped binary" OXIDE_ERROR_NOT_FOUND "$OXIDE" extract "$T/stripped"
+        # Truncated and corrupted binaries: a status, never a crash.
+        for cut in 3 16 63 64 200 1000 4000; do
+            head -c "$cut" "$T/array" >"$T/cut.bin"
+            checks=$((checks + 1))
+            "$OXIDE" extract "$T/cut.bin" >/dev/null 2>"$T/err"
+            rc=$?
+            [ "$rc" = 1 ] && grep -qF "oxide: OXIDE_ERROR_" "$T/err" || fail "truncated binary ($cut bytes): exit $rc"
+        done
+        size=$(wc -c <"$T/array")
+        for seed in 1 2 3 4 5 6 7 8; do
+            cp "$T/array" "$T/corrupt.bin"
+            # overwrite 64 bytes at a pseudo-random place with junk
+            off=$(((seed * 2654435761) % size))
+            head -c 64 /dev/urandom | dd of="$T/corrupt.bin" bs=1 seek="$off" conv=notrunc status=none
+            checks=$((checks + 1))
+            "$OXIDE" extract "$T/corrupt.bin" >/dev/null 2>&1
+            rc=$?
+            [ "$rc" -le 1 ] || fail "corrupted binary (64 bytes at $off): exit $rc"
+        done
+    else
+        echo "note: $CC could not build the test binaries; extract tests skipped"
+    fi
+else
+    echo "note: no C compiler ($CC); extract tests skipped"
+fi
+error "extract: not ELF" OXIDE_ERROR_PARSE "$OXIDE" extract "$T/vecadd.ptx"
+error "extract: missing file" OXIDE_ERROR_IO "$OXIDE" extract "$T/nope"
+error "extract: no input" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" extract
+
+# ---- doctor: the compiler works here; a missing driver or GPU alone is exit 2 ----
+checks=$((checks + 1))
+"$OXIDE" doctor >"$T/out" 2>"$T/err"
+rc=$?
+case $rc in
+0 | 2) ;;
+*) fail "doctor: exit $rc (the compiler should work here)" ;;
+esac
+expect "$T/out" "OK       LLVM"
+expect "$T/out" "libdevice"
+expect "$T/out" "driver"
+if [ "$rc" = 2 ]; then expect "$T/out" "MISSING"; fi
+error "doctor takes no arguments" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" doctor extra
+OXIDE_CUDA_DRIVER=/nonexistent/libcuda.so.1 "$OXIDE" doctor >"$T/out" 2>&1
+rc=$?
+checks=$((checks + 1))
+[ "$rc" = 2 ] || fail "doctor without a driver: exit $rc, want 2"
+expect "$T/out" "install the NVIDIA driver"
+
+echo "test_cli: $checks checks, $failures failed"
+[ "$failures" = 0 ]

@@ -1,0 +1,561 @@
+/* The IR text format: exact round trips (every op, every sample in tests/ir), modules built
+ * through the API, and bad input (truncations, corruptions, hand-written errors) that must give
+ * PARSE with a "line:col: " message and never crash or leak. Public API only. */
+#define _POSIX_C_SOURCE 200809L /* strdup, opendir */
+#include <dirent.h>
+#include <float.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oxide.h"
+
+static int passed, failed;
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (cond) {                                                                                                    \
+            passed++;                                                                                                  \
+        } else {                                                                                                       \
+            failed++;                                                                                                  \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                                \
+            printf(__VA_ARGS__);                                                                                       \
+            printf("\n");                                                                                              \
+        }                                                                                                              \
+    } while (0)
+
+static oxide_context *ctx;
+static int op_seen[OXIDE_OP_COUNT_];
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    fclose(f);
+    if (s) {
+        s[n] = 0;
+        *len = (size_t)n;
+    }
+    return s;
+}
+
+/* Note which ops a printed module uses: the word after the indent and any "%x = ". */
+static void note_ops(const char *text) {
+    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (strncmp(line, "  ", 2))
+            continue;
+        const char *w = line + 2, *eq = strstr(w, " = "), *nl = strchr(w, '\n');
+        if (eq && (!nl || eq < nl) && *w == '%')
+            w = eq + 3;
+        size_t n = strcspn(w, " \n");
+        for (int op = 0; op < OXIDE_OP_COUNT_; op++)
+            if (strlen(oxide_op_name((oxide_op)op)) == n && !strncmp(oxide_op_name((oxide_op)op), w, n))
+                op_seen[op] = 1;
+    }
+}
+
+/* parse -> print must give text back exactly; parse(print) -> print must be stable. */
+static void roundtrip(const char *what, const char *text, size_t len) {
+    oxide_module *m = NULL, *m2 = NULL;
+    const char *out = NULL, *out2 = NULL;
+    oxide_status st = oxide_module_parse(ctx, text, len, &m);
+    CHECK(st == OXIDE_OK, "%s: parse: %s: %s", what, oxide_status_name(st), oxide_last_error());
+    if (st)
+        return;
+    CHECK(oxide_module_print(m, &out) == OXIDE_OK, "%s: print", what);
+    CHECK(strlen(out) == len && !memcmp(out, text, len), "%s: print(parse(x)) != x; got:\n%s", what, out);
+    note_ops(out);
+    st = oxide_module_parse(ctx, out, strlen(out), &m2);
+    CHECK(st == OXIDE_OK, "%s: reparse: %s", what, oxide_last_error());
+    if (!st) {
+        CHECK(oxide_module_print(m2, &out2) == OXIDE_OK && !strcmp(out, out2), "%s: second round trip differs", what);
+        oxide_module_destroy(m2);
+    }
+    oxide_module_destroy(m);
+}
+
+static bool msg_has_position(const char *msg) {
+    unsigned line, col;
+    int n = 0;
+    return sscanf(msg, "%u:%u: %n", &line, &col, &n) == 2 && n > 0 && line >= 1 && col >= 1 && msg[n];
+}
+
+/* Any input: OK (then it must print and round-trip stably) or PARSE with a positioned message,
+ * and *out untouched. Returns false on a violation, describing it once. */
+static bool robust(const char *what, const char *text, size_t len) {
+    oxide_module *m = (oxide_module *)&robust; /* sentinel: must stay as is on failure */
+    oxide_status st = oxide_module_parse(ctx, text, len, &m);
+    if (st) {
+        const char *msg = oxide_last_error();
+        if (st != OXIDE_ERROR_PARSE || !msg_has_position(msg) || m != (oxide_module *)&robust) {
+            printf("  %s: status %s, message '%s'\n  input: '%.*s'\n", what, oxide_status_name(st), msg,
+                   (int)(len > 300 ? 300 : len), text);
+            return false;
+        }
+        return true;
+    }
+    const char *out, *out2;
+    oxide_module *m2;
+    bool ok = oxide_module_print(m, &out) == OXIDE_OK && oxide_module_parse(ctx, out, strlen(out), &m2) == OXIDE_OK;
+    if (ok) {
+        ok = oxide_module_print(m2, &out2) == OXIDE_OK && !strcmp(out, out2);
+        oxide_module_destroy(m2);
+    }
+    if (!ok)
+        printf("  %s: accepted input does not round-trip (%s)\n", what, oxide_last_error());
+    oxide_module_destroy(m);
+    return ok;
+}
+
+static unsigned long long rng_state = 0x9e3779b97f4a7c15ull;
+static unsigned rnd(unsigned n) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (unsigned)(rng_state % n);
+}
+
+/* Line boundaries of text: returns the number of lines; starts[i] .. starts[i + 1]. */
+static size_t lines_of(const char *text, size_t len, size_t *starts, size_t max) {
+    size_t n = 0;
+    for (size_t i = 0; i < len && n + 1 < max; i++)
+        if (i == 0 || text[i - 1] == '\n')
+            starts[n++] = i;
+    starts[n] = len;
+    return n;
+}
+
+static const char *const junk[] = {
+    "{", "}", "(", ")", "<", ">", "[", "]", ",", ":", "=", "->", "%", "^", "@", "\"", "\"\\x", "\"\\x0", "\\",
+    "%0", "%999999", "^0", "^9", "@nope", "@0bad", "%a.len", "%.x", "%1x", "i32", "void", "ptr.nowhere",
+    "vec<3 x f32>", "vec<4 x i1>", "array<0 x i8>", "array<99999999999999999999 x i8>", "struct<>",
+    "struct<void>", "bytes<0, 3>", "slice<mut>", "18446744073709551616", "-9223372036854775809",
+    "99999999999999999999999999", "1e999", "-inf", "nan", "0x", "0x1", "0xzz", "1.5", "-", "--",
+    "{value=}", "{value=1, value=2}", "{bogus=1}", "{align=3}", "{pred=olt}", "{imm=-1}", "{sym=@}",
+    "{str=\"\\q\"}", "{str=\"\\x00\"}", "frobnicate", "const", "br", "ret", "switch", "cond_br", "call",
+    "kernel", "func", "global", "module", "launch_bounds(2000, 1)", "cluster(0, 1, 1)", "dyn_smem(999999)",
+    "\n", "\n^0:\n", "\n^x(%p: i32):\n", "\n}\n", ";", "\t", "\r", "\x01", "\x7f", "\xff", "\xc3\xa9",
+};
+#define NJUNK (sizeof junk / sizeof junk[0])
+
+static void corrupt_file(const char *name, const char *text, size_t len) {
+    char what[256];
+    size_t starts[4096];
+    size_t nlines = lines_of(text, len, starts, 4096);
+    char *buf = malloc(len * 2 + 256);
+    int bad = 0;
+
+    /* Every prefix. */
+    for (size_t n = 0; n <= len && bad < 5; n++) {
+        snprintf(what, sizeof what, "%s truncated to %zu bytes", name, n);
+        bad += !robust(what, text, n);
+    }
+    /* Every line deleted, and every line duplicated. */
+    for (size_t l = 0; l < nlines && bad < 5; l++) {
+        size_t a = starts[l], b = starts[l + 1], n = 0;
+        memcpy(buf, text, a);
+        memcpy(buf + a, text + b, len - b);
+        snprintf(what, sizeof what, "%s without line %zu", name, l + 1);
+        bad += !robust(what, buf, len - (b - a));
+        memcpy(buf, text, b);
+        memcpy(buf + b, text + a, b - a);
+        memcpy(buf + b + (b - a), text + b, len - b);
+        n = len + (b - a);
+        snprintf(what, sizeof what, "%s with line %zu twice", name, l + 1);
+        bad += !robust(what, buf, n);
+    }
+    /* Random byte flips, junk insertions, token swaps. */
+    for (int k = 0; k < 3000 && bad < 5; k++) {
+        size_t n = len;
+        memcpy(buf, text, len);
+        switch (k % 4) {
+        case 0: { /* one byte set to anything, NUL and high bytes included */
+            size_t at = rnd((unsigned)len);
+            buf[at] = (char)rnd(256);
+            snprintf(what, sizeof what, "%s with byte %zu = 0x%02x", name, at, (unsigned char)buf[at]);
+            break;
+        }
+        case 1: { /* a junk token inserted anywhere */
+            size_t at = rnd((unsigned)len + 1);
+            const char *j = junk[rnd(NJUNK)];
+            size_t jn = strlen(j);
+            memcpy(buf + at, j, jn);
+            memcpy(buf + at + jn, text + at, len - at);
+            n = len + jn;
+            snprintf(what, sizeof what, "%s with '%s' at %zu", name, j, at);
+            break;
+        }
+        case 2: { /* a junk token replacing the word at a position */
+            size_t at = rnd((unsigned)len), end = at;
+            while (end < len && text[end] != ' ' && text[end] != '\n')
+                end++;
+            const char *j = junk[rnd(NJUNK)];
+            size_t jn = strlen(j);
+            memcpy(buf + at, j, jn);
+            memcpy(buf + at + jn, text + end, len - end);
+            n = len - (end - at) + jn;
+            snprintf(what, sizeof what, "%s with '%s' replacing bytes %zu..%zu", name, j, at, end);
+            break;
+        }
+        default: { /* two space-separated words of one line swapped */
+            size_t l = rnd((unsigned)nlines), a = starts[l], b = starts[l + 1];
+            size_t sp[64], ns = 0;
+            for (size_t i = a; i < b && ns < 64; i++)
+                if (text[i] == ' ')
+                    sp[ns++] = i;
+            if (ns < 3)
+                continue;
+            size_t w = rnd((unsigned)ns - 2);
+            size_t s1 = sp[w] + 1, e1 = sp[w + 1], s2 = sp[w + 1] + 1, e2 = sp[w + 2];
+            size_t o = s1;
+            memcpy(buf + o, text + s2, e2 - s2);
+            o += e2 - s2;
+            buf[o++] = ' ';
+            memcpy(buf + o, text + s1, e1 - s1);
+            snprintf(what, sizeof what, "%s line %zu with words %zu and %zu swapped", name, l + 1, w, w + 1);
+            break;
+        }
+        }
+        bad += !robust(what, buf, n);
+    }
+    CHECK(bad == 0, "%s: %d corrupted inputs misbehaved (see above)", name, bad);
+    free(buf);
+}
+
+static void test_samples(void) {
+    char dir[1024], path[2048];
+    snprintf(dir, sizeof dir, "%s/ir", OXIDE_TEST_DATA);
+    DIR *d = opendir(dir);
+    CHECK(d != NULL, "cannot open %s", dir);
+    if (!d)
+        return;
+    int files = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name), len;
+        if (n < 6 || strcmp(e->d_name + n - 5, ".oxir"))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        char *text = read_file(path, &len);
+        CHECK(text != NULL, "cannot read %s", path);
+        if (!text)
+            continue;
+        files++;
+        roundtrip(e->d_name, text, len);
+        corrupt_file(e->d_name, text, len);
+        free(text);
+    }
+    closedir(d);
+    CHECK(files >= 5, "expected the sample files in %s, found %d", dir, files);
+    for (int op = 0; op < OXIDE_OP_COUNT_; op++)
+        CHECK(op_seen[op], "op '%s' appears in no round-tripped sample: add it to tests/ir/ops.oxir",
+              oxide_op_name((oxide_op)op));
+}
+
+/* ---- hand-written errors: position and the gist of the message ---- */
+
+static void expect_error(const char *text, const char *pos, const char *gist) {
+    oxide_module *m = NULL;
+    oxide_status st = oxide_module_parse(ctx, text, strlen(text), &m);
+    const char *msg = oxide_last_error();
+    CHECK(st == OXIDE_ERROR_PARSE, "expected PARSE for:\n%s\ngot %s", text, oxide_status_name(st));
+    if (st == OXIDE_OK) {
+        oxide_module_destroy(m);
+        return;
+    }
+    CHECK(!strncmp(msg, pos, strlen(pos)) && msg[strlen(pos)] == ':', "expected position %s, got '%s' for:\n%s", pos,
+          msg, text);
+    CHECK(strstr(msg, gist) != NULL, "expected '%s' in '%s' for:\n%s", gist, msg, text);
+}
+
+#define FN(body) "module @m\n\nfunc @f(%x: i32, %y: f32) {\n^0:\n" body "}\n"
+
+static void test_errors(void) {
+    expect_error("", "1:1", "expected 'module @name'");
+    expect_error("module m\n", "1:8", "module name");
+    expect_error("module @m junk\n", "1:11", "expected end of line");
+    expect_error("module @9m\n", "1:8", "not a valid module name");
+    expect_error("module @m\nglobal @g : i32 nowhere align 4\n", "2:17", "global, shared or constant");
+    expect_error("module @m\nglobal @g : i32 shared align 4 init 0x00000000\n", "2:8", "cannot have an initializer");
+    expect_error("module @m\nglobal @g : i32 global align 4 init 0x0000\n", "2:8", "has 2 bytes");
+    expect_error("module @m\nglobal @g : i32 global align 4 init 0x0g000000\n", "2:37", "hex digits");
+    expect_error("module @m\nglobal @g : i32 global align 3\n", "2:8", "not a power of two");
+    expect_error("module @m\nglobal @g : vec<3 x f32> global\n", "2:13", "count must be 2, 4 or 8");
+    expect_error("module @m\nglobal @g : array<0 x f32> global\n", "2:13", "count");
+    expect_error("module @m\nglobal @g : array<99999999999999999999 x f32> global\n", "2:19", "expected an integer");
+    expect_error("module @m\nglobal @g : struct<> global\n", "2:20", "expected a type");
+    expect_error("module @m\nglobal @g : float global\n", "2:13", "unknown type 'float'");
+    expect_error("module @m\nglobal @g : i32 global\nglobal @g : i32 global\n", "3:8", "already used");
+    expect_error("module @m\nbogus\n", "2:1", "expected 'global', 'kernel' or 'func'");
+    expect_error("module @m\nkernel @k(%a: slice<f33>) {\n}\n", "2:21", "expected a scalar type");
+    expect_error("module @m\nkernel @k(%a: widget) {\n}\n", "2:15", "kernel parameter kind");
+    expect_error("module @m\nkernel @k(%a: bytes<0, 4>) {\n}\n", "2:15", "size 1..4096");
+    expect_error("module @m\nkernel @k(%0: u32) {\n}\n", "2:15", "not a valid parameter name");
+    expect_error("module @m\nkernel @k(%a: u32, %a: u32) {\n}\n", "2:20", "'%a' is already defined");
+    expect_error("module @m\nkernel @k() launch_bounds(4096, 1) {\n}\n", "2:13", "max threads");
+    expect_error("module @m\nkernel @k() cluster(1, 1) {\n}\n", "2:25", "expected ','");
+    expect_error("module @m\nkernel @k() dyn_smem(1) dyn_smem(2) {\n}\n", "2:25", "given twice");
+    expect_error("module @m\nfunc @f() -> array<2 x i32> {\n}\n", "2:6", "not supported");
+    expect_error("module @m\nfunc @f() {\n^0:\n  ret\n", "2:11", "no closing '}'");
+    expect_error("module @m\nfunc @f() { ret }\n", "2:13", "expected end of line after '{'");
+    expect_error("module @m\nfunc @f(%x: i32 {\n}\n", "2:17", "expected ')'");
+    expect_error("module @m\nfunc @f() {\n  ret\n}\n", "3:3", "expected a block header");
+    expect_error(FN("  %z = frobnicate %x : i32\n"), "5:8", "unknown operation 'frobnicate'");
+    expect_error(FN("  %z = add %x, %y : i32\n"), "5:8", "operand 1 has type f32");
+    expect_error(FN("  %z = add %x, %x : i64\n"), "5:21", "'add' gives i32, not i64");
+    expect_error(FN("  %z = add %x, %w : i32\n"), "5:16", "use of undefined value '%w'");
+    expect_error(FN("  %z = add %x, %x : i32\n  %z = add %x, %x : i32\n"), "6:3", "'%z' is already defined");
+    expect_error(FN("  %z = add %x, %z : i32\n"), "5:16", "does not come first");
+    expect_error(FN("  %1x = add %x, %x : i32\n"), "5:3", "bad value name");
+    expect_error(FN("  %z = store %x, %x\n"), "5:3", "'store' has no result");
+    expect_error(FN("  %z = const {value=1}\n"), "5:8", "needs its result type");
+    expect_error(FN("  %z = const {value=1.5} : i32\n"), "5:21", "decimal 64-bit integer");
+    expect_error(FN("  %z = const {value=300} : i8\n"), "5:8", "does not fit in i8");
+    expect_error(FN("  %z = const {value=1e999} : f64\n"), "5:21", "finite decimal number");
+    expect_error(FN("  %z = const {value=0x10} : f64\n"), "5:21", "finite decimal number");
+    expect_error(FN("  %z = const {value=1, value=2} : i32\n"), "5:24", "given twice");
+    expect_error(FN("  %z = const {bogus=1} : i32\n"), "5:15", "unknown attribute 'bogus'");
+    expect_error(FN("  %z = add %x, %x {align=4} : i32\n"), "5:20", "'add' has no attribute 'align'");
+    expect_error(FN("  %z = icmp %x, %x {pred=olt} : i1\n"), "5:8", "not an icmp predicate");
+    expect_error(FN("  %z = icmp %x, %x {pred=lt} : i1\n"), "5:26", "expected one of eq..fuge");
+    expect_error(FN("  fence {scope=world}\n"), "5:16", "expected one of cta..sys");
+    expect_error(FN("  barrier {imm=16}\n"), "5:3", "barrier id must be 0..15");
+    expect_error(FN("  printf {str=\"a\\qb\"}\n"), "5:17", "unknown escape");
+    expect_error(FN("  printf {str=\"a\\x00\"}\n"), "5:17", "\\x00 cannot appear");
+    expect_error(FN("  printf {str=\"abc}\n"), "5:15", "unterminated string");
+    expect_error(FN("  printf {str=\"a\x01\"}\n"), "5:17", "control character");
+    expect_error(FN("  %p = global.addr {sym=@} : ptr\n"), "5:25", "expected a name after '@'");
+    expect_error(FN("  %p = global.addr : ptr\n"), "5:8", "needs a sym attribute");
+    expect_error(FN("  br ^9\n"), "5:6", "unknown block '^9'");
+    expect_error(FN("  br ^0\n"), "5:3", "entry block");
+    expect_error(FN("  br ^1(%x)\n^1:\n  ret\n"), "5:3", "takes 0 arguments, got 1");
+    expect_error(FN("  br ^1\n^1(%a: i32):\n  ret\n"), "5:3", "takes 1 argument, got 0");
+    expect_error(FN("  br ^1\n^1:\n  ret\n^1:\n  ret\n"), "8:1", "block '^1' is already defined");
+    expect_error(FN("  ret\n  ret\n"), "6:3", "already ends in a terminator");
+    expect_error(FN("  %c = icmp %x, %x {pred=eq} : i1\n  switch %x, ^1 [1: ^1, 1: ^2]\n^1:\n  ret\n^2:\n  ret\n"), "6:3",
+                 "case 1 appears twice");
+    expect_error(FN("  switch %x, ^1(%x) []\n^1(%a: i32):\n  ret\n"), "5:14", "switch targets take no arguments");
+    expect_error(FN("  ret %x,\n"), "5:10", "expected a value after ','");
+    expect_error(FN("  %r = call %x : i32\n"), "5:8", "needs a sym attribute");
+    expect_error(FN("  %r = call %x {sym=@g}\n"), "5:8", "needs its result type");
+    expect_error(FN("  ret\n^1(%x: i32):\n  ret\n"), "6:4", "already defined");
+    expect_error(FN("  ret\n^1(%a: void):\n  ret\n"), "6:1", "NULL or void");
+    expect_error("module @m\n\nkernel @k() {\n^0(%a: i32):\n  ret\n}\n", "4:1", "entry block");
+    expect_error(FN("  %z = add %x, %x : i32 junk\n"), "5:25", "expected end of line");
+    expect_error(FN("  %z = add %x %x : i32\n"), "5:15", "expected end of line");
+    expect_error(FN("  %z = @x\n"), "5:8", "expected an operation");
+    expect_error("module @m\n\x01", "2:1", "unexpected byte 0x01");
+    expect_error("module @m\n#", "2:1", "unexpected character '#'");
+    expect_error("module @m\n\xc3\xa9", "2:1", "unexpected byte 0xc3");
+    /* Errors point past earlier multi-byte columns and comments correctly. */
+    expect_error("; comment\n\n  module @m ; trailing\nglobal @g : i32 global align 4 oops\n", "4:32",
+                 "expected end of line");
+}
+
+/* Nesting, huge numbers, long names: rejected cleanly, no stack overflow. */
+static void test_limits(void) {
+    size_t depth = 100000, n = 0;
+    char *s = malloc(depth * 12 + 100);
+    n += (size_t)sprintf(s, "module @m\nglobal @g : ");
+    for (size_t i = 0; i < depth; i++)
+        n += (size_t)sprintf(s + n, "array<1 x ");
+    n += (size_t)sprintf(s + n, "i8");
+    for (size_t i = 0; i < depth; i++)
+        s[n++] = '>';
+    n += (size_t)sprintf(s + n, " global\n");
+    CHECK(robust("deeply nested array", s, n), "deeply nested array");
+    expect_error("module @m\nglobal @g : struct<struct<struct<struct<struct<struct<struct<struct<struct<struct<"
+                 "struct<struct<struct<struct<struct<struct<struct<struct<struct<struct<struct<struct<struct<"
+                 "struct<struct<struct<struct<struct<struct<struct<struct<struct<struct<i8>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>"
+                 " global\n",
+                 "2:244", "nested more than 32 deep");
+    /* 32 levels are fine. */
+    n = (size_t)sprintf(s, "module @m\n\nglobal @g : ");
+    for (int i = 0; i < 32; i++)
+        n += (size_t)sprintf(s + n, "array<2 x ");
+    n += (size_t)sprintf(s + n, "i8");
+    for (int i = 0; i < 32; i++)
+        s[n++] = '>';
+    n += (size_t)sprintf(s + n, " global align 0\n");
+    CHECK(robust("32-deep array", s, n), "32-deep array");
+    /* Long names and long lines. */
+    n = (size_t)sprintf(s, "module @");
+    memset(s + n, 'a', 100000);
+    n += 100000;
+    s[n++] = '\n';
+    CHECK(robust("100000-char module name", s, n), "long name");
+    memset(s, '(', 100000);
+    CHECK(robust("100000 parens", s, 100000), "parens");
+    memset(s, '%', 100000);
+    CHECK(robust("100000 percent signs", s, 100000), "percents");
+    n = (size_t)sprintf(s, "module @m\nfunc @f() {\n^0:\n  ret");
+    for (int i = 0; i < 20000; i++)
+        n += (size_t)sprintf(s + n, " %%%d,", i);
+    CHECK(robust("long operand list", s, n), "long operand list");
+    free(s);
+    /* Not NUL-terminated: bytes past len are never read (ASan would see them otherwise). */
+    const char *t = "module @m\n";
+    char *exact = malloc(strlen(t));
+    memcpy(exact, t, strlen(t));
+    oxide_module *m;
+    CHECK(oxide_module_parse(ctx, exact, strlen(t), &m) == OXIDE_OK, "unterminated buffer: %s", oxide_last_error());
+    oxide_module_destroy(m);
+    CHECK(oxide_module_parse(ctx, exact, strlen(t) - 1, &m) == OXIDE_OK, "prefix without newline");
+    oxide_module_destroy(m);
+    free(exact);
+    CHECK(oxide_module_parse(ctx, NULL, 0, &m) == OXIDE_ERROR_PARSE, "empty input is a parse error");
+    CHECK(oxide_module_parse(NULL, "x", 1, &m) == OXIDE_ERROR_INVALID_ARGUMENT, "NULL ctx");
+    CHECK(oxide_module_parse(ctx, "x", 1, NULL) == OXIDE_ERROR_INVALID_ARGUMENT, "NULL out");
+    CHECK(oxide_module_parse(ctx, NULL, 3, &m) == OXIDE_ERROR_INVALID_ARGUMENT, "NULL text");
+    const char *out;
+    CHECK(oxide_module_print(NULL, &out) == OXIDE_ERROR_INVALID_ARGUMENT, "print NULL module");
+}
+
+/* Non-canonical input: comments, blank lines, named blocks, wrapped parameter lists, omitted
+ * attributes and result types all read, and print canonically. */
+static void test_canonical(void) {
+    const char *in = "; leading comment\n"
+                     "module @m   ; the module\n"
+                     "\n\n"
+                     "kernel @k(%a: slice<f32>,\n"
+                     "          %n: u32)   dyn_smem(0) {\n"
+                     "^entry:\n"
+                     "  %i = tid.x\n"
+                     "  %p = offset %a, %i {elem=f32}\n"
+                     "  %v = load %p : f32\n"
+                     "  %c = icmp %i, %n {pred=ult}\n"
+                     "  %w = shfl.down %i, %i\n"
+                     "  cond_br %c, ^yes(%v), ^no\n"
+                     "^no:\n"
+                     "  ret\n"
+                     "^yes(%x: f32):\n"
+                     "  store %x, %p {volatile=1}\n"
+                     "  switch %i, ^no\n"
+                     "}\n";
+    const char *want = "module @m\n"
+                       "\n"
+                       "kernel @k(%a: slice<f32>, %n: u32) {\n"
+                       "^0:\n"
+                       "  %i = tid.x : i32\n"
+                       "  %p = offset %a, %i {elem=f32} : ptr.global\n"
+                       "  %v = load %p {align=0, volatile=0} : f32\n"
+                       "  %c = icmp %i, %n {pred=ult} : i1\n"
+                       "  %w = shfl.down %i, %i {imm=4294967295} : i32\n"
+                       "  cond_br %c, ^2(%v), ^1\n"
+                       "^1:\n"
+                       "  ret\n"
+                       "^2(%x: f32):\n"
+                       "  store %x, %p {align=0, volatile=1}\n"
+                       "  switch %i, ^1 []\n"
+                       "}\n";
+    oxide_module *m;
+    const char *out;
+    oxide_status st = oxide_module_parse(ctx, in, strlen(in), &m);
+    CHECK(st == OXIDE_OK, "non-canonical input: %s", oxide_last_error());
+    if (st)
+        return;
+    CHECK(oxide_module_print(m, &out) == OXIDE_OK && !strcmp(out, want), "canonical form differs:\n%s", out);
+    oxide_module_destroy(m);
+    roundtrip("canonical form", want, strlen(want));
+}
+
+/* Modules built through the API print and read back identically: blocks created out of
+ * dominance order, unnamed values, every double and every string byte. */
+static void test_api_built(void) {
+    oxide_module *m;
+    oxide_function *f;
+    oxide_block *b0, *b1, *b2;
+    oxide_type *i32, *f64, *f32, *i1;
+    oxide_value *x, *v, *w, *c;
+    oxide_type_scalar(ctx, OXIDE_TYPE_I32, &i32);
+    oxide_type_scalar(ctx, OXIDE_TYPE_F64, &f64);
+    oxide_type_scalar(ctx, OXIDE_TYPE_F32, &f32);
+    oxide_type_scalar(ctx, OXIDE_TYPE_I1, &i1);
+    CHECK(oxide_module_create(ctx, "api", &m) == OXIDE_OK, "module");
+    oxide_module_add_function(m, "f", i32, &f);
+    oxide_function_add_param(f, NULL, i32, &x);
+    oxide_function_add_block(f, NULL, 0, &b0, NULL);
+    oxide_function_add_block(f, &i32, 1, &b1, &w); /* uses a value defined in b2 */
+    oxide_function_add_block(f, NULL, 0, &b2, NULL);
+    oxide_build_br(b0, b2, NULL, 0);
+    oxide_value *ops[2] = {x, x};
+    oxide_build_op(b2, OXIDE_OP_MUL, ops, 2, NULL, NULL, 0, &v);
+    oxide_value *args[1] = {v};
+    oxide_build_br(b2, b1, args, 1);
+    ops[0] = w;
+    ops[1] = v;
+    oxide_build_op(b1, OXIDE_OP_ADD, ops, 2, NULL, NULL, 0, &c);
+    CHECK(oxide_build_op(b1, OXIDE_OP_RET, &c, 1, NULL, NULL, 0, NULL) == OXIDE_OK, "ret: %s", oxide_last_error());
+
+    /* Doubles: edge cases and random bit patterns. */
+    oxide_function *g;
+    oxide_block *gb;
+    oxide_type *void_t;
+    oxide_type_scalar(ctx, OXIDE_TYPE_VOID, &void_t);
+    oxide_module_add_function(m, "consts", void_t, &g);
+    oxide_function_add_block(g, NULL, 0, &gb, NULL);
+    double specials[] = {0.0, -0.0, 1.0, -1.0, 0.1, 1.0 / 3, DBL_MAX, -DBL_MAX, DBL_MIN, DBL_TRUE_MIN,
+                         DBL_EPSILON, 1e21, 1e-7, 123456789012345678.0, INFINITY, -INFINITY, NAN, 65504.0};
+    for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
+        CHECK(oxide_build_const_float(gb, f64, specials[i], NULL) == OXIDE_OK, "const %g", specials[i]);
+    for (int i = 0; i < 2000; i++) {
+        unsigned long long bits = ((unsigned long long)rnd(1u << 31) << 33) ^ ((unsigned long long)rnd(1u << 31) << 2) ^
+                                  rnd(4);
+        double d;
+        memcpy(&d, &bits, sizeof d);
+        oxide_build_const_float(gb, i % 2 ? f64 : f32, d, NULL);
+    }
+    int64_t ints[] = {0, 1, -1, INT64_MAX, INT64_MIN, 4294967295ll};
+    oxide_type *i64;
+    oxide_type_scalar(ctx, OXIDE_TYPE_I64, &i64);
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        CHECK(oxide_build_const_int(gb, i64, ints[i], NULL) == OXIDE_OK, "const int");
+    /* A string with every byte 1..255. */
+    char all[256];
+    for (int i = 1; i < 256; i++)
+        all[i - 1] = (char)i;
+    all[255] = 0;
+    oxide_attr sa = {.key = OXIDE_ATTR_STR, .s = all};
+    CHECK(oxide_build_op(gb, OXIDE_OP_PRINTF, NULL, 0, NULL, &sa, 1, NULL) == OXIDE_OK, "printf: %s",
+          oxide_last_error());
+    oxide_build_op(gb, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL);
+
+    const char *out;
+    CHECK(oxide_module_print(m, &out) == OXIDE_OK, "print api module");
+    char *copy = strdup(out);
+    roundtrip("API-built module", copy, strlen(copy));
+    CHECK(strstr(copy, "^1(%1: i32):\n  %2 = add %1, %3 : i32\n") != NULL, "numbering across blocks:\n%s", copy);
+    CHECK(strstr(copy, "value=nan") && strstr(copy, "value=-inf") && strstr(copy, "value=-0}") &&
+              strstr(copy, "value=5e-324}") && strstr(copy, "value=0.1}"),
+          "float spellings:\n%.2000s", copy);
+    /* Printing twice gives the same text; a second print replaces the first. */
+    const char *out2;
+    CHECK(oxide_module_print(m, &out2) == OXIDE_OK && !strcmp(out2, copy), "print is repeatable");
+    free(copy);
+    oxide_module_destroy(m);
+    (void)f32;
+    (void)i1;
+}
+
+int main(void) {
+    if (oxide_context_create(&ctx) != OXIDE_OK) {
+        printf("cannot create a context: %s\n", oxide_last_error());
+        return 1;
+    }
+    test_samples();
+    test_errors();
+    test_limits();
+    test_canonical();
+    test_api_built();
+    oxide_context_destroy(ctx);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
