@@ -7,7 +7,8 @@
  * module and compiling it for sm_90a at opt level 3 (context and target machine warm).
  * nvrtc_ms: median over runs of nvrtcCreateProgram + nvrtcCompileProgram(-arch=sm_90a
  * -default-device) + nvrtcGetPTX + nvrtcDestroyProgram on bench/cuda/KERNEL.cu. The first (cold)
- * compile of each kind goes to stderr, with the PTX sizes.
+ * compile of each kind goes to stderr, with the PTX sizes. The two are timed in alternating
+ * blocks of five runs, so that both see the same load on a shared machine.
  *
  * Usage: compile_latency [-n RUNS] [-t TARGET] [KERNEL...]   (default: 50 runs, sm_90a, all four)
  * Without libnvrtc the nvrtc and speedup columns read "nan". */
@@ -180,7 +181,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "libnvrtc not found under %s/lib64: nvrtc columns are nan\n", OXIDE_CUDA_HOME);
     char arch_opt[64];
     snprintf(arch_opt, sizeof arch_opt, "-arch=%s", target);
-    double *t = malloc((size_t)runs * sizeof *t);
+    double *t = malloc((size_t)runs * sizeof *t), *tn = malloc((size_t)runs * sizeof *tn);
     int rc = 0;
     for (int k = 0; k < nk; k++) {
         const char *name = kernels[k];
@@ -190,36 +191,38 @@ int main(int argc, char **argv) {
             rc = 1;
             continue;
         }
-        for (int r = 0; r < runs; r++)
-            t[r] = oxide_once(ctx, o, name, NULL);
-        double ox = median(t, runs);
-
-        double nvms = NAN, nvcold = NAN;
+        char *src = NULL;
+        double nvcold = NAN;
         if (have_nvrtc) {
             char path[1024];
             snprintf(path, sizeof path, "%s/%s.cu", OXIDE_BENCH_CUDA_DIR, name);
-            char *src = read_file(path);
-            if (!src) {
+            if (!(src = read_file(path))) {
                 fprintf(stderr, "cannot read %s\n", path);
                 rc = 1;
-            } else {
-                nvcold = nvrtc_once(src, path, arch_opt, &nlen);
-                if (nvcold >= 0) {
-                    for (int r = 0; r < runs; r++)
-                        t[r] = nvrtc_once(src, path, arch_opt, NULL);
-                    nvms = median(t, runs);
-                } else {
-                    rc = 1;
-                }
+            } else if ((nvcold = nvrtc_once(src, name, arch_opt, &nlen)) < 0) {
+                rc = 1;
                 free(src);
+                src = NULL;
             }
         }
+        /* Alternating blocks of runs: each compiler stays warm within a block (one compile
+         * after the other's evicts it from the caches), and both see the same load over time
+         * on a shared machine. */
+        for (int r0 = 0; r0 < runs; r0 += 5) {
+            for (int r = r0; r < runs && r < r0 + 5; r++)
+                t[r] = oxide_once(ctx, o, name, NULL);
+            for (int r = r0; r < runs && r < r0 + 5; r++)
+                tn[r] = src ? nvrtc_once(src, name, arch_opt, NULL) : NAN;
+        }
+        double ox = median(t, runs), nvms = src ? median(tn, runs) : NAN;
+        free(src);
         fprintf(stderr, "# %s: cold first compile oxide %.2f ms, nvrtc %.2f ms; PTX bytes oxide %zu, nvrtc %zu\n",
                 name, cold, nvcold, olen, nlen);
         printf("%s %.2f %.2f %.1f\n", name, ox, nvms, nvms / ox);
         fflush(stdout);
     }
     free(t);
+    free(tn);
     oxide_options_destroy(o);
     oxide_context_destroy(ctx);
     return rc;

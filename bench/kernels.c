@@ -140,6 +140,7 @@ static oxide_arg in_f32(job *j, size_t n, float lo, float hi) {
 
 static oxide_arg out_f32(job *j, size_t n, int compared) {
     oxide_buffer *b = keep(j, random_f32(n, 0, 0));
+    TRY(oxide_memset(dev, oxide_buffer_ptr(b), 0, n, 4), "memset");
     if (compared)
         j->out = b;
     return oxide_arg_from_buffer(b, OXIDE_SCALAR_F32, 1);

@@ -175,19 +175,65 @@ static bool valid_value_name(const char *s) {
     return true;
 }
 
+static uint32_t hash_name(const char *s) {
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* The slot holding name, or the empty slot where it would go. */
+static oxide_value **name_slot(oxide_function *fn, const char *name) {
+    uint32_t mask = fn->names_cap - 1;
+    for (uint32_t i = hash_name(name) & mask;; i = (i + 1) & mask)
+        if (!fn->names[i] || !strcmp(fn->names[i]->name, name))
+            return &fn->names[i];
+}
+
+static bool grow_names(oxide_function *fn) {
+    uint32_t old_cap = fn->names_cap;
+    oxide_value **old = fn->names;
+    fn->names_cap = old_cap ? old_cap * 2 : 16;
+    fn->names = oxide__alloc(&fn->mod->arena, fn->names_cap * sizeof *fn->names);
+    if (!fn->names)
+        return false;
+    for (uint32_t i = 0; i < old_cap; i++)
+        if (old[i])
+            *name_slot(fn, old[i]->name) = old[i];
+    return true;
+}
+
 static oxide_status name_value(oxide_function *fn, oxide_value *v, const char *name) {
     if (!valid_value_name(name))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
                            "'%.64s' is not a valid value name ([A-Za-z_][A-Za-z0-9_.]*)", name ? name : "(null)");
-    for (uint32_t i = 0; i < fn->named.len; i++) {
-        oxide_value *o = fn->named.items[i];
-        if (o != v && !strcmp(o->name, name))
-            return oxide__fail(OXIDE_ERROR_STATE, "function @%s already has a value named %%%s", fn->name, name);
-    }
-    const char *copy = oxide__strdup(&fn->mod->arena, name);
-    if (!copy || (!v->name && !oxide__vec_push(&fn->mod->arena, &fn->named, v)))
+    if ((fn->names_len + 1) * 2 > fn->names_cap && !grow_names(fn))
         return OOM("naming a value");
+    oxide_value **slot = name_slot(fn, name);
+    if (*slot && *slot != v)
+        return oxide__fail(OXIDE_ERROR_STATE, "function @%s already has a value named %%%s", fn->name, name);
+    const char *copy = oxide__strdup(&fn->mod->arena, name);
+    if (!copy)
+        return OOM("naming a value");
+    if (v->name) { /* renaming: free the old slot by rebuilding (rare) */
+        for (uint32_t i = 0; i < fn->names_cap; i++)
+            if (fn->names[i] == v)
+                fn->names[i] = NULL;
+        fn->names_len--;
+        v->name = copy;
+        oxide_value **all = fn->names;
+        uint32_t cap = fn->names_cap;
+        fn->names = oxide__alloc(&fn->mod->arena, cap * sizeof *fn->names);
+        if (!fn->names)
+            return OOM("naming a value");
+        for (uint32_t i = 0; i < cap; i++)
+            if (all[i])
+                *name_slot(fn, all[i]->name) = all[i];
+        slot = name_slot(fn, copy);
+    }
     v->name = copy;
+    *slot = v;
+    fn->names_len++;
     return OXIDE_OK;
 }
 
@@ -196,6 +242,9 @@ oxide_type *oxide_value_get_type(const oxide_value *v) { return v ? v->type : NU
 oxide_status oxide_value_set_name(oxide_value *v, const char *name) {
     if (!v)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_value_set_name: value is NULL");
+    if (v->kind == VAL_PARAM && v->fn->is_kernel)
+        return oxide__fail(OXIDE_ERROR_STATE, "kernel parameter %%%s of @%s cannot be renamed: its name is part of "
+                           "the kernel's interface", v->name ? v->name : "?", v->fn->name);
     return name_value(v->fn, v, name);
 }
 
@@ -562,7 +611,8 @@ static oxide_status apply_attr(oxide_inst *in, oxide_type *result, const oxide_a
         if (!result)
             break;
         if (oxide__type_is_float(result)) {
-            in->fvalue = a->f;
+            if (!oxide__round_float(result->kind, a->f, &in->fvalue))
+                return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'const': %g overflows %s", a->f, result->name);
         } else {
             unsigned bits = oxide__type_bits(result);
             if (bits < 64 && (a->i < -(1ll << (bits - 1)) || a->i > (long long)((1ull << bits) - 1)))

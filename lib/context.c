@@ -1,4 +1,5 @@
 /* Contexts, options, types and the expanded op table. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,8 +305,10 @@ oxide_status oxide_type_vector(oxide_context *ctx, oxide_type *elem, uint32_t co
 oxide_status oxide_type_array(oxide_context *ctx, oxide_type *elem, uint64_t count, oxide_type **out) {
     if (!ctx || !elem || !out)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_array: NULL argument");
-    if (!sized(elem) || count == 0 || count > (1ull << 40))
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_array: need a sized element and 1 <= count <= 2^40");
+    uint64_t esize = sized(elem) ? oxide__type_size(elem) : 0;
+    if (!sized(elem) || count == 0 || count > (1ull << 40) || (esize && count > (1ull << 40) / esize))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                           "oxide_type_array: need a sized element, count >= 1 and at most 2^40 bytes in all");
     oxide_type proto = {.kind = OXIDE_TYPE_ARRAY, .elem = elem, .count = count};
     return intern(ctx, &proto, out);
 }
@@ -314,8 +317,9 @@ oxide_status oxide_type_struct(oxide_context *ctx, oxide_type *const *fields, si
     if (!ctx || !fields || !out || nfields == 0 || nfields > 65536)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_struct: need 1..65536 fields and non-NULL arguments");
     for (size_t i = 0; i < nfields; i++)
-        if (!fields[i] || !sized(fields[i]))
-            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_struct: field %zu is NULL or void", i);
+        if (!fields[i] || !sized(fields[i]) || oxide__type_size(fields[i]) > (1ull << 40) / nfields)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                               "oxide_type_struct: field %zu is NULL, void, or makes the struct larger than 2^40 bytes", i);
     oxide_type proto = {.kind = OXIDE_TYPE_STRUCT, .fields = (oxide_type **)fields, .nfields = (uint32_t)nfields};
     return intern(ctx, &proto, out);
 }
@@ -329,4 +333,34 @@ oxide_type *oxide__scalar_ir_type(oxide_context *ctx, oxide_scalar s) {
                                             OXIDE_TYPE_I64, OXIDE_TYPE_F16, OXIDE_TYPE_BF16, OXIDE_TYPE_F32,
                                             OXIDE_TYPE_F64};
     return (unsigned)s < sizeof kinds / sizeof kinds[0] ? ctx->scalars[kinds[s]] : NULL;
+}
+
+bool oxide__round_float(oxide_type_kind kind, double v, double *out) {
+    int mant_bits, min_exp; /* stored mantissa bits, smallest normal exponent */
+    double max;
+    switch (kind) {
+    case OXIDE_TYPE_F64:
+        *out = v;
+        return true;
+    case OXIDE_TYPE_F32:
+        *out = (float)v;
+        return !(isfinite(v) && isinf(*out));
+    case OXIDE_TYPE_F16:
+        mant_bits = 10, min_exp = -14, max = 65504.0;
+        break;
+    default: /* BF16 */
+        mant_bits = 7, min_exp = -126, max = 0x1.fep127;
+        break;
+    }
+    if (!isfinite(v) || v == 0) {
+        *out = v;
+        return true;
+    }
+    int e = (int)floor(log2(fabs(v)));
+    if (e < min_exp)
+        e = min_exp; /* subnormals share the smallest normal's step */
+    double ulp = ldexp(1.0, e - mant_bits);
+    double r = nearbyint(v / ulp) * ulp; /* default rounding mode: ties to even */
+    *out = r;
+    return fabs(r) <= max;
 }

@@ -118,13 +118,13 @@ oxide_status oxide__ptx_version(const oxide_options *opts, int *major, int *mino
 }
 
 static LLVMCodeGenOptLevel codegen_level(int opt) {
-    /* measured (docs/pipeline.md): Aggressive costs little over Default for these kernels and
-     * turns on GVN instead of EarlyCSE in NVPTX's own IR passes */
+    /* Aggressive only swaps EarlyCSE for two more GVN runs in NVPTX's codegen IR passes; after
+     * the level-3 pipeline's own GVN that bought no SASS or speed (docs/pipeline.md) and cost
+     * about 1 ms on sgemm, so levels 2 and 3 both use Default. */
     switch (opt) {
     case 0: return LLVMCodeGenLevelNone;
     case 1: return LLVMCodeGenLevelLess;
-    case 2: return LLVMCodeGenLevelDefault;
-    default: return LLVMCodeGenLevelAggressive;
+    default: return LLVMCodeGenLevelDefault;
     }
 }
 
@@ -461,35 +461,29 @@ static oxide_status link_libdevice(oxide_context *ctx, LLVMModuleRef m) {
 
 /* ---- the optimisation pipeline ---- */
 
-/* Level 3, chosen for GPU kernels (docs/pipeline.md has the measurements against default<O3>):
- * kernels are small, have no exceptions, no virtual calls and no vectorisable loops (NVPTX has
- * no wide vector registers), so the inliner, the scalar cleanups, LICM, full unrolling of
- * constant-trip loops and GVN are what pays; NVPTX's codegen adds address-space inference,
- * straight-line strength reduction and the load/store vectoriser itself. */
+/* Level 3, chosen for GPU kernels (docs/pipeline.md has the measurements against default<O3>
+ * and nvcc). Kernels have no exceptions, no virtual calls and nothing for the vectorisers (NVPTX
+ * has no wide vector registers), so what pays is: reflect (libdevice's FTZ/arch switches), the
+ * inliner (device functions, libdevice), SROA, the scalar cleanups, LICM, loop rotation and
+ * induction variables, unrolling with NVPTX's preferences (full for constant trip counts,
+ * runtime by 4 for small loops: what nvcc does), GVN. NVPTX's codegen adds address-space
+ * inference, GEP splitting, straight-line strength reduction, CSE and the load/store
+ * vectoriser itself. default<O3> costs 2-9x more here for the same or larger SASS. */
 static const char *const pipelines[4] = {
     NULL,
-    "nvvm-reflect,always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg)",
     "nvvm-reflect,always-inline,cgscc(inline),"
-    "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,"
-    "loop-mssa(licm),gvn,instcombine<no-verify-fixpoint>,simplifycfg),globaldce",
+    "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg),globaldce",
     "nvvm-reflect,always-inline,cgscc(inline),"
     "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,"
     "loop-mssa(licm),loop-simplify,lcssa,loop(loop-rotate,indvars,loop-unroll-full),"
-    "sroa,gvn,instcombine<no-verify-fixpoint>,simplifycfg,dse,adce),globaldce",
+    "sroa,gvn,instcombine<no-verify-fixpoint>,simplifycfg,adce),globaldce",
+    "nvvm-reflect,always-inline,cgscc(inline),"
+    "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,"
+    "loop-mssa(licm),loop-simplify,lcssa,loop(loop-rotate,indvars),loop-unroll<O3>,"
+    "sroa,gvn,instcombine<no-verify-fixpoint>,simplifycfg,adce),globaldce",
 };
 
-static const char *pipeline_for(int level) {
-    static const char *override;
-    static bool checked;
-    /* development aid for docs/pipeline.md measurements; not part of the API */
-    if (!checked) {
-        override = getenv("OXIDE_DEV_PIPELINE");
-        checked = true;
-    }
-    if (override && *override && level > 0)
-        return override;
-    return pipelines[level < 0 ? 0 : level > 3 ? 3 : level];
-}
+static const char *pipeline_for(int level) { return pipelines[level < 0 ? 0 : level > 3 ? 3 : level]; }
 
 static oxide_status optimise(LLVMModuleRef m, LLVMTargetMachineRef tm, int level) {
     const char *p = pipeline_for(level);
@@ -505,6 +499,59 @@ static oxide_status optimise(LLVMModuleRef m, LLVMTargetMachineRef tm, int level
         return st;
     }
     return OXIDE_OK;
+}
+
+/* ---- symbol names ---- */
+
+/* PTX identifiers are [A-Za-z0-9_$] (not starting with a digit); LLVM's NVPTX printer aborts the
+ * process on some other characters ('@') and writes others ('.') into PTX that ptxas rejects.
+ * IR names allow '.' (and imported Rust symbols have more), so every symbol is spelled PTX's
+ * way before codegen: '.' becomes "_$_" (LLVM's own spelling for local symbols), any other
+ * byte "_$XX_" in hex. Legal names are unchanged. Returns NULL when nothing changes. */
+static char *ptx_symbol(const char *name) {
+    size_t n = 0, extra = 0;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++, n++) {
+        bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_' || *c == '$' ||
+                  (*c >= '0' && *c <= '9' && c != (const unsigned char *)name);
+        if (!ok)
+            extra += *c == '.' ? 2 : 4;
+    }
+    if (!extra)
+        return NULL;
+    char *out = malloc(n + extra + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++) {
+        bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_' || *c == '$' ||
+                  (*c >= '0' && *c <= '9' && c != (const unsigned char *)name);
+        if (ok)
+            *o++ = (char)*c;
+        else if (*c == '.')
+            o += sprintf(o, "_$_");
+        else
+            o += sprintf(o, "_$%02x_", *c);
+    }
+    *o = 0;
+    return out;
+}
+
+static void rename_value(LLVMValueRef v) {
+    size_t len;
+    const char *name = LLVMGetValueName2(v, &len);
+    if (!len || starts(name, "llvm."))
+        return;
+    char *fixed = ptx_symbol(name);
+    if (fixed) {
+        LLVMSetValueName2(v, fixed, strlen(fixed));
+        free(fixed);
+    }
+}
+
+static void sanitize_symbols(LLVMModuleRef m) {
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+        rename_value(f);
+    for (LLVMValueRef g = LLVMGetFirstGlobal(m); g; g = LLVMGetNextGlobal(g))
+        rename_value(g);
 }
 
 /* ---- PTX text ---- */
@@ -566,6 +613,8 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
     }
     if (!st)
         st = optimise(m, tm, opts->opt_level);
+    if (!st)
+        sanitize_symbols(m);
     if (!st && llvm_ir_out && !(ir = LLVMPrintModuleToString(m)))
         st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory printing LLVM IR");
     if (!st) {
@@ -582,8 +631,26 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
     }
     if (!st && diag.first_error)
         st = oxide__fail(OXIDE_ERROR_CODEGEN, "LLVM: %s", diag.first_error);
-    if (!st && !(manifest = oxide__manifest_json(opts, kernels, nkernels)))
-        st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory writing the manifest");
+    if (!st) {
+        /* the manifest names each entry as the PTX spells it */
+        oxide_kernel_desc *k = nkernels ? malloc(nkernels * sizeof *k) : NULL;
+        char **fixed = nkernels ? calloc(nkernels, sizeof *fixed) : NULL;
+        if (nkernels && (!k || !fixed)) {
+            st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory writing the manifest");
+        } else {
+            for (size_t i = 0; i < nkernels; i++) {
+                k[i] = kernels[i];
+                if ((fixed[i] = ptx_symbol(kernels[i].entry)))
+                    k[i].entry = fixed[i];
+            }
+            if (!(manifest = oxide__manifest_json(opts, k, nkernels)))
+                st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory writing the manifest");
+        }
+        for (size_t i = 0; fixed && i < nkernels; i++)
+            free(fixed[i]);
+        free(fixed);
+        free(k);
+    }
     if (!st) {
         size_t len = 0;
         char *ptx = insert_manifest(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf), manifest, &len);

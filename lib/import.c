@@ -882,13 +882,22 @@ static void trap_panics(LLVMModuleRef m, LLVMTargetDataRef td, LLVMValueRef f, c
         int na = LLVMGetNumArgOperands(call);
         for (int a = na - 1; a >= 0; a--) {
             LLVMValueRef v = LLVMGetOperand(call, (unsigned)a);
-            if (!LLVMIsAGlobalVariable(v) || !LLVMGetInitializer(v))
+            int64_t base = 0;
+            /* release builds may point into a larger constant: gep (i8, @g, N) */
+            if (LLVMIsAConstantExpr(v) && LLVMGetConstOpcode(v) == LLVMGetElementPtr && LLVMGetNumOperands(v) == 2 &&
+                LLVMIsAConstantInt(LLVMGetOperand(v, 1))) {
+                base = LLVMConstIntGetSExtValue(LLVMGetOperand(v, 1)) *
+                       (int64_t)LLVMABISizeOfType(td, LLVMGetGEPSourceElementType(v));
+                v = LLVMGetOperand(v, 0);
+            }
+            if (!LLVMIsAGlobalVariable(v) || !LLVMGetInitializer(v) || base < 0 || base > 4096)
                 continue;
-            uint8_t lb[24] = {0};
-            flat fl = {.bytes = lb, .cap = sizeof lb};
+            uint8_t lbuf[4096 + 24] = {0};
+            flat fl = {.bytes = lbuf, .cap = sizeof lbuf};
             flatten(td, LLVMGetInitializer(v), 0, &fl);
+            const uint8_t *lb = lbuf + base;
             uint64_t flen = rd64(lb + 8);
-            const char *fs = reloc_string(reloc_at(&fl, 0), (size_t)flen);
+            const char *fs = reloc_string(reloc_at(&fl, (size_t)base), (size_t)flen);
             if (fs && flen < sizeof file) {
                 snprintf(file, sizeof file, "%.*s", (int)flen, fs);
                 line = rd32(lb + 16);
@@ -1235,6 +1244,10 @@ oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxid
                 LLVMSetPersonalityFn(f, NULL);
         st = check_and_fix_calls(dst, td);
     }
+    /* the host optimiser may have duplicated intrinsic calls (barriers) into both arms of a
+     * branch; sink them back while they are still plain calls */
+    if (!st)
+        st = run_passes(dst, "function(simplifycfg<sink-common-insts>)");
     if (!st)
         st = link_intrinsics(dst);
     if (!st) {

@@ -72,6 +72,9 @@ bool oxide__type_is_ptr(const oxide_type *t);
 unsigned oxide__type_bits(const oxide_type *t); /* scalar width; 0 for others */
 uint64_t oxide__type_size(const oxide_type *t); /* bytes, C layout; pointers are 8 */
 uint64_t oxide__type_align(const oxide_type *t);
+/* Round a double to the nearest value of a float type (ties to even); false if a finite value
+ * overflows it. */
+bool oxide__round_float(oxide_type_kind kind, double v, double *out);
 /* The IR type an interface scalar is passed as (u32 -> i32, bool -> i8, ...). */
 oxide_type *oxide__scalar_ir_type(oxide_context *ctx, oxide_scalar s);
 /* Parse a scalar name ("u64"); false if unknown. */
@@ -148,7 +151,8 @@ struct oxide_function {
     oxide_vec params; /* oxide_value* (kernels: flattened: a slice gives two) */
     oxide_vec iface;  /* kernels: oxide_iface_param* */
     oxide_vec blocks; /* oxide_block* */
-    oxide_vec named;  /* oxide_value* that have names (uniqueness check) */
+    oxide_value **names; /* open-addressing hash set of named values (uniqueness check) */
+    uint32_t names_cap, names_len;
     uint32_t launch_bounds[2];
     uint32_t cluster[3];
     uint32_t dyn_smem;

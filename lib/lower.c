@@ -1041,8 +1041,16 @@ static void add_str_attr(lw *L, LLVMValueRef fn, const char *k, const char *v) {
                             LLVMCreateStringAttribute(L->c, k, (unsigned)strlen(k), v, (unsigned)strlen(v)));
 }
 
+/* Names LLVM or the lowering give a meaning of their own. */
+static bool reserved_name(const char *n) {
+    return !strncmp(n, "llvm.", 5) || !strncmp(n, "__nv_", 5) || !strcmp(n, "vprintf") ||
+           !strcmp(n, "__nvvm_reflect");
+}
+
 static oxide_status declare_function(lw *L, oxide_function *f) {
     L->ofn = f;
+    if (reserved_name(f->name))
+        return failf(L, OXIDE_ERROR_UNSUPPORTED, "@%s: the name is reserved (llvm.*, __nv_*, vprintf)", f->name);
     uint32_t np = f->params.len;
     LLVMTypeRef small[16], *pt = np <= 16 ? small : malloc(np * sizeof *pt);
     if (!pt)
@@ -1241,6 +1249,10 @@ static oxide_status lower_body(lw *L, oxide_function *f) {
 /* ---- globals ---- */
 
 static void lower_global(lw *L, oxide_global *g) {
+    if (reserved_name(g->name)) {
+        failf(L, OXIDE_ERROR_UNSUPPORTED, "@%s: the name is reserved (llvm.*, __nv_*, vprintf)", g->name);
+        return;
+    }
     LLVMTypeRef t = lty(L, g->type);
     LLVMValueRef init;
     if (g->init) {

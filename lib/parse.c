@@ -120,7 +120,8 @@ static oxide_status push(P *p, tkind k, size_t pos, size_t len, uint32_t line, u
     return OXIDE_OK;
 }
 
-/* Newlines end items, except inside () and [] so that long parameter lists may wrap. */
+/* Newlines end items. Inside () and [] a line may break after '(', '[' or ',', so long lists
+ * wrap; breaking nowhere else keeps an unclosed '(' from swallowing the lines after it. */
 static oxide_status lex(P *p) {
     const char *s = p->src;
     size_t n = p->len, i = 0;
@@ -141,7 +142,9 @@ static oxide_status lex(P *p) {
             continue;
         }
         if (c == '\n') {
-            if (depth == 0 && p->nt && p->t[p->nt - 1].k != T_NL && (st = push(p, T_NL, i, 1, line, col)))
+            tok *last = p->nt ? &p->t[p->nt - 1] : NULL;
+            bool wrap = depth > 0 && last && last->k == T_PUNCT && strchr("([,", s[last->pos]);
+            if (last && last->k != T_NL && !wrap && (st = push(p, T_NL, i, 1, line, col)))
                 return st;
             i++, line++, col = 1;
             continue;

@@ -1,6 +1,7 @@
 /* The IR text printer. Its output is the canonical text form: lib/parse.c reads it back to an
  * identical module, so every choice here (spacing, attribute order, number formats) is part of
- * the format that docs/ir.md describes. */
+ * the format that docs/ir.md describes. The line layout is relied on too: lib/lower.c points
+ * debug line info at this text, counting one line per function header, block label and op. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>

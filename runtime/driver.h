@@ -93,6 +93,7 @@ enum { CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSIO
 
 typedef union CUlaunchAttributeValue {
     char pad[64];
+    void *align_; /* cuda.h's union holds pointers: 8-byte aligned */
     int cooperative;
     struct {
         unsigned int x, y, z;

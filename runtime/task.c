@@ -256,9 +256,14 @@ typedef struct borrowed {
     CUstream *streams;
     CUevent *events;
     size_t nstreams, nevents, cap_s, cap_e;
+    size_t next_s, next_e; /* taken before a capture, handed out during it */
 } borrowed;
 
 static oxide_status borrow_stream(borrowed *b, CUstream *out) {
+    if (b->next_s < b->nstreams) {
+        *out = b->streams[b->next_s++];
+        return OXIDE_OK;
+    }
     if (b->nstreams == b->cap_s) {
         size_t cap = b->cap_s ? b->cap_s * 2 : 8;
         CUstream *s = realloc(b->streams, cap * sizeof *s);
@@ -268,12 +273,18 @@ static oxide_status borrow_stream(borrowed *b, CUstream *out) {
         b->cap_s = cap;
     }
     oxide_status st = oxide__rt_pool_stream(b->dev, out);
-    if (st == OXIDE_OK)
+    if (st == OXIDE_OK) {
         b->streams[b->nstreams++] = *out;
+        b->next_s = b->nstreams;
+    }
     return st;
 }
 
 static oxide_status borrow_event(borrowed *b, CUevent *out) {
+    if (b->next_e < b->nevents) {
+        *out = b->events[b->next_e++];
+        return OXIDE_OK;
+    }
     if (b->nevents == b->cap_e) {
         size_t cap = b->cap_e ? b->cap_e * 2 : 8;
         CUevent *e = realloc(b->events, cap * sizeof *e);
@@ -283,8 +294,39 @@ static oxide_status borrow_event(borrowed *b, CUevent *out) {
         b->cap_e = cap;
     }
     oxide_status st = oxide__rt_pool_event(b->dev, out);
-    if (st == OXIDE_OK)
+    if (st == OXIDE_OK) {
         b->events[b->nevents++] = *out;
+        b->next_e = b->nevents;
+    }
+    return st;
+}
+
+/* Helper streams and events a task's joins use. */
+static void count_helpers(const oxide_task *t, size_t *streams, size_t *events) {
+    if (t->kind != T_SEQ && t->kind != T_JOIN)
+        return;
+    if (t->kind == T_JOIN && t->u.group.n > 1) {
+        *streams += t->u.group.n - 1;
+        *events += t->u.group.n;
+    }
+    for (size_t i = 0; i < t->u.group.n; i++)
+        count_helpers(t->u.group.parts[i], streams, events);
+}
+
+/* Creating streams and events is best kept out of a capture: take all that t needs now, to be
+ * handed out again from the first one after the first `keep` streams. */
+static oxide_status borrow_ahead(borrowed *b, const oxide_task *t, size_t keep) {
+    size_t ns = 0, ne = 0;
+    count_helpers(t, &ns, &ne);
+    oxide_status st = OXIDE_OK;
+    CUstream s;
+    CUevent e;
+    for (size_t i = 0; st == OXIDE_OK && i < ns; i++)
+        st = borrow_stream(b, &s);
+    for (size_t i = 0; st == OXIDE_OK && i < ne; i++)
+        st = borrow_event(b, &e);
+    b->next_s = keep;
+    b->next_e = 0;
     return st;
 }
 
@@ -367,7 +409,7 @@ static oxide_status run(const oxide_task *t, CUstream cs, oxide_stream *track, b
     if (r != CUDA_SUCCESS) {
         static const char *const names[] = {"launch", "host-to-device copy", "device-to-host copy",
                                             "device-to-device copy", "memset", "host function", "sequence", "join"};
-        const char *hint = r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+        const char *hint = r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && (t->kind == T_HTOD || t->kind == T_DTOH)
                                ? " (during graph capture, copies need pinned host memory: oxide_host_alloc)"
                                : "";
         return oxide__rt_cuda(dev, r, NULL, "task %s on device %d%s", names[t->kind], dev->index, hint);
@@ -443,7 +485,8 @@ oxide_status oxide_graph_create(oxide_task *t, oxide_graph **out) {
         return st;
     borrowed b = {.dev = dev, .gen = oxide__rt_gen(dev)};
     CUstream cs;
-    if ((st = borrow_stream(&b, &cs)) != OXIDE_OK) {
+    /* streams[0] is the capture stream itself */
+    if ((st = borrow_stream(&b, &cs)) != OXIDE_OK || (st = borrow_ahead(&b, t, 1)) != OXIDE_OK) {
         give_back(&b);
         return st;
     }

@@ -1,9 +1,11 @@
 /* `oxide extract`: find the PTX that a Rust-built binary carries as data.
  *
  * The cargo-oxide link step adds an object defining two symbols: OXIDE_PTX (the PTX bytes, as an
- * array, or a pointer to them) and OXIDE_PTX_LEN (their length, a 4- or 8-byte integer). This
- * reads the ELF symbol tables (.symtab, else .dynsym) of a 64-bit little-endian executable,
- * shared object or relocatable object and copies those bytes out of the section that holds them.
+ * array, or a pointer to them) and OXIDE_PTX_LEN (their length, a 4- or 8-byte integer), the
+ * bytes in a section named .oxide_ptx. This reads the ELF symbol tables (.symtab, else .dynsym)
+ * of a 64-bit little-endian executable, shared object or relocatable object and copies those
+ * bytes out of the section that holds them; a stripped binary, which has no symbols left, is
+ * read through its .oxide_ptx section.
  * Plain C over the file's bytes: every offset is checked against the file size first, since the
  * input may be any file at all. */
 #include <stdint.h>
@@ -140,6 +142,37 @@ static uint64_t pointer_value(const elf *e, uint64_t at, uint64_t file_off) {
     return rd(e->p + file_off, 8);
 }
 
+/* The section named sname (by .shstrtab), or 0. */
+static unsigned section_named(const elf *e, unsigned shstrndx, const char *sname) {
+    if (shstrndx == 0 || shstrndx >= e->shnum)
+        return 0;
+    uint64_t off = sh_offset(e, shstrndx), size = sh_size(e, shstrndx), want = strlen(sname) + 1;
+    if (!in_file(e, off, size))
+        return 0;
+    for (unsigned i = 1; i < e->shnum; i++) {
+        uint64_t at = rd(shdr(e, i), 4);
+        if (at < size && size - at >= want && !memcmp(e->p + off + at, sname, want))
+            return i;
+    }
+    return 0;
+}
+
+/* A malloc'd NUL-terminated copy of the n bytes at off, without trailing NULs. */
+static int copy_out(const elf *e, uint64_t off, uint64_t n, char **ptx_out, size_t *len_out) {
+    while (n && e->p[off + n - 1] == 0)
+        n--;
+    if (n == 0)
+        return oxide_tool_fail(OXIDE_ERROR_PARSE, "%s: OXIDE_PTX is empty", e->name);
+    char *copy = malloc((size_t)n + 1);
+    if (!copy)
+        return oxide_tool_fail(OXIDE_ERROR_OUT_OF_MEMORY, "%s: %llu bytes of PTX", e->name, (unsigned long long)n);
+    memcpy(copy, e->p + off, (size_t)n);
+    copy[n] = 0;
+    *ptx_out = copy;
+    *len_out = (size_t)n;
+    return 0;
+}
+
 int oxide_tool_extract_ptx(const char *name, const char *data, size_t size, char **ptx_out, size_t *len_out) {
     elf e = {.p = (const unsigned char *)data, .size = size, .name = name};
     if (size < 64 || memcmp(data, "\177ELF", 4))
@@ -165,14 +198,26 @@ int oxide_tool_extract_ptx(const char *name, const char *data, size_t size, char
         for (unsigned s = 1; s < e.shnum; s++)
             if (sh_type(&e, s) == (pass ? SHT_DYNSYM_ : SHT_SYMTAB_) && scan_symbols(&e, s, &ptx, &len))
                 return 1;
-    if (!ptx.found)
+    if (!ptx.found) {
+        /* Stripped: no symbols, but cargo oxide puts the bytes (NUL-terminated) in a section of
+         * their own, whose header survives stripping. */
+        unsigned s = section_named(&e, (unsigned)rd(e.p + 62, 2), ".oxide_ptx");
+        if (s && sh_type(&e, s) != SHT_NOBITS_) {
+            uint64_t off = sh_offset(&e, s), n = sh_size(&e, s);
+            if (!in_file(&e, off, n))
+                return bad(&e, ".oxide_ptx outside the file");
+            return copy_out(&e, off, n, ptx_out, len_out);
+        }
         return oxide_tool_fail(OXIDE_ERROR_NOT_FOUND,
-                               "%s: no OXIDE_PTX symbol: the binary carries no oxide PTX (build it with "
-                               "`cargo oxide build`; a stripped binary keeps it only if the symbol is exported)",
+                               "%s: no OXIDE_PTX symbol and no .oxide_ptx section: the binary carries no oxide PTX "
+                               "(build it with `cargo oxide build`)",
                                name);
+    }
 
     uint64_t n, off;
     if (len.found) {
+        if (len.size == 0) /* a bare label: a 64-bit target's usize */
+            len.size = 8;
         if (len.size != 4 && len.size != 8)
             return oxide_tool_fail(OXIDE_ERROR_PARSE,
                                    "%s: OXIDE_PTX_LEN has %llu bytes; expected a 4- or 8-byte integer", name,
@@ -180,11 +225,17 @@ int oxide_tool_extract_ptx(const char *name, const char *data, size_t size, char
         if (locate(&e, "OXIDE_PTX_LEN", len.shndx, len.value, len.size, &off))
             return 1;
         n = rd(e.p + off, (int)len.size);
+        if (n == 0) /* cuda-core's weak default: the program was linked without its PTX */
+            return oxide_tool_fail(OXIDE_ERROR_NOT_FOUND,
+                                   "%s: OXIDE_PTX_LEN is 0: the binary was built without its PTX (build it with "
+                                   "`cargo oxide build`)",
+                                   name);
     } else {
         n = ptx.size; /* an array's own size, less a terminating NUL below */
     }
 
-    if (ptx.size >= n || !len.found) {
+    /* Size 0: a bare assembler label (no .size directive) in front of the bytes. */
+    if (ptx.size >= n || ptx.size == 0 || !len.found) {
         if (locate(&e, "OXIDE_PTX", ptx.shndx, ptx.value, n, &off))
             return 1;
     } else if (ptx.size == 8) {
@@ -209,16 +260,5 @@ int oxide_tool_extract_ptx(const char *name, const char *data, size_t size, char
                                "least that size or a pointer",
                                name, (unsigned long long)ptx.size, (unsigned long long)n);
     }
-    while (n && e.p[off + n - 1] == 0)
-        n--;
-    if (n == 0)
-        return oxide_tool_fail(OXIDE_ERROR_PARSE, "%s: OXIDE_PTX is empty", name);
-    char *copy = malloc((size_t)n + 1);
-    if (!copy)
-        return oxide_tool_fail(OXIDE_ERROR_OUT_OF_MEMORY, "%s: %llu bytes of PTX", name, (unsigned long long)n);
-    memcpy(copy, e.p + off, (size_t)n);
-    copy[n] = 0;
-    *ptx_out = copy;
-    *len_out = (size_t)n;
-    return 0;
+    return copy_out(&e, off, n, ptx_out, len_out);
 }

@@ -37,7 +37,7 @@ class Gen:
     def __init__(self):
         self.rs, self.ir, self.names = [], [], set()
 
-    def add(self, name, params, ret, body, doc, sm=80):
+    def add(self, name, params, ret, body, doc, sm=80, convergent=False):
         """params: [(rust_name, rust_type)], ret: rust type or None, body: LLVM IR lines using %a0.."""
         assert name not in self.names, name
         self.names.add(name)
@@ -60,7 +60,10 @@ class Gen:
         lret = TY[ret][0] if ret else "void"
         largs = ", ".join(f"{TY[t][0]}{' zeroext' if t == 'bool' else ''} %a{i}" for i, (_, t) in enumerate(params))
         zret = " zeroext" if ret == "bool" else ""
-        self.ir.append(f"define{zret} {lret} @{name}({largs}) alwaysinline {{\n" + "\n".join("  " + b for b in body) + "\n}")
+        conv = " convergent" if convergent else ""
+        if convergent:  # the call sites inside too (inline asm calls carry their own attributes)
+            body = [b + " convergent" if "asm sideeffect" in b else b for b in body]
+        self.ir.append(f"define{zret} {lret} @{name}({largs}) alwaysinline{conv} {{\n" + "\n".join("  " + b for b in body) + "\n}")
 
 
 def asm_call(ret, tmpl, cons, args):
@@ -81,12 +84,14 @@ def generate():
             g.add(nm, [], "u32", [f"%r = call i32 @{r['tmpl']}()", "ret i32 %r"], f"`{r['name']}` special register", r["sm"])
     # ---- barriers and fences ----
     b = ops["barrier"]
-    g.add("__oxide_barrier", [], None, [asm_call("void", b["tmpl"].replace("$I", "0"), "~{memory}", []), "ret void"],
-          "`barrier` 0 (bar.sync 0): every thread of the block waits")
+    # barrier.sync 0 through the NVVM intrinsic (convergent). Not the .aligned form (bar.sync):
+    # the host optimiser may have duplicated the call into divergent branches
+    g.add("__oxide_barrier", [], None, ["call void @llvm.nvvm.barrier.cta.sync.all(i32 0)", "ret void"],
+          "`barrier` 0 (bar.sync 0): every thread of the block waits", convergent=True)
     bc = ops["barrier.count"]
     g.add("__oxide_barrier_named", [("id", "u32"), ("count", "u32")], None,
           [asm_call("void", "barrier.sync $0, $1;", "r,r,~{memory}", ["i32 %a0", "i32 %a1"]), "ret void"],
-          "`barrier.count`: named barrier id with a thread count")
+          "`barrier.count`: named barrier id with a thread count", convergent=True)
     fence = ops["fence"]
     for sc_rs, sc_ptx in (("cta", "cta"), ("cluster", "cluster"), ("gpu", "gpu"), ("sys", "sys")):
         for o_rs, o_ptx in (("sc", "sc"), ("acq_rel", "acq_rel")):
@@ -96,7 +101,7 @@ def generate():
     for n in ("cluster.sync", "cluster.arrive", "cluster.wait"):
         r = ops[n]
         g.add("__oxide_" + n.replace(".", "_"), [], None, [asm_call("void", r["tmpl"], "~{memory}", []), "ret void"],
-              f"`{n}`", r["sm"])
+              f"`{n}`", r["sm"], convergent=True)
     # ---- warp ----
     for n in ("shfl.idx", "shfl.up", "shfl.down", "shfl.xor"):
         r = ops[n]
@@ -104,22 +109,22 @@ def generate():
         for rt, lt, suf in (("u32", "i32", "i32"), ("f32", "float", "f32")):
             g.add(f"__oxide_{n.replace('.', '_')}_{rt}", [("mask", "u32"), ("v", rt), ("lane", "u32")], rt,
                   [f"%r = call {lt} @{r['tmpl']}.{suf}(i32 %a0, {lt} %a1, i32 %a2, i32 {c})", f"ret {lt} %r"],
-                  f"`{n}` of a {rt} across the warp", r["sm"])
+                  f"`{n}` of a {rt} across the warp", r["sm"], convergent=True)
     for n, rt in (("vote.all", "bool"), ("vote.any", "bool"), ("vote.ballot", "u32")):
         r = ops[n]
         lt = "i1" if rt == "bool" else "i32"
         g.add("__oxide_" + n.replace(".", "_"), [("mask", "u32"), ("pred", "bool")], rt,
-              [f"%r = call {lt} @{r['tmpl']}(i32 %a0, i1 %a1)", f"ret {lt} %r"], f"`{n}`", r["sm"])
+              [f"%r = call {lt} @{r['tmpl']}(i32 %a0, i1 %a1)", f"ret {lt} %r"], f"`{n}`", r["sm"], convergent=True)
     r = ops["match.any"]
     g.add("__oxide_match_any_u32", [("mask", "u32"), ("v", "u32")], "u32",
-          [f"%r = call i32 @{r['tmpl']}.i32(i32 %a0, i32 %a1)", "ret i32 %r"], "`match.any` of a u32", r["sm"])
+          [f"%r = call i32 @{r['tmpl']}.i32(i32 %a0, i32 %a1)", "ret i32 %r"], "`match.any` of a u32", r["sm"], convergent=True)
     r = ops["activemask"]
-    g.add("__oxide_activemask", [], "u32", ["%r = " + asm_call("i32", r["tmpl"], "=r", []), "ret i32 %r"], "`activemask`")
+    g.add("__oxide_activemask", [], "u32", ["%r = " + asm_call("i32", r["tmpl"], "=r", []), "ret i32 %r"], "`activemask`", convergent=True)
     for n in ("redux.add", "redux.min", "redux.max", "redux.umin", "redux.umax", "redux.and", "redux.or", "redux.xor"):
         r = ops[n]
         t = r["tmpl"].replace("$I", "$2")
         g.add("__oxide_" + n.replace(".", "_"), [("mask", "u32"), ("v", "u32")], "u32",
-              ["%r = " + asm_call("i32", t, "=r,r,r", ["i32 %a1", "i32 %a0"]), "ret i32 %r"], f"`{n}` (sm_80+)", 80)
+              ["%r = " + asm_call("i32", t, "=r,r,r", ["i32 %a1", "i32 %a0"]), "ret i32 %r"], f"`{n}` (sm_80+)", 80, convergent=True)
     # ---- cluster: distributed shared memory ----
     r = ops["cluster.map_shared"]
     g.add("__oxide_cluster_map_shared", [("p", "*mut u8"), ("rank", "u32")], "*mut u8",

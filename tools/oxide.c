@@ -26,7 +26,7 @@ static const char usage_text[] =
     "  manifest FILE                               print the kernels and parameters a PTX file\n"
     "                                              (or a binary carrying PTX) declares\n"
     "  extract BINARY [-o FILE.ptx]                write the PTX a Rust-built binary carries\n"
-    "                                              (its OXIDE_PTX / OXIDE_PTX_LEN symbols)\n"
+    "                                              (OXIDE_PTX / OXIDE_PTX_LEN, or .oxide_ptx)\n"
     "  example NAME [-o FILE] [--ir] [OPTIONS]     compile one of the example kernels (--ir: print\n"
     "                                              its text IR instead); `oxide example` lists them\n"
     "  doctor                                      check LLVM, the CUDA toolkit, driver and GPU\n"

@@ -2,8 +2,9 @@
 // device-scope atomic per non-empty bin.
 #define BINS 256
 
-extern "C" __global__ void __launch_bounds__(256) histogram(const unsigned char *__restrict__ data, unsigned long long n,
-                                                            unsigned *__restrict__ bins, unsigned long long nbins) {
+extern "C" __global__ void __launch_bounds__(256)
+    histogram(const unsigned char *__restrict__ data, unsigned long long n, unsigned *__restrict__ bins,
+              unsigned long long nbins) {
     if (nbins < BINS)
         return;
     __shared__ unsigned hist[BINS];

@@ -1,6 +1,7 @@
 // Twin of examples/c/kernels/softmax.c: one warp per row, three lane-strided passes.
-extern "C" __global__ void __launch_bounds__(256) softmax(const float *__restrict__ x, unsigned long long x_len, float *__restrict__ y,
-                                                          unsigned long long y_len, unsigned rows, unsigned cols) {
+extern "C" __global__ void __launch_bounds__(256)
+    softmax(const float *__restrict__ x, unsigned long long x_len, float *__restrict__ y, unsigned long long y_len,
+            unsigned rows, unsigned cols) {
     unsigned tid = threadIdx.x, lane = tid & 31;
     unsigned row = blockIdx.x * (blockDim.x >> 5) + (tid >> 5);
     unsigned long long size = (unsigned long long)rows * cols;

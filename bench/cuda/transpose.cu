@@ -2,8 +2,9 @@
 #define TILE 32
 #define ROWS 8
 
-extern "C" __global__ void __launch_bounds__(256) transpose(const float *__restrict__ x, unsigned long long x_len, float *__restrict__ y,
-                                                            unsigned long long y_len, unsigned rows, unsigned cols) {
+extern "C" __global__ void __launch_bounds__(256)
+    transpose(const float *__restrict__ x, unsigned long long x_len, float *__restrict__ y, unsigned long long y_len,
+              unsigned rows, unsigned cols) {
     unsigned long long size = (unsigned long long)rows * cols;
     if (size > x_len || size > y_len)
         return;

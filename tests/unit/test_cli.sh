@@ -163,12 +163,56 @@ const unsigned char *const OXIDE_PTX = data;
 const unsigned int OXIDE_PTX_LEN = sizeof data;
 int main(void) { return OXIDE_PTX[0] == 0; }
 EOF
+    # (c) what an object made by an assembler may hold: bare labels, no symbol sizes
+    cat >"$T/label.s" <<EOF
+    .section .rodata
+    .globl OXIDE_PTX
+OXIDE_PTX:
+    .incbin "$T/vecadd.ptx"
+    .balign 8
+    .globl OXIDE_PTX_LEN
+OXIDE_PTX_LEN:
+    .quad $(wc -c <"$T/vecadd.ptx")
+    .section .note.GNU-stack,"",@progbits
+EOF
+    # (d) what cargo oxide links in (rustc-plugin/cargo-oxide/src/link.rs): a NUL-terminated copy
+    # in a section .oxide_ptx, which stays findable by name once the binary is stripped
+    cat >"$T/cargo.s" <<EOF
+    .section .oxide_ptx,"a",@progbits
+    .globl OXIDE_PTX
+    .type OXIDE_PTX,@object
+OXIDE_PTX:
+    .incbin "$T/vecadd.ptx"
+    .byte 0
+    .size OXIDE_PTX, . - OXIDE_PTX
+    .section .rodata.oxide_ptx_len,"a",@progbits
+    .balign 8
+    .globl OXIDE_PTX_LEN
+    .type OXIDE_PTX_LEN,@object
+OXIDE_PTX_LEN:
+    .quad $(wc -c <"$T/vecadd.ptx")
+    .size OXIDE_PTX_LEN, 8
+    .section .note.GNU-stack,"",@progbits
+EOF
+    # (e) cuda-core's weak defaults alone: a Rust program linked without its PTX
+    cat >"$T/weak.s" <<EOF
+    .section .rodata.oxide_ptx_default,"a",@progbits
+    .weak OXIDE_PTX
+    .weak OXIDE_PTX_LEN
+    .balign 8
+OXIDE_PTX_LEN: .quad 0
+OXIDE_PTX: .byte 0
+    .section .note.GNU-stack,"",@progbits
+EOF
     cat >"$T/none.c" <<EOF
 int main(void) { return 0; }
 EOF
     if "$CC" -O1 -fPIE -pie "$T/array.c" -o "$T/array" && "$CC" -O1 -fPIE -pie "$T/pointer.c" -o "$T/pointer" &&
-        "$CC" -O1 -c "$T/array.c" -o "$T/array.o" && "$CC" "$T/none.c" -o "$T/none"; then
-        for bin in array pointer array.o; do
+        "$CC" -O1 -c "$T/array.c" -o "$T/array.o" && "$CC" "$T/none.c" "$T/label.s" -o "$T/label" &&
+        "$CC" "$T/none.c" "$T/cargo.s" -o "$T/cargo" && "$CC" "$T/none.c" "$T/weak.s" -o "$T/weak" &&
+        "$CC" "$T/none.c" -o "$T/none"; then
+        cp "$T/cargo" "$T/cargo_stripped" && strip "$T/cargo_stripped"
+        for bin in array pointer array.o label cargo cargo_stripped; do
             run "extract ($bin)" 0 "$OXIDE" extract "$T/$bin" -o "$T/$bin.ptx" &&
                 { cmp -s "$T/$bin.ptx" "$T/vecadd.ptx" || fail "extract ($bin): PTX differs from the original"; }
             checks=$((checks + 1))
@@ -177,6 +221,8 @@ EOF
             fail "extract to stdout differs"
         run "manifest of a binary" 0 "$OXIDE" manifest "$T/pointer" && expect "$T/out" "kernel vecadd"
         error "extract: no symbol" OXIDE_ERROR_NOT_FOUND "$OXIDE" extract "$T/none"
+        error "extract: built without PTX" OXIDE_ERROR_NOT_FOUND "$OXIDE" extract "$T/weak"
+        expect "$T/err" "OXIDE_PTX_LEN is 0"
         cp "$T/array" "$T/stripped" && strip "$T/stripped" 2>/dev/null &&
             error "extract: stripped binary" OXIDE_ERROR_NOT_FOUND "$OXIDE" extract "$T/stripped"
         # Truncated and corrupted binaries: a status, never a crash.
@@ -187,12 +233,27 @@ EOF
             rc=$?
             [ "$rc" = 1 ] && grep -qF "oxide: OXIDE_ERROR_" "$T/err" || fail "truncated binary ($cut bytes): exit $rc"
         done
+        # The header fields the reader trusts first: section table offset, entry size, count.
+        for field in 40:8 58:2 60:2 62:2; do
+            cp "$T/array" "$T/corrupt.bin"
+            head -c "${field#*:}" /dev/zero | tr '\0' '\377' |
+                dd of="$T/corrupt.bin" bs=1 seek="${field%:*}" conv=notrunc status=none
+            checks=$((checks + 1))
+            "$OXIDE" extract "$T/corrupt.bin" >/dev/null 2>&1
+            rc=$?
+            [ "$rc" -le 1 ] || fail "corrupted ELF header field at ${field%:*}: exit $rc"
+        done
         size=$(wc -c <"$T/array")
         for seed in 1 2 3 4 5 6 7 8; do
             cp "$T/array" "$T/corrupt.bin"
-            # overwrite 64 bytes at a pseudo-random place with junk
+            # overwrite 64 bytes at a fixed pseudo-random place with 0xff or with bytes from
+            # elsewhere in the file (deterministic, so a failure repeats)
             off=$(((seed * 2654435761) % size))
-            head -c 64 /dev/urandom | dd of="$T/corrupt.bin" bs=1 seek="$off" conv=notrunc status=none
+            if [ $((seed % 2)) = 0 ]; then
+                head -c 64 /dev/zero | tr '\0' '\377'
+            else
+                dd if="$T/array" bs=1 skip=$(((seed * 7919) % size)) count=64 status=none
+            fi | dd of="$T/corrupt.bin" bs=1 seek="$off" conv=notrunc status=none
             checks=$((checks + 1))
             "$OXIDE" extract "$T/corrupt.bin" >/dev/null 2>&1
             rc=$?

@@ -390,6 +390,39 @@ static void test_failures(void) {
     oxide_module_destroy(m);
 }
 
+/* IR names may hold '.', which PTX identifiers cannot: the PTX spells them its way and the
+ * manifest's entry says how. Names LLVM reserves are refused. */
+static void test_symbol_names(void) {
+    oxide_module *m;
+    oxide_function *k;
+    oxide_block *b;
+    oxide_global *g;
+    oxide_type *i32;
+    oxide_type_scalar(ctx, OXIDE_TYPE_I32, &i32);
+    OK(oxide_module_create(ctx, "names", &m));
+    OK(oxide_module_add_global(m, "tab.le", i32, OXIDE_AS_GLOBAL, 0, NULL, 0, &g));
+    OK(oxide_module_add_kernel(m, "my.kernel", &k));
+    OK(oxide_function_add_block(k, NULL, 0, &b, NULL));
+    OK(oxide_build_op(b, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL));
+    const char *ptx;
+    oxide_status st = oxide_module_compile(m, NULL, &ptx, NULL);
+    CHECK(st == OXIDE_OK, "dotted names: %s", oxide_last_error());
+    if (!st) {
+        CHECK(strstr(ptx, ".entry my_$_kernel("), "entry spelled for PTX");
+        CHECK(strstr(ptx, "\"name\":\"my.kernel\",\"entry\":\"my_$_kernel\""), "manifest maps name to entry");
+        CHECK(strstr(ptx, "tab_$_le") && !strstr(ptx, " tab.le"), "global spelled for PTX");
+    }
+    oxide_module_destroy(m);
+
+    OK(oxide_module_create(ctx, "reserved", &m));
+    OK(oxide_module_add_kernel(m, "vprintf", &k));
+    OK(oxide_function_add_block(k, NULL, 0, &b, NULL));
+    OK(oxide_build_op(b, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL));
+    st = oxide_module_compile(m, NULL, &ptx, NULL);
+    CHECK(st == OXIDE_ERROR_UNSUPPORTED, "a kernel named vprintf: %s", oxide_status_name(st));
+    oxide_module_destroy(m);
+}
+
 /* printf and assert lower to vprintf (and trap) */
 static void test_printf_assert(void) {
     oxide_module *m;
@@ -435,6 +468,7 @@ int main(void) {
     test_llvm_ir();
     test_failures();
     test_printf_assert();
+    test_symbol_names();
     oxide_context_destroy(ctx);
     printf("test_compile: %d checks, %d failures\n", checks, failures);
     return failures ? 1 : 0;

@@ -344,6 +344,8 @@ static void test_errors(void) {
                  "case 1 appears twice");
     expect_error(FN("  switch %x, ^1(%x) []\n^1(%a: i32):\n  ret\n"), "5:14", "switch targets take no arguments");
     expect_error(FN("  ret %x,\n"), "5:10", "expected a value after ','");
+    expect_error(FN("  br ^1(%x\n^1(%a: i32):\n  ret\n"), "5:11", "expected ',', found end of line");
+    expect_error(FN("  br ^1(%x,\n^1(%a: i32):\n  ret\n"), "5:6", "unknown block '^1'");
     expect_error(FN("  %r = call %x : i32\n"), "5:8", "needs a sym attribute");
     expect_error(FN("  %r = call %x {sym=@g}\n"), "5:8", "needs its result type");
     expect_error(FN("  ret\n^1(%x: i32):\n  ret\n"), "6:4", "already defined");
@@ -433,7 +435,7 @@ static void test_canonical(void) {
                      "  %v = load %p : f32\n"
                      "  %c = icmp %i, %n {pred=ult}\n"
                      "  %w = shfl.down %i, %i\n"
-                     "  cond_br %c, ^yes(%v), ^no\n"
+                     "  cond_br %c, ^yes(\n    %v), ^no\n"
                      "^no:\n"
                      "  ret\n"
                      "^yes(%x: f32):\n"
@@ -545,6 +547,22 @@ static void test_api_built(void) {
     (void)i1;
 }
 
+/* The example at the top of docs/ir.md is canonical text, so the doc cannot drift. */
+static void test_doc_example(void) {
+    char path[2048];
+    size_t len;
+    snprintf(path, sizeof path, "%s/docs/ir.md", OXIDE_SOURCE_DIR);
+    char *doc = read_file(path, &len);
+    CHECK(doc != NULL, "cannot read %s", path);
+    if (!doc)
+        return;
+    char *start = strstr(doc, "```\nmodule @"), *end = start ? strstr(start + 4, "```") : NULL;
+    CHECK(start && end, "no example module in %s", path);
+    if (start && end)
+        roundtrip("docs/ir.md example", start + 4, (size_t)(end - start - 4));
+    free(doc);
+}
+
 int main(void) {
     if (oxide_context_create(&ctx) != OXIDE_OK) {
         printf("cannot create a context: %s\n", oxide_last_error());
@@ -555,6 +573,7 @@ int main(void) {
     test_limits();
     test_canonical();
     test_api_built();
+    test_doc_example();
     oxide_context_destroy(ctx);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -114,12 +114,6 @@ pub fn main(args: &[String]) -> i32 {
         eprintln!("cargo-oxide linker: {}: {}", ptx_file.display(), e);
         return 1;
     }
-    if let Ok(m) = std::env::var("OXIDE_MODULE_OUT") {
-        if let Err(e) = std::fs::write(&m, export_names(&ptx)) {
-            eprintln!("cargo-oxide linker: {}: {}", m, e);
-            return 1;
-        }
-    }
     // the object carrying the PTX
     let asm = ptx_dir.join(format!("{}.oxide_ptx.s", prog));
     let obj = ptx_dir.join(format!("{}.oxide_ptx.o", prog));
@@ -146,15 +140,17 @@ pub fn main(args: &[String]) -> i32 {
     run_linker(&full)
 }
 
-/// `--module` output: the PTX, with the manifest's instance names replaced by the names given
-/// with `--export RUST_INSTANCE=NAME` (OXIDE_EXPORTS, ';'-separated).
-fn export_names(ptx: &str) -> String {
-    let Ok(ex) = std::env::var("OXIDE_EXPORTS") else { return ptx.to_string() };
+/// `--module` output: the PTX, with manifest names replaced as `--export FROM=TO` asks (FROM:
+/// a kernel's name as the manifest gives it, e.g. `vecadd` or `map<f32, app::main::{closure#0}>`).
+pub fn export_names(ptx: &str, exports: &[String]) -> String {
     let mut out = ptx.to_string();
-    for pair in ex.split(';').filter(|s| !s.is_empty()) {
+    for pair in exports {
         if let Some((from, to)) = pair.split_once('=') {
             let from_json = format!("\"name\":\"{}\"", from.replace('"', "\\\""));
             let to_json = format!("\"name\":\"{}\"", to);
+            if !out.contains(&from_json) {
+                eprintln!("cargo oxide: --export {}: no kernel named {} in the module", pair, from);
+            }
             out = out.replacen(&from_json, &to_json, 1);
         }
     }

@@ -192,6 +192,7 @@ fn build(args: &[String], run: bool) -> i32 {
     let mut exports: Vec<String> = Vec::new();
     let mut i = 0;
     let mut example: Option<String> = None;
+    let mut module_out: Option<String> = None;
     let mut after_dashdash: Vec<String> = Vec::new();
     while i < args.len() {
         let a = &args[i];
@@ -202,7 +203,7 @@ fn build(args: &[String], run: bool) -> i32 {
             "--module" => {
                 let p = PathBuf::from(val(i));
                 let abs = if p.is_absolute() { p } else { std::env::current_dir().unwrap().join(p) };
-                envs.push(("OXIDE_MODULE_OUT".into(), abs.display().to_string()));
+                module_out = Some(abs.display().to_string());
                 i += 1;
             }
             "--export" => { exports.push(val(i)); i += 1; }
@@ -219,9 +220,6 @@ fn build(args: &[String], run: bool) -> i32 {
             eprintln!("cargo oxide: --sm takes a target such as sm_90a, sm_90, sm_80");
             return 2;
         }
-    }
-    if !exports.is_empty() {
-        envs.push(("OXIDE_EXPORTS".into(), exports.join(";")));
     }
     let me = std::env::current_exe().unwrap();
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
@@ -248,11 +246,64 @@ fn build(args: &[String], run: bool) -> i32 {
     for (k, v) in envs {
         c.env(k, v);
     }
-    match c.status() {
+    let code = match c.status() {
         Ok(s) => s.code().unwrap_or(1),
         Err(e) => {
             eprintln!("cargo oxide: could not run cargo: {}", e);
             1
+        }
+    };
+    if code != 0 || module_out.is_none() {
+        return code;
+    }
+    // --module: the PTX the linker kept for the program, with the export names applied
+    let release = cargo_args.iter().any(|a| a == "--release" || a == "-r");
+    let target = std::env::var("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| find_target_dir());
+    let dir = target.join(if release { "release" } else { "debug" }).join("oxide");
+    let want = cargo_args.iter().position(|a| a == "-p" || a == "--package" || a == "--bin")
+        .and_then(|i| cargo_args.get(i + 1)).cloned().or(example.clone());
+    let ptx = match want {
+        Some(p) => dir.join(format!("{}.ptx", p.replace('-', "_"))),
+        None => {
+            let all: Vec<PathBuf> = std::fs::read_dir(&dir).map(|r| r.flatten().map(|e| e.path())
+                .filter(|p| p.extension().map(|e| e == "ptx").unwrap_or(false)).collect()).unwrap_or_default();
+            if all.len() != 1 {
+                eprintln!("cargo oxide: --module needs one program: name it with -p PACKAGE or --bin NAME");
+                return 2;
+            }
+            all[0].clone()
+        }
+    };
+    let text = match std::fs::read_to_string(&ptx).or_else(|_| std::fs::read_to_string(dir.join(format!("{}.ptx", ptx.file_stem().unwrap().to_string_lossy().replace('_', "-"))))) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("cargo oxide: {}: {}", ptx.display(), e);
+            return 1;
+        }
+    };
+    let out = module_out.unwrap();
+    match std::fs::write(&out, link::export_names(&text, &exports)) {
+        Ok(()) => {
+            println!("wrote {} ({} kernels)", out, text.matches(".entry ").count());
+            0
+        }
+        Err(e) => {
+            eprintln!("cargo oxide: {}: {}", out, e);
+            1
+        }
+    }
+}
+
+/// The cargo target folder: ./target of the nearest folder with a Cargo.lock or workspace.
+fn find_target_dir() -> PathBuf {
+    let mut d = std::env::current_dir().unwrap();
+    let start = d.clone();
+    loop {
+        if d.join("Cargo.lock").exists() {
+            return d.join("target");
+        }
+        if !d.pop() {
+            return start.join("target");
         }
     }
 }

@@ -1,7 +1,7 @@
 //! #[cuda_module] / #[kernel] expansion: the generated entry points have the fixed C ABI and the
 //! launch methods have the typed host signatures. Compile-time checks, run without a GPU.
 use cuda_core::{CudaStream, DeviceBuffer, LaunchConfig, LaunchOp};
-use cuda_device::{cuda_module, kernel, launch_bounds, thread, DisjointSlice};
+use cuda_device::{cuda_module, kernel, thread, DisjointSlice};
 
 #[cuda_module]
 mod kernels {

@@ -13,7 +13,13 @@ impl ArgBuf {
     fn put<const N: usize>(&mut self, b: [u8; N]) {
         let off = (self.len + N - 1) & !(N - 1);
         if off + N <= self.data.len() {
-            self.data[off..off + N].copy_from_slice(&b);
+            // a plain loop: copy_from_slice would call a generic instance that dev builds share
+            // with the precompiled core library (no bitcode for the GPU)
+            let mut k = 0;
+            while k < N {
+                self.data[off + k] = b[k];
+                k += 1;
+            }
             self.len = off + N;
         }
     }

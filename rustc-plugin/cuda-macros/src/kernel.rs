@@ -127,7 +127,6 @@ fn take_kernel_attrs(attrs: &mut Vec<Attribute>, lb: &mut (u32, u32), cl: &mut (
                     Ok(syn::Meta::List(l)) => l.nested.iter().map(|n| quote!(#n,)).collect(),
                     _ => return Err(err(a.span(), "expected a list of integers")),
                 };
-                keep.push(a.clone()); // expands to an inert marker; keeps the user's import used
                 (name.clone(), t)
             }
             _ => {

@@ -6,7 +6,7 @@ use cuda_device::{cuda_module, kernel, thread, DisjointSlice, SharedArray};
 pub const TILE: usize = 16;
 
 #[cuda_module]
-mod kernels {
+pub mod kernels {
     use super::*;
 
     #[kernel]

@@ -6,7 +6,7 @@ use cuda_device::{cuda_module, kernel, thread, DisjointSlice, SharedArray};
 pub const BLOCK: usize = 256;
 
 #[cuda_module]
-mod kernels {
+pub mod kernels {
     use super::*;
 
     #[kernel]

@@ -3,7 +3,7 @@ use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
 use cuda_device::{cuda_module, kernel, thread, DisjointSlice};
 
 #[cuda_module]
-mod kernels {
+pub mod kernels {
     use super::*;
 
     #[kernel]

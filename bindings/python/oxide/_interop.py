@@ -1,0 +1,194 @@
+"""Interoperation with other GPU libraries: device memory described by __cuda_array_interface__
+(CuPy, PyTorch, Numba; v3 streams honoured) or DLPack (__dlpack__), and foreign streams
+(__cuda_stream__, torch's .cuda_stream, CuPy's .ptr, or a raw CUstream handle)."""
+import ctypes
+
+from ._errors import LaunchError, check
+from ._ffi import ffi, lib
+from ._types import FROM_DLPACK, FROM_TYPESTR, NUMPY, SIZE
+
+# ---------------------------------------------------------------------------------------------
+# streams
+
+
+def stream_handle(obj):
+    """The CUstream handle (an int) of a foreign stream object."""
+    if isinstance(obj, int):
+        return obj
+    f = getattr(obj, "__cuda_stream__", None)
+    if f is not None:
+        v = f() if callable(f) else f
+        return int(v[1] if isinstance(v, tuple) else v)
+    for attr in ("cuda_stream", "ptr", "handle"):
+        v = getattr(obj, attr, None)
+        if v is not None:
+            v = getattr(v, "value", v)  # ctypes c_void_p (Numba)
+            return int(v or 0)
+    raise TypeError(f"stream= takes an oxide.Stream, an object with __cuda_stream__ (or .cuda_stream / .ptr), "
+                    f"or a raw CUstream handle (int); got {type(obj).__name__}")
+
+
+_wrapped = {}  # (device index, handle) -> oxide.Stream wrapping it
+
+
+def foreign_stream(obj, device):
+    """(oxide_stream*, handle) for a foreign stream; wrappers are cached by handle."""
+    from ._runtime import Stream
+    if isinstance(obj, Stream):
+        return obj._h, obj.handle
+    h = stream_handle(obj)
+    if h in (0, 1):  # the legacy default stream (CAI and CUDA spell it 0 or 1)
+        return ffi.NULL, 0
+    key = (device.index, h)
+    s = _wrapped.get(key)
+    if s is None:
+        if len(_wrapped) > 256:
+            _wrapped.clear()
+        out = ffi.new("oxide_stream **")
+        check(lib.oxide_stream_wrap(device._h, ffi.cast("void *", h), out))
+        s = _wrapped[key] = Stream._adopt(out[0], device, owned=True)
+    return s._h, h
+
+
+def forget_streams(device):
+    for key in [k for k in _wrapped if k[0] == device.index]:
+        del _wrapped[key]
+
+
+def _sync_event(device):
+    ev = device._sync_event
+    if ev is None:
+        out = ffi.new("oxide_event **")
+        check(lib.oxide_event_create(device._h, lib.OXIDE_EVENT_DISABLE_TIMING, out))
+        ev = device._sync_event = out[0]
+    return ev
+
+
+def order_after(producer, sctx, device):
+    """CAI v3: make the launch stream wait for the producer's stream (unless they are the same)."""
+    consumer_h, consumer = sctx
+    if producer == consumer or (producer in (1, 0) and consumer == 0):
+        return
+    psh, _ = foreign_stream(producer, device)
+    if psh == ffi.NULL:
+        psh = device.default_stream._h
+    if consumer_h == ffi.NULL:
+        consumer_h = device.default_stream._h
+    ev = _sync_event(device)
+    check(lib.oxide_event_record(ev, psh))
+    check(lib.oxide_stream_wait_event(consumer_h, ev))
+
+
+# ---------------------------------------------------------------------------------------------
+# device memory
+
+
+def astype_hint(elem):
+    return f" (convert it first, e.g. x.astype(numpy.{NUMPY[elem]}) or x.to(torch.{NUMPY[elem]}))"
+
+
+def _param_var(what):
+    # "vecadd(): argument 1 'a' (slice<f32>)" -> "a"
+    try:
+        return what.split("'")[1]
+    except IndexError:
+        return "x"
+
+
+def host_memory_error(v, what):
+    name = _param_var(what)
+    kind = "a NumPy array" if type(v).__module__ == "numpy" else f"host memory ({type(v).__module__}." \
+        f"{type(v).__name__})"
+    return LaunchError(
+        f"{what} needs device memory, but got {kind}, which lives in host memory. Copy it to the GPU first:\n"
+        f"    {name}_dev = oxide.DeviceArray.from_numpy({name})\n"
+        f"and pass {name}_dev (read results back with {name}_dev.to_numpy()); CuPy and PyTorch CUDA arrays "
+        f"are accepted as they are.")
+
+
+def _prod(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _contiguous(shape, strides, itemsize):
+    if strides is None:
+        return True
+    expect = itemsize
+    for dim, st in zip(reversed(shape), reversed(strides)):
+        if dim != 1 and st != expect:
+            return False
+        expect *= dim
+    return True
+
+
+def describe(v, what, device, sctx, keep=None, kname=None):
+    """(ptr, elements, scalar, mutable, shape, strides) of device memory given as v, or LaunchError."""
+    try:
+        cai = v.__cuda_array_interface__
+    except AttributeError:
+        cai = None
+    if cai is not None:
+        return _from_cai(v, cai, what, device, sctx)
+    mod = type(v).__module__
+    if mod == "numpy" or (hasattr(v, "__array_interface__") and not hasattr(v, "__dlpack_device__")):
+        raise host_memory_error(v, what)
+    if hasattr(v, "__dlpack__") and hasattr(v, "__dlpack_device__"):
+        dev_type = v.__dlpack_device__()[0]
+        if dev_type in (2, 13):  # kDLCUDA, kDLCUDAManaged
+            return _from_dlpack(v, what, device, sctx, keep)
+        raise host_memory_error(v, what)
+    if isinstance(v, (list, tuple, bytes, bytearray, memoryview)):
+        raise host_memory_error(v, what)
+    raise LaunchError(f"{what} needs device memory: an oxide.DeviceArray, or an object with "
+                      f"__cuda_array_interface__ or __dlpack__ (CuPy, PyTorch, Numba); got {type(v).__name__}")
+
+
+def _from_cai(v, cai, what, device, sctx):
+    typestr = cai["typestr"]
+    scalar = FROM_TYPESTR.get(typestr[1:])
+    if scalar is None or typestr[0] == ">":
+        raise LaunchError(f"{what}: element type {typestr!r} of the given array is not one oxide passes")
+    if cai.get("mask") is not None:
+        raise LaunchError(f"{what}: masked arrays are not supported")
+    shape = tuple(cai["shape"])
+    strides = cai.get("strides")
+    if not _contiguous(shape, strides, SIZE[scalar]):
+        raise LaunchError(f"{what} needs contiguous memory; the given array has strides {tuple(strides)}: pass a "
+                          f"contiguous copy (x.contiguous() in PyTorch, cupy.ascontiguousarray(x) in CuPy)")
+    ptr, readonly = cai["data"]
+    stream = cai.get("stream")
+    if stream is not None and device is not None and sctx is not None:
+        order_after(int(stream), sctx, device)
+    return ptr or 0, _prod(shape), scalar, not readonly, shape, strides
+
+
+_GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
+_GetPointer.restype = ctypes.c_void_p
+_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _from_dlpack(v, what, device, sctx, keep):
+    consumer = sctx[1] if sctx else 0
+    try:
+        cap = v.__dlpack__(stream=consumer if consumer else 1)
+    except TypeError:
+        cap = v.__dlpack__()
+    p = _GetPointer(cap, b"dltensor")
+    t = ffi.cast("DLManagedTensor *", p).dl_tensor
+    key = (t.dtype.code, t.dtype.bits)
+    scalar = FROM_DLPACK.get(key)
+    if scalar is None or t.dtype.lanes != 1:
+        raise LaunchError(f"{what}: DLPack element type (code {key[0]}, {key[1]} bits) is not one oxide passes")
+    shape = tuple(t.shape[i] for i in range(t.ndim))
+    strides = None
+    if t.strides != ffi.NULL:
+        strides = tuple(t.strides[i] * SIZE[scalar] for i in range(t.ndim))
+    if not _contiguous(shape, strides, SIZE[scalar]):
+        raise LaunchError(f"{what} needs contiguous memory; pass a contiguous copy")
+    ptr = int(ffi.cast("uintptr_t", t.data)) + t.byte_offset
+    if keep is not None:
+        keep.append(cap)  # the capsule's destructor calls the producer's deleter when it goes
+    return ptr, _prod(shape), scalar, True, shape, strides

@@ -1,0 +1,107 @@
+"""The manifest a module's PTX carries: its kernels, their parameters and launch attributes."""
+from ._errors import check
+from ._ffi import ffi, lib
+from ._types import SCALARS
+
+KINDS = ("scalar", "slice", "ptr", "bytes", "tma_desc")
+
+
+def _s(p):
+    return ffi.string(p).decode() if p != ffi.NULL else ""
+
+
+class Param:
+    """One kernel parameter: name, kind ("scalar", "slice", "ptr", "bytes", "tma_desc"), type (the
+    scalar type of a scalar, the element type of a slice or ptr, else None), mutable, size, align."""
+
+    __slots__ = ("name", "kind", "type", "mutable", "size", "align")
+
+    def __init__(self, name, kind, type, mutable, size, align):
+        self.name, self.kind, self.type, self.mutable, self.size, self.align = name, kind, type, mutable, size, align
+
+    def describe(self):
+        if self.kind == "scalar":
+            return self.type
+        if self.kind in ("slice", "ptr"):
+            return f"{self.kind}<{'mut ' if self.mutable else ''}{self.type}>"
+        if self.kind == "bytes":
+            return f"bytes<{self.size}, {self.align}>"
+        return self.kind
+
+    def __repr__(self):
+        return f"Param({self.name}: {self.describe()})"
+
+    def __eq__(self, other):
+        return isinstance(other, Param) and all(getattr(self, a) == getattr(other, a) for a in self.__slots__)
+
+
+class KernelInfo:
+    """A kernel as the manifest declares it."""
+
+    __slots__ = ("name", "entry", "params", "launch_bounds", "cluster", "dyn_smem")
+
+    def __init__(self, name, entry, params, launch_bounds, cluster, dyn_smem):
+        self.name, self.entry, self.params = name, entry, params
+        self.launch_bounds, self.cluster, self.dyn_smem = launch_bounds, cluster, dyn_smem
+
+    def signature(self):
+        return f"{self.name}({', '.join(f'{p.name}: {p.describe()}' for p in self.params)})"
+
+    def __repr__(self):
+        return f"<KernelInfo {self.signature()}>"
+
+
+def read_manifest(m):
+    """Read a C oxide_manifest into (target, [KernelInfo])."""
+    kernels = []
+    name_p, kind_p, scalar_p = ffi.new("const char **"), ffi.new("oxide_param_kind *"), ffi.new("oxide_scalar *")
+    mut_p, size_p, align_p = ffi.new("int *"), ffi.new("uint32_t *"), ffi.new("uint32_t *")
+    lb, cl, ds = ffi.new("uint32_t[2]"), ffi.new("uint32_t[3]"), ffi.new("uint32_t *")
+    for k in range(lib.oxide_manifest_kernel_count(m)):
+        params = []
+        for p in range(lib.oxide_manifest_param_count(m, k)):
+            check(lib.oxide_manifest_param(m, k, p, name_p, kind_p, scalar_p, mut_p, size_p, align_p))
+            kind = KINDS[kind_p[0]]
+            params.append(Param(_s(name_p[0]), kind, SCALARS[scalar_p[0]] if kind in ("scalar", "slice", "ptr") else None,
+                                bool(mut_p[0]), size_p[0], align_p[0]))
+        check(lib.oxide_manifest_kernel_attrs(m, k, lb, cl, ds))
+        kernels.append(KernelInfo(_s(lib.oxide_manifest_kernel_name(m, k)), _s(lib.oxide_manifest_kernel_entry(m, k)),
+                                  tuple(params), (lb[0], lb[1]), (cl[0], cl[1], cl[2]), ds[0]))
+    return _s(lib.oxide_manifest_target(m)), kernels
+
+
+class Manifest:
+    """The manifest of PTX text: `Manifest.from_ptx(ptx)`; `.target`, `.kernels`, `m["name"]`."""
+
+    def __init__(self, target, kernels):
+        self.target = target
+        self.kernels = tuple(kernels)
+        self._by_name = {k.name: k for k in self.kernels}
+
+    @classmethod
+    def from_ptx(cls, ptx):
+        data = ptx.encode() if isinstance(ptx, str) else bytes(ptx)
+        out = ffi.new("oxide_manifest **")
+        check(lib.oxide_manifest_parse(data, len(data), out))
+        try:
+            return cls(*read_manifest(out[0]))
+        finally:
+            lib.oxide_manifest_destroy(out[0])
+
+    def __getitem__(self, name):
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise KeyError(f"no kernel {name!r} in the manifest; it has: {', '.join(self._by_name)}") from None
+
+    def __contains__(self, name):
+        return name in self._by_name
+
+    def __iter__(self):
+        return iter(self.kernels)
+
+    def __len__(self):
+        return len(self.kernels)
+
+    def __repr__(self):
+        return f"<Manifest target={self.target} kernels=[{', '.join(k.signature() for k in self.kernels)}]>"

@@ -1,0 +1,797 @@
+"""Devices, streams, events, device arrays, loaded modules and kernel launches."""
+import os
+import struct
+import threading
+
+from . import _interop
+from ._errors import LaunchError, NoDeviceError, NoDriverError, check, error_for
+from ._ffi import ffi, lib
+from ._manifest import Manifest, read_manifest
+from ._types import SCALAR_ID, SIZE, TO_TYPESTR, numpy_dtype, scalar_bits, scalar_name
+
+# ---------------------------------------------------------------------------------------------
+# devices
+
+
+def driver_version():
+    """CUDA version the driver supports (e.g. 13000). Raises NoDriverError without a driver."""
+    v = ffi.new("int *")
+    check(lib.oxide_driver_version(v))
+    return v[0]
+
+
+def device_count():
+    """Number of GPUs the driver sees; 0 without a driver or GPU."""
+    n = ffi.new("int *")
+    st = lib.oxide_device_count(n)
+    if st in (lib.OXIDE_ERROR_NO_DRIVER, lib.OXIDE_ERROR_NO_DEVICE):
+        return 0
+    check(st)
+    return n[0]
+
+
+def is_available():
+    """True when a CUDA driver and at least one GPU are present."""
+    return device_count() > 0
+
+
+def devices():
+    """All GPUs, as Device objects ([] without a driver or GPU)."""
+    return [Device(i) for i in range(device_count())]
+
+
+def no_gpu_reason():
+    """Why no GPU can be used here (a sentence), or None when one can."""
+    n = ffi.new("int *")
+    st = lib.oxide_device_count(n)
+    if st == lib.OXIDE_OK and n[0] > 0:
+        return None
+    return error_for(st).message if st else "the driver sees no GPU"
+
+
+_devices = {}
+_devices_lock = threading.Lock()
+
+
+class Device:
+    """A GPU, by index (CUDA_VISIBLE_DEVICES applies). `Device(0)` is the same object each time and
+    lives as long as the process. Raises NoDriverError / NoDeviceError when there is none."""
+
+    __slots__ = ("_h", "index", "_default_stream", "_sync_event", "__weakref__")
+
+    def __new__(cls, index=0):
+        if isinstance(index, Device):
+            return index
+        index = int(index)
+        d = _devices.get(index)
+        if d is not None:
+            return d
+        with _devices_lock:
+            d = _devices.get(index)
+            if d is None:
+                out = ffi.new("oxide_device **")
+                check(lib.oxide_device_get(index, out))
+                d = object.__new__(cls)
+                d._h, d.index, d._default_stream, d._sync_event = out[0], index, None, None
+                _devices[index] = d
+        return d
+
+    def _get(self, fn, ctype="int *"):
+        v = ffi.new(ctype)
+        check(fn(self._h, v))
+        return v[0]
+
+    @property
+    def name(self):
+        p = ffi.new("const char **")
+        check(lib.oxide_device_name(self._h, p))
+        return ffi.string(p[0]).decode()
+
+    @property
+    def compute_capability(self):
+        a, b = ffi.new("int *"), ffi.new("int *")
+        check(lib.oxide_device_compute_capability(self._h, a, b))
+        return (a[0], b[0])
+
+    @property
+    def target(self):
+        """The oxide target for this GPU ("sm_90a" on an H200)."""
+        major, minor = self.compute_capability
+        if (major, minor) in ((9, 0), (10, 0)):
+            return f"sm_{major}{minor}a"
+        return f"sm_{major}{minor}"
+
+    @property
+    def sm_count(self):
+        return self._get(lib.oxide_device_sm_count)
+
+    @property
+    def total_memory(self):
+        return self._get(lib.oxide_device_total_memory, "size_t *")
+
+    def memory_info(self):
+        """(free_bytes, total_bytes) now."""
+        f, t = ffi.new("size_t *"), ffi.new("size_t *")
+        check(lib.oxide_device_memory_info(self._h, f, t))
+        return (f[0], t[0])
+
+    def attribute(self, cu_attribute):
+        v = ffi.new("int *")
+        check(lib.oxide_device_attribute(self._h, int(cu_attribute), v))
+        return v[0]
+
+    def synchronize(self):
+        check(lib.oxide_device_synchronize(self._h))
+
+    def check(self):
+        """Raise DeviceFailedError if a kernel fault has failed this device."""
+        check(lib.oxide_device_check(self._h))
+
+    def reset(self):
+        """Reset the primary context (clears a failed state; invalidates every handle made on it)."""
+        check(lib.oxide_device_reset(self._h))
+        self._default_stream = None
+        self._sync_event = None
+        _interop.forget_streams(self)
+
+    def make_current(self):
+        check(lib.oxide_device_make_current(self._h))
+
+    @property
+    def default_stream(self):
+        """The device's default (legacy NULL) stream."""
+        if self._default_stream is None:
+            out = ffi.new("oxide_stream **")
+            check(lib.oxide_stream_default(self._h, out))
+            self._default_stream = Stream._adopt(out[0], self, owned=False)
+        return self._default_stream
+
+    def create_stream(self, non_blocking=False):
+        return Stream(self, non_blocking=non_blocking)
+
+    def __repr__(self):
+        try:
+            return f"<oxide.Device {self.index}: {self.name} (sm_{''.join(map(str, self.compute_capability))})>"
+        except Exception:
+            return f"<oxide.Device {self.index}>"
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and other.index == self.index
+
+    def __hash__(self):
+        return hash(("oxide.Device", self.index))
+
+
+def _device(d):
+    if d is None:
+        return Device(0)
+    return d if isinstance(d, Device) else Device(d)
+
+
+def synchronize(device=None):
+    """Wait for all work on a device (default: device 0)."""
+    _device(device).synchronize()
+
+
+# ---------------------------------------------------------------------------------------------
+# streams and events
+
+
+class Stream:
+    """An ordered queue of work on one device. `Stream(device, non_blocking=False)` makes a new one;
+    `Stream.wrap(handle)` wraps a CUstream made elsewhere (an int, or an object with
+    `__cuda_stream__`, `.cuda_stream` or `.ptr`). `__cuda_stream__` lets other libraries use it."""
+
+    __slots__ = ("_h", "device", "handle", "_owned", "_keep", "__weakref__")
+
+    def __init__(self, device=None, non_blocking=False):
+        dev = _device(device)
+        out = ffi.new("oxide_stream **")
+        check(lib.oxide_stream_create(dev._h, lib.OXIDE_STREAM_NON_BLOCKING if non_blocking else 0, out))
+        self._init(out[0], dev, True)
+
+    def _init(self, h, dev, owned):
+        self._h, self.device, self._owned, self._keep = h, dev, owned, None
+        p = ffi.new("void **")
+        check(lib.oxide_stream_native(h, p))
+        self.handle = int(ffi.cast("uintptr_t", p[0]))
+
+    @classmethod
+    def _adopt(cls, h, dev, owned):
+        s = object.__new__(cls)
+        s._init(h, dev, owned)
+        return s
+
+    @classmethod
+    def wrap(cls, stream, device=None):
+        """Wrap a foreign stream (raw CUstream int, or an object with __cuda_stream__, .cuda_stream
+        or .ptr) without taking ownership; the object is kept alive while the wrapper lives."""
+        dev = _device(device)
+        handle = _interop.stream_handle(stream)
+        out = ffi.new("oxide_stream **")
+        check(lib.oxide_stream_wrap(dev._h, ffi.cast("void *", handle), out))
+        s = cls._adopt(out[0], dev, True)
+        if not isinstance(stream, int):
+            s._keep = stream
+        return s
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
+
+    @property
+    def ptr(self):
+        return self.handle
+
+    def synchronize(self):
+        check(lib.oxide_stream_synchronize(self._h))
+
+    def query(self):
+        """True when all work queued so far has completed."""
+        d = ffi.new("int *")
+        check(lib.oxide_stream_query(self._h, d))
+        return bool(d[0])
+
+    def wait(self, what):
+        """Make later work here wait for an Event, or for everything queued so far on another Stream."""
+        if isinstance(what, Stream):
+            ev = Event(self.device, timing=False)
+            ev.record(what)
+            what = ev
+        check(lib.oxide_stream_wait_event(self._h, what._h))
+
+    def record(self, event=None):
+        """Record an event (a new one if none is given) here and return it."""
+        ev = event if event is not None else Event(self.device)
+        ev.record(self)
+        return ev
+
+    def close(self):
+        h, self._h = self._h, None
+        if h is not None and self._owned:
+            lib.oxide_stream_destroy(h)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.synchronize()
+
+    def __repr__(self):
+        return f"<oxide.Stream 0x{self.handle:x} on device {self.device.index}>"
+
+
+class Event:
+    """A marker in a stream, with timing unless timing=False."""
+
+    __slots__ = ("_h", "device", "__weakref__")
+
+    def __init__(self, device=None, timing=True, blocking_sync=False):
+        self.device = _device(device)
+        flags = (0 if timing else lib.OXIDE_EVENT_DISABLE_TIMING) | (
+            lib.OXIDE_EVENT_BLOCKING_SYNC if blocking_sync else 0)
+        out = ffi.new("oxide_event **")
+        check(lib.oxide_event_create(self.device._h, flags, out))
+        self._h = out[0]
+
+    def record(self, stream=None):
+        sh, _ = resolve_stream(stream, self.device)
+        check(lib.oxide_event_record(self._h, sh))
+        return self
+
+    def synchronize(self):
+        check(lib.oxide_event_synchronize(self._h))
+
+    def query(self):
+        d = ffi.new("int *")
+        check(lib.oxide_event_query(self._h, d))
+        return bool(d[0])
+
+    def elapsed_ms(self, end):
+        """Milliseconds from this (recorded, completed) event to end."""
+        ms = ffi.new("float *")
+        check(lib.oxide_event_elapsed_ms(self._h, end._h, ms))
+        return ms[0]
+
+    def close(self):
+        h, self._h = self._h, None
+        if h is not None:
+            lib.oxide_event_destroy(h)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def resolve_stream(stream, device):
+    """(oxide_stream* or NULL, native handle) for stream=None, a Stream, or a foreign stream."""
+    if stream is None:
+        return ffi.NULL, 0
+    if type(stream) is Stream:
+        return stream._h, stream.handle
+    return _interop.foreign_stream(stream, device)
+
+
+# ---------------------------------------------------------------------------------------------
+# device memory
+
+
+def _shape(shape):
+    if isinstance(shape, int):
+        return (shape,)
+    return tuple(int(s) for s in shape)
+
+
+def _prod(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+class DeviceArray:
+    """Device memory holding a C-contiguous array of one scalar type.
+
+    `DeviceArray.from_numpy(x)`, `.empty(shape, dtype)`, `.zeros(...)`; `.to_numpy()` copies back.
+    It has `shape`, `dtype` (NumPy), `scalar` (oxide name, e.g. "f32"), `size`, `nbytes`, `ptr`,
+    and `__cuda_array_interface__` so CuPy, PyTorch and Numba can use it without a copy."""
+
+    __slots__ = ("_buf", "ptr", "shape", "scalar", "size", "nbytes", "device", "readonly", "_owner",
+                 "__weakref__")
+
+    def __init__(self, shape, dtype="f32", device=None, *, readonly=False):
+        dev = _device(device)
+        self.shape = _shape(shape)
+        self.scalar = scalar_name(dtype)
+        self.size = _prod(self.shape)
+        self.nbytes = self.size * SIZE[self.scalar]
+        out = ffi.new("oxide_buffer **")
+        check(lib.oxide_buffer_alloc(dev._h, max(self.nbytes, 1), out))
+        self._buf, self.device, self.readonly, self._owner = out[0], dev, readonly, None
+        self.ptr = lib.oxide_buffer_ptr(self._buf)
+
+    @classmethod
+    def empty(cls, shape, dtype="f32", device=None):
+        return cls(shape, dtype, device)
+
+    @classmethod
+    def zeros(cls, shape, dtype="f32", device=None):
+        a = cls(shape, dtype, device)
+        a.zero()
+        return a
+
+    @classmethod
+    def from_numpy(cls, array, device=None, stream=None, readonly=False):
+        """Copy a NumPy array (or anything np.asarray takes) to a new device array."""
+        import numpy as np
+        host = np.ascontiguousarray(array)
+        a = cls(host.shape, host.dtype, device, readonly=readonly)
+        a.copy_from_numpy(host, stream)
+        return a
+
+    @classmethod
+    def wrap(cls, obj, device=None):
+        """A DeviceArray viewing the memory of an object with __cuda_array_interface__ or __dlpack__
+        (no copy; obj is kept alive)."""
+        ptr, n, scalar, mutable, shape, _ = _interop.describe(obj, "wrap()", None, None)
+        dev = _device(device)
+        out = ffi.new("oxide_buffer **")
+        check(lib.oxide_buffer_wrap(dev._h, ptr, max(n * SIZE[scalar], 1), out))
+        a = object.__new__(cls)
+        a._buf, a.ptr, a.shape, a.scalar, a.size = out[0], ptr, tuple(shape), scalar, n
+        a.nbytes, a.device, a.readonly, a._owner = n * SIZE[scalar], dev, not mutable, obj
+        return a
+
+    @property
+    def dtype(self):
+        return numpy_dtype(self.scalar)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __len__(self):
+        return self.shape[0] if self.shape else 1
+
+    def copy_from_numpy(self, array, stream=None):
+        import numpy as np
+        host = np.ascontiguousarray(array)
+        if host.nbytes != self.nbytes:
+            raise ValueError(f"size mismatch: the device array holds {self.nbytes} bytes, the host array {host.nbytes}")
+        src = ffi.from_buffer(host)
+        if stream is None:
+            check(lib.oxide_memcpy_htod(self.device._h, self.ptr, src, self.nbytes))
+        else:
+            sh, _ = resolve_stream(stream, self.device)
+            check(lib.oxide_memcpy_htod_async(sh, self.ptr, src, self.nbytes))
+            check(lib.oxide_stream_synchronize(sh))
+        return self
+
+    def to_numpy(self, out=None, stream=None):
+        """Copy to a new (or the given) NumPy array and return it. With a stream, the copy is
+        ordered after the work queued there (and waited for)."""
+        import numpy as np
+        if out is None:
+            out = np.empty(self.shape, dtype=self.dtype)
+        elif not out.flags.c_contiguous or out.nbytes != self.nbytes:
+            raise ValueError("out must be a C-contiguous array of the same size")
+        dst = ffi.from_buffer(out)
+        if stream is None:
+            check(lib.oxide_memcpy_dtoh(self.device._h, dst, self.ptr, self.nbytes))
+        else:
+            sh, _ = resolve_stream(stream, self.device)
+            check(lib.oxide_memcpy_dtoh_async(sh, dst, self.ptr, self.nbytes))
+            check(lib.oxide_stream_synchronize(sh))
+        return out
+
+    numpy = to_numpy
+
+    def copy_to(self, other, stream=None):
+        """Device-to-device copy into another DeviceArray of the same size."""
+        if other.nbytes != self.nbytes:
+            raise ValueError("size mismatch")
+        if stream is None:
+            check(lib.oxide_memcpy_dtod(self.device._h, other.ptr, self.ptr, self.nbytes))
+        else:
+            sh, _ = resolve_stream(stream, self.device)
+            check(lib.oxide_memcpy_dtod_async(sh, other.ptr, self.ptr, self.nbytes))
+        return other
+
+    def copy(self):
+        c = DeviceArray(self.shape, self.scalar, self.device)
+        return self.copy_to(c)
+
+    def zero(self, stream=None):
+        if self.nbytes:
+            if stream is None:
+                check(lib.oxide_memset(self.device._h, self.ptr, 0, self.nbytes, 1))
+            else:
+                sh, _ = resolve_stream(stream, self.device)
+                check(lib.oxide_memset_async(sh, self.ptr, 0, self.nbytes, 1))
+        return self
+
+    def reshape(self, *shape):
+        shape = _shape(shape[0] if len(shape) == 1 else shape)
+        if _prod(shape) != self.size:
+            raise ValueError(f"cannot reshape {self.size} elements into {shape}")
+        v = object.__new__(DeviceArray)
+        v._buf, v.ptr, v.shape, v.scalar, v.size = None, self.ptr, shape, self.scalar, self.size
+        v.nbytes, v.device, v.readonly, v._owner = self.nbytes, self.device, self.readonly, self
+        return v
+
+    @property
+    def __cuda_array_interface__(self):
+        if self.scalar not in TO_TYPESTR:
+            raise AttributeError(f"{self.scalar} has no __cuda_array_interface__ type string")
+        return {"shape": self.shape, "typestr": TO_TYPESTR[self.scalar], "data": (self.ptr, self.readonly),
+                "version": 3, "strides": None, "stream": None}
+
+    def free(self):
+        b, self._buf = self._buf, None
+        if b is not None:
+            lib.oxide_buffer_free(b)
+
+    def __del__(self):
+        try:
+            self.free()
+        except Exception:
+            pass
+
+    def __repr__(self):
+        return f"<oxide.DeviceArray shape={self.shape} dtype={self.scalar} ptr=0x{self.ptr:x}>"
+
+
+# ---------------------------------------------------------------------------------------------
+# loaded modules and kernels
+
+_ARG = struct.Struct("<IIIIQQQQQ")  # oxide_arg: kind type is_mutable reserved value ptr len bytes size
+_ARG_SIZE = _ARG.size
+_pack_arg = _ARG.pack_into
+_BUFFER, _BYTES, _TMA = lib.OXIDE_ARG_BUFFER, lib.OXIDE_ARG_BYTES, lib.OXIDE_ARG_TMA_DESC
+assert ffi.sizeof("oxide_arg") == _ARG_SIZE and ffi.offsetof("oxide_arg", "size") == 48
+
+_dims_cache = {}
+
+
+def _dims(d):
+    c = _dims_cache.get(d)
+    if c is None:
+        if isinstance(d, int):
+            t = (d, 1, 1)
+        else:
+            t = tuple(int(x) for x in d) + (1,) * (3 - len(d))
+            if len(t) != 3:
+                raise ValueError(f"grid and block take 1 to 3 dimensions, got {d!r}")
+        if min(t) < 1:
+            raise ValueError(f"grid and block dimensions must be >= 1, got {d!r}")
+        c = ffi.new("uint32_t[3]", t)
+        if len(_dims_cache) > 1024:
+            _dims_cache.clear()
+        _dims_cache[d] = c
+    return c
+
+
+class Module:
+    """A module loaded on a device: `Module.load(path)` (PTX, or a cubin with `manifest=`),
+    `Module.from_ptx(text)`. Kernels are attributes (`mod.vecadd`) or items (`mod["map<f32>"]`)."""
+
+    def __init__(self, handle, device):
+        self._h, self.device = handle, device
+        self._kernels = {}
+        m = lib.oxide_loaded_module_manifest(handle)
+        self.manifest = Manifest(*read_manifest(m)) if m != ffi.NULL else None
+
+    @classmethod
+    def from_ptx(cls, ptx, device=None):
+        dev = _device(device)
+        data = ptx.encode() if isinstance(ptx, str) else bytes(ptx)
+        out = ffi.new("oxide_loaded_module **")
+        check(lib.oxide_loaded_module_load_ptx(dev._h, data, len(data), out))
+        return cls(out[0], dev)
+
+    @classmethod
+    def from_cubin(cls, image, manifest=None, device=None):
+        """Load a cubin or fatbin; manifest is the PTX it came from (or its manifest line)."""
+        dev = _device(device)
+        data = bytes(image)
+        man = manifest.encode() if isinstance(manifest, str) else manifest
+        out = ffi.new("oxide_loaded_module **")
+        check(lib.oxide_loaded_module_load_cubin(dev._h, data, len(data), man if man else ffi.NULL,
+                                                 len(man) if man else 0, out))
+        return cls(out[0], dev)
+
+    @classmethod
+    def load(cls, path, device=None, manifest=None):
+        """Load a .ptx file, or a cubin/fatbin (manifest: path to or text of the PTX it came from)."""
+        with open(path, "rb") as f:
+            data = f.read()
+        if data[:4] == b"\x7fELF" or path.endswith((".cubin", ".fatbin")):
+            if manifest is not None and os.path.exists(str(manifest)):
+                with open(manifest, "rb") as f:
+                    manifest = f.read()
+            return cls.from_cubin(data, manifest, device)
+        return cls.from_ptx(data, device)
+
+    @property
+    def kernels(self):
+        """Names of the kernels the manifest declares."""
+        return tuple(k.name for k in self.manifest.kernels) if self.manifest else ()
+
+    @property
+    def jit_log(self):
+        return ffi.string(lib.oxide_loaded_module_jit_log(self._h)).decode("utf-8", "replace")
+
+    def kernel(self, name):
+        k = self._kernels.get(name)
+        if k is None:
+            out = ffi.new("oxide_kernel **")
+            check(lib.oxide_loaded_module_get_kernel(self._h, name.encode(), out))
+            info = self.manifest[name] if self.manifest and name in self.manifest else None
+            if info is None and self.manifest:
+                entry = ffi.string(lib.oxide_kernel_name(out[0])).decode()
+                info = self.manifest[entry] if entry in self.manifest else None
+            k = Kernel(self, out[0], info)
+            self._kernels[name] = k
+        return k
+
+    __getitem__ = kernel
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self.kernel(name)
+        except Exception as e:
+            raise AttributeError(f"module has no kernel {name!r}; it has: {', '.join(self.kernels) or 'none'}") from e
+
+    def __dir__(self):
+        return list(super().__dir__()) + [k for k in self.kernels if k.isidentifier()]
+
+    def unload(self):
+        h, self._h = self.__dict__.get("_h"), None
+        self._kernels = {}
+        if h is not None:
+            lib.oxide_loaded_module_destroy(h)
+
+    def __del__(self):
+        try:
+            self.unload()
+        except Exception:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.unload()
+
+    def __repr__(self):
+        return f"<oxide.Module kernels={list(self.kernels)} on device {self.device.index}>"
+
+
+_ATTRS = {"max_threads_per_block": 0, "shared_bytes": 1, "const_bytes": 2, "local_bytes": 3, "num_regs": 4,
+          "ptx_version": 5, "binary_version": 6, "max_dynamic_shared_bytes": 8}
+
+
+class ArgPacker:
+    """Turns Python arguments into the oxide_arg array of one kernel's manifest signature, checking
+    count, kind and element type on the way (the C library checks them again, with mutability).
+    It needs no GPU: `ArgPacker(kernel_info).pack(args)` is how the checks are tested on a CPU."""
+
+    def __init__(self, info, device=None):
+        self.info, self.name, self.device = info, info.name if info else "?", device
+        self.params = info.params if info else ()
+        self.n = len(self.params)
+        self.convs = tuple(self._converter(i, p) for i, p in enumerate(self.params))
+
+    def _converter(self, i, p):
+        off = i * _ARG_SIZE
+        what = f"{self.name}(): argument {i + 1} '{p.name}' ({p.describe()})"
+        device = self.device
+        if p.kind == "scalar":
+            sid, st = SCALAR_ID[p.type], p.type
+
+            def conv(v, buf, sctx, keep):
+                _pack_arg(buf, off, 0, sid, 0, 0, scalar_bits(st, v, what), 0, 0, 0, 0)
+            return conv
+        if p.kind in ("slice", "ptr"):
+            elem, eid = p.type, SCALAR_ID[p.type]
+
+            def conv(v, buf, sctx, keep):
+                if type(v) is DeviceArray:
+                    if v.scalar != elem:
+                        raise LaunchError(f"{what} takes {elem} elements, got a DeviceArray of {v.scalar}"
+                                          f"{_interop.astype_hint(elem)}")
+                    _pack_arg(buf, off, _BUFFER, eid, 0 if v.readonly else 1, 0, 0, v.ptr, v.size, 0, 0)
+                    return
+                ptr, n, scalar, mutable, _, _ = _interop.describe(v, what, device, sctx, keep)
+                if scalar != elem:
+                    raise LaunchError(f"{what} takes {elem} elements, got an array of {scalar}"
+                                      f"{_interop.astype_hint(elem)}")
+                _pack_arg(buf, off, _BUFFER, eid, 1 if mutable else 0, 0, 0, ptr, n, 0, 0)
+            return conv
+        kind = _BYTES if p.kind == "bytes" else _TMA
+        size = p.size if p.kind == "bytes" else 128
+
+        def conv(v, buf, sctx, keep):
+            try:
+                cd = ffi.from_buffer(v)
+            except TypeError:
+                raise LaunchError(f"{what} takes {size} bytes (a bytes-like object: bytes, a NumPy record or "
+                                  f"array, a ctypes structure), got {type(v).__name__}") from None
+            if len(cd) != size:
+                raise LaunchError(f"{what} takes exactly {size} bytes, got {len(cd)}")
+            keep.append(cd)
+            _pack_arg(buf, off, kind, 1, 0, 0, 0, 0, 0, int(ffi.cast("uintptr_t", cd)), len(cd))
+        return conv
+
+    def check_count(self, args):
+        if len(args) != self.n:
+            names = ", ".join(p.name for p in self.params)
+            raise LaunchError(f"{self.name}() takes {self.n} argument{'s' if self.n != 1 else ''} ({names}), "
+                              f"got {len(args)}")
+
+    def pack(self, args, buf=None, sctx=None, keep=None):
+        """Pack args into buf (a writable buffer of n oxide_arg; a new cdata array when None) and
+        return it. keep collects objects that must live until the launch is made."""
+        self.check_count(args)
+        if buf is None:
+            buf = ffi.new("oxide_arg[]", max(self.n, 1))
+        b = ffi.buffer(buf) if isinstance(buf, ffi.CData) else buf
+        keep = [] if keep is None else keep
+        for conv, v in zip(self.convs, args):
+            conv(v, b, sctx, keep)
+        return buf
+
+
+class Kernel:
+    """A kernel of a loaded module. Call it with its arguments in manifest order and the launch
+    shape: `k(a, b, out, grid=..., block=..., stream=None, smem=0)`, or `k[grid, block](...)`.
+    Arguments are checked against the manifest: count, kind, scalar and element type, mutability;
+    a NumPy array where device memory is needed raises LaunchError showing the copy to make."""
+
+    def __init__(self, module, handle, info):
+        self.module, self._h, self.info = module, handle, info
+        self.name = ffi.string(lib.oxide_kernel_name(handle)).decode()
+        self.entry = ffi.string(lib.oxide_kernel_entry(handle)).decode()
+        self.device = module.device
+        self._lock = threading.Lock()
+        self._packer = ArgPacker(info, self.device) if info else None
+        self._n = self._packer.n if info else 0
+        self._args = ffi.new("oxide_arg[]", max(self._n, 1))
+        self._argbuf = ffi.buffer(self._args)
+        self._convs = self._packer.convs if info else ()
+
+    @property
+    def params(self):
+        return self.info.params if self.info else ()
+
+    def signature(self):
+        return self.info.signature() if self.info else f"{self.name}(?)"
+
+    # ---- launch ----
+    def __call__(self, *args, grid=None, block=None, stream=None, smem=0, cluster=None, cooperative=False):
+        if grid is None or block is None:
+            raise TypeError(f"{self.name}(): give the launch shape: grid=... and block=... (ints or tuples)")
+        n = self._n
+        if len(args) != n:
+            if self._packer is None:
+                raise LaunchError(f"{self.name}: the module has no manifest, so its kernels cannot be called with "
+                                  f"checked arguments")
+            self._packer.check_count(args)
+        if stream is None:
+            sctx = _NULL_STREAM
+        elif type(stream) is Stream:
+            sctx = (stream._h, stream.handle)
+        else:
+            sctx = _interop.foreign_stream(stream, self.device)
+        g, b = _dims(grid), _dims(block)
+        locked = self._lock.acquire(False)
+        try:
+            if locked:
+                cargs, buf = self._args, self._argbuf
+            else:
+                cargs = ffi.new("oxide_arg[]", max(n, 1))
+                buf = ffi.buffer(cargs)
+            if n:
+                keep = []
+                convs = self._convs
+                for i in range(n):
+                    convs[i](args[i], buf, sctx, keep)
+            if cluster is None and not cooperative:
+                st = lib.oxide_kernel_launch(self._h, sctx[0], g, b, smem, cargs, n)
+            else:
+                cfg = ffi.new("oxide_launch_config *")
+                cfg.grid, cfg.block, cfg.smem = list(g), list(b), smem
+                if cluster is not None:
+                    cfg.cluster = list(_dims(cluster))
+                cfg.flags = lib.OXIDE_LAUNCH_COOPERATIVE if cooperative else 0
+                st = lib.oxide_kernel_launch_ex(self._h, sctx[0], cfg, cargs, n)
+        finally:
+            if locked:
+                self._lock.release()
+        if st:
+            raise error_for(st)
+
+    def __getitem__(self, cfg):
+        """`k[grid, block]` or `k[grid, block, stream]` or `k[grid, block, stream, smem]`: a launcher."""
+        if not isinstance(cfg, tuple) or not 2 <= len(cfg) <= 4:
+            raise TypeError("use k[grid, block], k[grid, block, stream] or k[grid, block, stream, smem]")
+        grid, block = cfg[0], cfg[1]
+        stream = cfg[2] if len(cfg) > 2 else None
+        smem = cfg[3] if len(cfg) > 3 else 0
+
+        def launch(*args):
+            return self(*args, grid=grid, block=block, stream=stream, smem=smem)
+        return launch
+
+    def attribute(self, name):
+        """Compiled resources: num_regs, shared_bytes, local_bytes, const_bytes, max_threads_per_block,
+        ptx_version, binary_version, max_dynamic_shared_bytes."""
+        v = ffi.new("int *")
+        check(lib.oxide_kernel_get_attribute(self._h, _ATTRS[name], v))
+        return v[0]
+
+    def occupancy(self, block_threads, smem=0):
+        v = ffi.new("int *")
+        check(lib.oxide_kernel_occupancy(self._h, block_threads, smem, v))
+        return v[0]
+
+    def suggest_block_size(self, smem=0):
+        """(min_grid, block_threads) for the best occupancy."""
+        g, b = ffi.new("int *"), ffi.new("int *")
+        check(lib.oxide_kernel_suggest_block_size(self._h, smem, g, b))
+        return (g[0], b[0])
+
+    def __repr__(self):
+        return f"<oxide.Kernel {self.signature()}>"
+
+
+_NULL_STREAM = (ffi.NULL, 0)

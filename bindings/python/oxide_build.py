@@ -1,0 +1,160 @@
+"""cffi builder for oxide's Python extension (API mode: a compiled C extension that calls liboxide
+directly, so a launch costs one C call and no libffi marshalling).
+
+The C declarations are read from include/oxide.h itself, so the binding never drifts from the
+header: comments, preprocessor lines, `OXIDE_API` and the header's `static inline` helpers are
+stripped, and integer `#define`s become `#define NAME ...` (values filled in by the compiler).
+
+Where liboxide is found (first match wins):
+  OXIDE_INCLUDE_DIR / OXIDE_LIB_DIR      explicit directories (oxide.h / liboxide.so)
+  OXIDE_PREFIX                           an installed prefix (PREFIX/include, PREFIX/lib)
+  the checkout around this file           ../../include and ../../build*/liboxide.so (newest)
+  pkg-config oxide                       an installed prefix on PKG_CONFIG_PATH
+  /usr/local, /usr                       system prefixes
+"""
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from cffi import FFI
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+
+
+def _pkg_config(var):
+    try:
+        out = subprocess.run(["pkg-config", f"--variable={var}", "oxide"], capture_output=True, text=True,
+                             timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def find_oxide():
+    """Return (include_dir, lib_dir) holding oxide.h and liboxide.so."""
+    inc = os.environ.get("OXIDE_INCLUDE_DIR")
+    lib = os.environ.get("OXIDE_LIB_DIR")
+    prefix = os.environ.get("OXIDE_PREFIX")
+    if prefix:
+        inc = inc or os.path.join(prefix, "include")
+        if not lib:
+            for sub in ("lib", "lib64", "lib/x86_64-linux-gnu"):
+                if os.path.exists(os.path.join(prefix, sub, "liboxide.so")):
+                    lib = os.path.join(prefix, sub)
+                    break
+    if not inc and (REPO / "include" / "oxide.h").exists():
+        inc = str(REPO / "include")
+    if not lib:
+        builds = sorted(REPO.glob("build*/liboxide.so"), key=lambda p: p.stat().st_mtime, reverse=True)
+        preferred = [p for p in builds if p.parent.name == "build"]
+        pick = (preferred or builds or [None])[0]
+        if pick is not None:
+            lib = str(pick.parent)
+    if not inc or not lib:
+        pinc, plib = _pkg_config("includedir"), _pkg_config("libdir")
+        inc, lib = inc or pinc, lib or plib
+    for prefix in ("/usr/local", "/usr"):
+        if not inc and os.path.exists(f"{prefix}/include/oxide.h"):
+            inc = f"{prefix}/include"
+        if not lib and os.path.exists(f"{prefix}/lib/liboxide.so"):
+            lib = f"{prefix}/lib"
+    if not inc or not os.path.exists(os.path.join(inc, "oxide.h")):
+        raise RuntimeError("oxide.h not found: set OXIDE_INCLUDE_DIR (or OXIDE_PREFIX) to the folder holding it")
+    if not lib or not os.path.exists(os.path.join(lib, "liboxide.so")):
+        raise RuntimeError("liboxide.so not found: build oxide (cmake -S . -B build && cmake --build build) "
+                           "or set OXIDE_LIB_DIR (or OXIDE_PREFIX)")
+    return inc, lib
+
+
+def header_cdef(text):
+    """Turn oxide.h into declarations cffi's cdef accepts."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", "", text)
+    text = re.sub(r"#ifdef __cplusplus.*?#endif", "", text, flags=re.S)
+    defines = []
+    lines = []
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("#"):
+            m = re.match(r"#\s*define\s+(OXIDE_[A-Z0-9_]+)\s+\S+", s)
+            if m and m.group(1) not in ("OXIDE_API", "OXIDE_H"):
+                defines.append(f"#define {m.group(1)} ...")
+            continue
+        lines.append(line)
+    text = "\n".join(lines)
+    text = text.replace("OXIDE_API ", "")
+    # Drop `static inline` helper definitions (brace-matched bodies).
+    out, i = [], 0
+    while True:
+        j = text.find("static inline", i)
+        if j < 0:
+            out.append(text[i:])
+            break
+        out.append(text[i:j])
+        k = text.index("{", j)
+        depth = 0
+        while True:
+            if text[k] == "{":
+                depth += 1
+            elif text[k] == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            k += 1
+        i = k + 1
+    return "\n".join(sorted(set(defines))) + "\n" + "".join(out)
+
+
+# DLPack (v0.8 ABI, the one every producer supports) for consuming __dlpack__ capsules, and a
+# small helper that reads a capsule's pointer without going through ctypes.
+EXTRA_CDEF = """
+typedef struct { int32_t device_type; int32_t device_id; } DLDevice;
+typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
+typedef struct {
+    void *data; DLDevice device; int32_t ndim; DLDataType dtype;
+    int64_t *shape; int64_t *strides; uint64_t byte_offset;
+} DLTensor;
+typedef struct DLManagedTensor {
+    DLTensor dl_tensor; void *manager_ctx; void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+"""
+
+EXTRA_SOURCE = """
+typedef struct { int32_t device_type; int32_t device_id; } DLDevice;
+typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
+typedef struct {
+    void *data; DLDevice device; int32_t ndim; DLDataType dtype;
+    int64_t *shape; int64_t *strides; uint64_t byte_offset;
+} DLTensor;
+typedef struct DLManagedTensor {
+    DLTensor dl_tensor; void *manager_ctx; void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+"""
+
+
+def make_builder():
+    inc, lib = find_oxide()
+    header = Path(inc, "oxide.h").read_text()
+    ffibuilder = FFI()
+    ffibuilder.cdef(header_cdef(header) + EXTRA_CDEF)
+    rpaths = ["$ORIGIN"]
+    if os.environ.get("OXIDE_BUNDLE", "1") == "0":
+        rpaths.append(os.path.abspath(lib))
+    ffibuilder.set_source(
+        "oxide._oxide_cffi",
+        '#include "oxide.h"\n' + EXTRA_SOURCE,
+        include_dirs=[inc],
+        library_dirs=[lib],
+        libraries=["oxide"],
+        extra_compile_args=["-O2"],
+        extra_link_args=[f"-Wl,-rpath,{r}" for r in rpaths],
+    )
+    return ffibuilder
+
+
+ffibuilder = make_builder()
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose=True)

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Rebuild the Rust-written modules the binding tests load (PTX with manifest), with cargo oxide.
+# Needs the built cargo-oxide (rustc-plugin/target/release) and liboxide.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+export PATH="$root/rustc-plugin/target/release:$PATH"
+cd "$root/examples/rust"
+cargo oxide build -p vecadd --module "$here/rust_vecadd.ptx"
+# map::<f32, _> with the closure `move |x| x * k + 1.0` capturing k = 3.0 (4 bytes) is closure#2.
+cargo oxide build -p generics --module "$here/rust_generics.ptx" --export "map<f32, generics::main::{closure#2}>=map_f32_scale"

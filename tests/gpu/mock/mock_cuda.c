@@ -1,0 +1,690 @@
+/* A fake CUDA driver (libcuda.so.1) that runs the GPU tests' kernels on the CPU, so that the
+ * runtime's logic -- argument binding, streams, events, tasks, joins, stream capture, graphs, the
+ * fault policy, load errors -- is tested on machines without a GPU (ctest label `mock`; the
+ * runtime finds it through OXIDE_CUDA_DRIVER). It is no model of the hardware: work runs
+ * synchronously when it is queued (a valid order of any stream schedule), device memory is host
+ * memory, and only the kernels of tests/gpu/data/kernels.cu exist, re-implemented in C.
+ * Returning an error where CUDA would is part of the contract: sticky faults, bad launch
+ * shapes, cooperative grids that do not fit, PTX the JIT would refuse. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "driver.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define SMS 132
+#define SMEM_OPTIN 232448
+
+static CUresult sticky; /* a fault poisons the context until the primary context is reset */
+
+struct CUctx_st {
+    int dummy;
+};
+static struct CUctx_st primary;
+static _Thread_local CUcontext current;
+
+/* ---- kernels on the CPU ---- */
+
+typedef struct dims {
+    unsigned grid[3], block[3], cluster[3];
+    unsigned smem;
+} dims;
+
+typedef void (*kernel_fn)(void **p, const dims *d);
+
+static double as_f64(const void *p, int size, int is_float, int is_signed) {
+    if (is_float)
+        return size == 4 ? *(const float *)p : *(const double *)p;
+    switch (size) {
+    case 1: return is_signed ? (double)*(const int8_t *)p : (double)*(const uint8_t *)p;
+    case 2: return is_signed ? (double)*(const int16_t *)p : (double)*(const uint16_t *)p;
+    case 4: return is_signed ? (double)*(const int32_t *)p : (double)*(const uint32_t *)p;
+    default: return is_signed ? (double)*(const int64_t *)p : (double)*(const uint64_t *)p;
+    }
+}
+
+#define P(i, T) (*(T *)p[i])
+static uint64_t threads(const dims *d) {
+    return (uint64_t)d->grid[0] * d->grid[1] * d->grid[2] * d->block[0] * d->block[1] * d->block[2];
+}
+
+static void k_vecadd(void **p, const dims *d) {
+    const float *a = P(0, const float *), *b = P(2, const float *);
+    float *out = P(4, float *);
+    uint64_t n = threads(d), la = P(1, uint64_t), lb = P(3, uint64_t), lo = P(5, uint64_t);
+    for (uint64_t i = 0; i < n; i++)
+        if (i < la && i < lb && i < lo)
+            out[i] = a[i] + b[i];
+}
+
+static void k_scalars(void **p, const dims *d) {
+    (void)d;
+    double *out = P(13, double *);
+    static const int size[13] = {1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 1, 2, 2};
+    static const int flt[13] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0};
+    static const int sgn[13] = {1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (int i = 0; i < 13; i++)
+        out[i] = as_f64(p[i], size[i], flt[i], sgn[i]);
+    out[10] = *(const uint8_t *)p[10] ? 1.0 : 0.0;
+}
+
+static void k_affine(void **p, const dims *d) {
+    const unsigned char *bytes = p[0];
+    float a;
+    double b;
+    memcpy(&a, bytes, 4);
+    memcpy(&b, bytes + 8, 8);
+    const float *x = P(1, const float *);
+    float *y = P(3, float *);
+    uint64_t n = threads(d), lx = P(2, uint64_t), ly = P(4, uint64_t);
+    for (uint64_t i = 0; i < n; i++)
+        if (i < lx && i < ly)
+            y[i] = a * x[i] + (float)b;
+}
+
+static void k_inc(void **p, const dims *d) {
+    float *x = P(0, float *);
+    uint64_t n = threads(d), len = P(1, uint64_t);
+    for (uint64_t i = 0; i < n && i < len; i++)
+        x[i] += 1.0f;
+}
+
+static void k_cluster_ranks(void **p, const dims *d) {
+    uint32_t *out = P(0, uint32_t *);
+    unsigned size = d->cluster[0] * d->cluster[1] * d->cluster[2];
+    for (unsigned b = 0; b < d->grid[0]; b++)
+        out[b] = (b % d->cluster[0]) | size << 16;
+}
+
+static void k_all_resident(void **p, const dims *d) {
+    uint32_t *counter = P(0, uint32_t *), *out = P(1, uint32_t *);
+    *counter += d->grid[0];
+    for (unsigned b = 0; b < d->grid[0]; b++)
+        out[b] = *counter;
+}
+
+static void k_smem_sum(void **p, const dims *d) {
+    uint32_t words = P(0, uint32_t);
+    uint64_t *out = P(1, uint64_t *);
+    *out = words * 4 <= d->smem ? (uint64_t)words * (words - 1) / 2 : 0;
+}
+
+static void k_spin(void **p, const dims *d) {
+    (void)d;
+    uint64_t cycles = P(0, uint64_t);
+    struct timespec ts = {(time_t)(cycles / 2000000000ull), (long)(cycles % 2000000000ull / 2)};
+    nanosleep(&ts, NULL);
+}
+
+static void k_oob(void **p, const dims *d) {
+    (void)p, (void)d;
+    sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+}
+
+static void k_tma_echo(void **p, const dims *d) {
+    (void)d;
+    memcpy(P(1, uint64_t *), p[0], 128);
+}
+
+static void k_empty(void **p, const dims *d) { (void)p, (void)d; }
+
+struct CUfunc_st {
+    const char *name;
+    kernel_fn fn;
+    int nparams;
+    int sizes[16];
+    int max_dyn_smem;
+    int nonportable;
+};
+
+static const struct CUfunc_st kernels[] = {
+    {"vecadd", k_vecadd, 6, {8, 8, 8, 8, 8, 8}, 0, 0},
+    {"scalars", k_scalars, 14, {1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 1, 2, 2, 8}, 0, 0},
+    {"affine_bytes", k_affine, 5, {16, 8, 8, 8, 8}, 0, 0},
+    {"inc", k_inc, 2, {8, 8}, 0, 0},
+    {"cluster_ranks", k_cluster_ranks, 1, {8}, 0, 0},
+    {"all_resident", k_all_resident, 2, {8, 8}, 0, 0},
+    {"smem_sum", k_smem_sum, 2, {4, 8}, 0, 0},
+    {"spin", k_spin, 1, {8}, 0, 0},
+    {"oob_write", k_oob, 1, {8}, 0, 0},
+    {"tma_echo", k_tma_echo, 2, {128, 8}, 0, 0},
+    {"empty", k_empty, 0, {0}, 0, 0},
+};
+#define NKERNELS (sizeof kernels / sizeof kernels[0])
+
+struct CUmod_st {
+    struct CUfunc_st funcs[NKERNELS];
+    int present[NKERNELS];
+};
+
+/* ---- queued work: run now, or recorded while a stream is captured ---- */
+
+typedef enum { OP_COPY, OP_SET, OP_KERNEL, OP_HOST } op_kind;
+typedef struct op {
+    op_kind kind;
+    void *dst;
+    const void *src;
+    size_t n;
+    uint32_t value;
+    unsigned elem;
+    struct CUfunc_st *f;
+    dims d;
+    unsigned char *pbuf; /* captured parameter values */
+    CUhostFn host;
+    void *user;
+} op;
+
+struct CUgraph_st {
+    op *ops;
+    size_t n, cap;
+};
+struct CUgraphExec_st {
+    struct CUgraph_st g;
+};
+
+struct CUstream_st {
+    struct CUgraph_st *capture;
+};
+struct CUevent_st {
+    double t;
+    struct CUgraph_st *capture;
+    unsigned flags;
+};
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void run_op(const op *o) {
+    switch (o->kind) {
+    case OP_COPY: memmove(o->dst, o->src, o->n); break;
+    case OP_SET:
+        for (size_t i = 0; i < o->n; i++) {
+            if (o->elem == 1)
+                ((uint8_t *)o->dst)[i] = (uint8_t)o->value;
+            else if (o->elem == 2)
+                ((uint16_t *)o->dst)[i] = (uint16_t)o->value;
+            else
+                ((uint32_t *)o->dst)[i] = o->value;
+        }
+        break;
+    case OP_KERNEL: {
+        void *params[16];
+        size_t off = 0;
+        for (int i = 0; i < o->f->nparams; i++) {
+            params[i] = o->pbuf + off;
+            off += ((size_t)o->f->sizes[i] + 7) & ~(size_t)7;
+        }
+        o->f->fn(params, &o->d);
+        break;
+    }
+    case OP_HOST: o->host(o->user); break;
+    }
+}
+
+static CUresult submit(CUstream s, op *o) {
+    if (s && s->capture) {
+        struct CUgraph_st *g = s->capture;
+        if (g->n == g->cap) {
+            g->cap = g->cap ? g->cap * 2 : 16;
+            g->ops = realloc(g->ops, g->cap * sizeof *g->ops);
+        }
+        g->ops[g->n++] = *o;
+        return CUDA_SUCCESS;
+    }
+    run_op(o);
+    if (o->kind == OP_KERNEL)
+        free(o->pbuf);
+    return CUDA_SUCCESS;
+}
+
+#define STICKY()                                                                                             \
+    do {                                                                                                     \
+        if (sticky)                                                                                          \
+            return sticky;                                                                                   \
+    } while (0)
+
+/* ---- the API ---- */
+
+EXPORT CUresult cuGetErrorName(CUresult r, const char **s) {
+    static const struct {
+        int code;
+        const char *name, *text;
+    } names[] = {
+        {0, "CUDA_SUCCESS", "no error"},
+        {1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+        {2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+        {200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+        {218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+        {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "the provided PTX was compiled with an unsupported toolchain."},
+        {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+        {401, "CUDA_ERROR_ILLEGAL_STATE", "the operation cannot be performed in the present state"},
+        {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+        {600, "CUDA_ERROR_NOT_READY", "device not ready"},
+        {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+        {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+        {720, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", "too many blocks in cooperative launch"},
+        {900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "operation not permitted when stream is capturing"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].code == r) {
+            *s = names[i].name;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult cuGetErrorString(CUresult r, const char **s) {
+    static const char *texts[] = {"invalid argument", "an illegal memory access was encountered"};
+    if (r == 700) {
+        *s = texts[1];
+        return CUDA_SUCCESS;
+    }
+    if (r == 1) {
+        *s = texts[0];
+        return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult cuInit(unsigned flags) {
+    (void)flags;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDriverGetVersion(int *v) {
+    *v = 13000;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGet(CUdevice *d, int i) {
+    if (i != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGetCount(int *n) {
+    *n = 1;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
+    (void)d;
+    snprintf(name, (size_t)len, "oxide mock GPU (CPU)");
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
+    (void)d;
+    switch (attr) {
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = SMS; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = SMEM_OPTIN; return CUDA_SUCCESS;
+    default: if (attr < 0 || attr > 200) return CUDA_ERROR_INVALID_VALUE; *v = 1; return CUDA_SUCCESS;
+    }
+}
+EXPORT CUresult cuDeviceTotalMem_v2(size_t *b, CUdevice d) {
+    (void)d;
+    *b = (size_t)80 << 30;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
+    (void)d;
+    *c = &primary;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
+    (void)d;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice d) {
+    (void)d;
+    sticky = 0;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuCtxGetCurrent(CUcontext *c) {
+    *c = current;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuCtxSetCurrent(CUcontext c) {
+    current = c;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuCtxSynchronize(void) { return sticky; }
+
+EXPORT CUresult cuStreamCreate(CUstream *s, unsigned flags) {
+    (void)flags;
+    STICKY();
+    *s = calloc(1, sizeof **s);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamDestroy_v2(CUstream s) {
+    free(s);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamSynchronize(CUstream s) {
+    (void)s;
+    return sticky;
+}
+EXPORT CUresult cuStreamQuery(CUstream s) {
+    (void)s;
+    return sticky;
+}
+/* Streams that joined a capture through an event leave it when the capture ends. */
+static struct CUstream_st *joined[1024];
+static size_t njoined;
+
+EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
+    (void)flags;
+    STICKY();
+    if (e->capture && !s)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* the legacy stream cannot join a capture */
+    if (e->capture && s->capture != e->capture) { /* the stream joins the capture, as in CUDA */
+        s->capture = e->capture;
+        if (njoined < sizeof joined / sizeof joined[0])
+            joined[njoined++] = s;
+    }
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, int mode) {
+    (void)mode;
+    if (!s)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (s->capture)
+        return 401;
+    s->capture = calloc(1, sizeof *s->capture);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamEndCapture(CUstream s, CUgraph *g) {
+    if (!s || !s->capture)
+        return 401;
+    *g = s->capture;
+    for (size_t i = 0; i < njoined; i++)
+        if (joined[i]->capture == s->capture)
+            joined[i]->capture = NULL;
+    njoined = 0;
+    s->capture = NULL;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventCreate(CUevent *e, unsigned flags) {
+    STICKY();
+    *e = calloc(1, sizeof **e);
+    (*e)->flags = flags;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventDestroy_v2(CUevent e) {
+    free(e);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventRecord(CUevent e, CUstream s) {
+    STICKY();
+    e->t = now_ms();
+    e->capture = s ? s->capture : NULL;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventSynchronize(CUevent e) {
+    (void)e;
+    return sticky;
+}
+EXPORT CUresult cuEventQuery(CUevent e) {
+    (void)e;
+    return sticky;
+}
+EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b) {
+    if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING)
+        return 400;
+    *ms = (float)(b->t - a->t);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) { return cuEventElapsedTime_v2(ms, a, b); }
+
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+    STICKY();
+    void *m = aligned_alloc(256, (n + 255) & ~(size_t)255);
+    if (!m)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *p = (CUdeviceptr)(uintptr_t)m;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
+    free((void *)(uintptr_t)p);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemGetInfo_v2(size_t *f, size_t *t) {
+    STICKY();
+    *f = (size_t)70 << 30;
+    *t = (size_t)80 << 30;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags) {
+    (void)flags;
+    STICKY();
+    *p = malloc(n);
+    return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+EXPORT CUresult cuMemFreeHost(void *p) {
+    free(p);
+    return CUDA_SUCCESS;
+}
+
+static CUresult copy(void *dst, const void *src, size_t n, CUstream s) {
+    STICKY();
+    op o = {.kind = OP_COPY, .dst = dst, .src = src, .n = n};
+    return submit(s, &o);
+}
+#define D(p) ((void *)(uintptr_t)(p))
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t n) { return copy(D(d), h, n, NULL); }
+EXPORT CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n) { return copy(h, D(d), n, NULL); }
+EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr a, CUdeviceptr b, size_t n) { return copy(D(a), D(b), n, NULL); }
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *h, size_t n, CUstream s) { return copy(D(d), h, n, s); }
+EXPORT CUresult cuMemcpyDtoHAsync_v2(void *h, CUdeviceptr d, size_t n, CUstream s) { return copy(h, D(d), n, s); }
+EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr a, CUdeviceptr b, size_t n, CUstream s) {
+    return copy(D(a), D(b), n, s);
+}
+static CUresult set(CUdeviceptr d, uint32_t v, size_t n, unsigned elem, CUstream s) {
+    STICKY();
+    op o = {.kind = OP_SET, .dst = D(d), .value = v, .n = n, .elem = elem};
+    return submit(s, &o);
+}
+EXPORT CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { return set(d, v, n, 1, NULL); }
+EXPORT CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) { return set(d, v, n, 2, NULL); }
+EXPORT CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n) { return set(d, v, n, 4, NULL); }
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { return set(d, v, n, 1, s); }
+EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s) { return set(d, v, n, 2, s); }
+EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s) { return set(d, v, n, 4, s); }
+
+EXPORT CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_option *opts, void **vals) {
+    STICKY();
+    char *error_log = NULL;
+    size_t error_size = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (opts[i] == CU_JIT_ERROR_LOG_BUFFER)
+            error_log = vals[i];
+        if (opts[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+            error_size = (size_t)(uintptr_t)vals[i];
+    }
+    const char *text = image;
+    int elf = !memcmp(image, "\x7f" "ELF", 4);
+    if (!elf && !strstr(text, ".version"))
+        return CUDA_ERROR_INVALID_IMAGE;
+    if (!elf && strstr(text, ".version 9.9")) {
+        if (error_log)
+            snprintf(error_log, error_size, "ptxas fatal   : Unsupported .version 9.9; current version is '9.0'");
+        return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+    }
+    if (!elf && strstr(text, "bogus.instruction")) {
+        if (error_log)
+            snprintf(error_log, error_size,
+                     "ptxas application ptx input, line 493; error   : Unknown instruction 'bogus.instruction'");
+        return CUDA_ERROR_INVALID_PTX;
+    }
+    struct CUmod_st *mod = calloc(1, sizeof *mod);
+    for (size_t k = 0; k < NKERNELS; k++) {
+        mod->funcs[k] = kernels[k];
+        char needle[64];
+        snprintf(needle, sizeof needle, ".entry %s(", kernels[k].name);
+        mod->present[k] = elf || strstr(text, needle) != NULL;
+    }
+    *m = mod;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuModuleUnload(CUmodule m) {
+    free(m);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+    for (size_t k = 0; k < NKERNELS; k++)
+        if (m->present[k] && !strcmp(kernels[k].name, name)) {
+            *f = &m->funcs[k];
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_NOT_FOUND;
+}
+EXPORT CUresult cuFuncGetAttribute(int *v, int attr, CUfunction f) {
+    switch (attr) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *v = 16; break;
+    case 5: /* PTX_VERSION */
+    case 6: /* BINARY_VERSION */ *v = 90; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *v = f->max_dyn_smem; break;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: *v = f->nonportable; break;
+    default: *v = 0;
+    }
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuFuncSetAttribute(CUfunction f, int attr, int v) {
+    if (attr == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+        if (v < 0 || v > SMEM_OPTIN)
+            return CUDA_ERROR_INVALID_VALUE;
+        f->max_dyn_smem = v;
+    } else if (attr == CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) {
+        f->nonportable = v;
+    }
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size) {
+    if (i >= (size_t)f->nparams)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t o = 0;
+    for (size_t j = 0; j < i; j++)
+        o += (size_t)f->sizes[j];
+    *off = o;
+    *size = (size_t)f->sizes[i];
+    return CUDA_SUCCESS;
+}
+
+/* Parameters are kept 8-byte aligned, as the PTX parameter space keeps them. */
+static size_t param_bytes(const struct CUfunc_st *f) {
+    size_t total = 64;
+    for (int i = 0; i < f->nparams; i++)
+        total += ((size_t)f->sizes[i] + 7) & ~(size_t)7;
+    return (total + 63) & ~(size_t)63;
+}
+
+static int occupancy(int block) { return block > 0 ? (2048 / block > 32 ? 32 : 2048 / block) : 0; }
+
+static CUresult launch(CUfunction f, const dims *d, CUstream s, void **params, int cooperative) {
+    STICKY();
+    unsigned bt = d->block[0] * d->block[1] * d->block[2];
+    if (!bt || bt > 1024 || !d->grid[0] || !d->grid[1] || !d->grid[2])
+        return CUDA_ERROR_INVALID_VALUE;
+    if (d->smem > 48 * 1024 && (int)d->smem > f->max_dyn_smem)
+        return CUDA_ERROR_INVALID_VALUE;
+    unsigned cs = d->cluster[0] * d->cluster[1] * d->cluster[2];
+    if (d->grid[0] % d->cluster[0] || (cs > 8 && !f->nonportable))
+        return 912; /* CUDA_ERROR_INVALID_CLUSTER_SIZE */
+    if (cooperative && d->grid[0] * d->grid[1] * d->grid[2] > (unsigned)(occupancy((int)bt) * SMS))
+        return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    op o = {.kind = OP_KERNEL, .f = f, .d = *d};
+    o.pbuf = aligned_alloc(64, param_bytes(f));
+    size_t off = 0;
+    for (int i = 0; i < f->nparams; i++) {
+        memcpy(o.pbuf + off, params[i], (size_t)f->sizes[i]);
+        off += ((size_t)f->sizes[i] + 7) & ~(size_t)7;
+    }
+    return submit(s, &o);
+}
+
+EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                               unsigned bz, unsigned smem, CUstream s, void **params, void **extra) {
+    (void)extra;
+    dims d = {{gx, gy, gz}, {bx, by, bz}, {1, 1, 1}, smem};
+    return launch(f, &d, s, params, 0);
+}
+EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
+    (void)extra;
+    dims d = {{c->gridDimX, c->gridDimY, c->gridDimZ}, {c->blockDimX, c->blockDimY, c->blockDimZ}, {1, 1, 1},
+              c->sharedMemBytes};
+    int coop = 0;
+    for (unsigned i = 0; i < c->numAttrs; i++) {
+        if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+            d.cluster[0] = c->attrs[i].value.clusterDim.x;
+            d.cluster[1] = c->attrs[i].value.clusterDim.y;
+            d.cluster[2] = c->attrs[i].value.clusterDim.z;
+        } else if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) {
+            coop = c->attrs[i].value.cooperative;
+        }
+    }
+    return launch(f, &d, c->hStream, params, coop);
+}
+EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *user) {
+    STICKY();
+    op o = {.kind = OP_HOST, .host = fn, .user = user};
+    return submit(s, &o);
+}
+EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block, size_t smem) {
+    (void)f, (void)smem;
+    *n = occupancy(block);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuOccupancyMaxPotentialBlockSize(int *grid, int *block, CUfunction f, CUoccupancyB2DSize fn,
+                                                 size_t smem, int limit) {
+    (void)f, (void)fn, (void)smem, (void)limit;
+    *grid = 2 * SMS;
+    *block = 1024;
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long flags) {
+    (void)flags;
+    *e = calloc(1, sizeof **e);
+    (*e)->g.n = g->n;
+    (*e)->g.ops = malloc((g->n ? g->n : 1) * sizeof *g->ops);
+    for (size_t i = 0; i < g->n; i++) {
+        (*e)->g.ops[i] = g->ops[i];
+        if (g->ops[i].kind == OP_KERNEL) {
+            size_t total = param_bytes(g->ops[i].f);
+            (*e)->g.ops[i].pbuf = aligned_alloc(64, total);
+            memcpy((*e)->g.ops[i].pbuf, g->ops[i].pbuf, total);
+        }
+    }
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphLaunch(CUgraphExec e, CUstream s) {
+    STICKY();
+    if (s && s->capture)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    for (size_t i = 0; i < e->g.n; i++)
+        run_op(&e->g.ops[i]);
+    return sticky;
+}
+static void free_graph(struct CUgraph_st *g) {
+    for (size_t i = 0; i < g->n; i++)
+        if (g->ops[i].kind == OP_KERNEL)
+            free(g->ops[i].pbuf);
+    free(g->ops);
+}
+EXPORT CUresult cuGraphDestroy(CUgraph g) {
+    free_graph(g);
+    free(g);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec e) {
+    free_graph(&e->g);
+    free(e);
+    return CUDA_SUCCESS;
+}

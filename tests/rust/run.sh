@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The Rust front end's tests (CI: no GPU needed; on a GPU machine the examples also run).
+#
+#   tests/rust/run.sh [BUILD_DIR]       BUILD_DIR: CMake build with liboxide.so and liboxide_runtime.a
+#
+# 1. generated intrinsics up to date; 2. cargo test (macros, host API) ; 3. every example built with
+# `cargo oxide build` (dev and --release), its PTX accepted by ptxas -arch=sm_90a, and run (with
+# no GPU each says so); 4. the seed example built unchanged from ../shared/acceptance/seed_map.rs
+# ($OXIDE_SEED); 5. build-time refusals with the Rust function and the reason; 6. a rustc whose
+# LLVM is newer than liboxide's is refused by doctor and build; 7. --module with export names.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+BUILD="$(cd "${1:-$ROOT/build}" && pwd)"
+PTXAS="${PTXAS:-/usr/local/cuda/bin/ptxas}"
+SM="${OXIDE_TEST_SM:-sm_90a}"
+export OXIDE_LIB="$BUILD/liboxide.so" OXIDE_RUNTIME_LIB_DIR="$BUILD"
+[ -f "$OXIDE_LIB" ] || { echo "no $OXIDE_LIB: build oxide first (cmake --build $BUILD)"; exit 1; }
+[ -f "$BUILD/liboxide_runtime.a" ] || { echo "no $BUILD/liboxide_runtime.a"; exit 1; }
+fail=0
+pass() { echo "PASS $*"; }
+bad() { echo "FAIL $*"; fail=1; }
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+
+echo "== generated intrinsics"
+python3 "$ROOT/tools/gen_rust_intrinsics.py" --check && pass "intrinsics up to date" || bad "intrinsics out of date"
+
+echo "== cargo-oxide and cargo test (no GPU needed)"
+(cd "$ROOT/rustc-plugin" && cargo build --offline --release -q -p cargo-oxide) || { bad "cargo-oxide build"; exit 1; }
+export PATH="$ROOT/rustc-plugin/target/release:$PATH"
+(cd "$ROOT/rustc-plugin" && cargo test --offline -q 2>&1 | grep -E "^test result|FAILED|panicked" ) && pass "cargo test" || bad "cargo test"
+(cd "$ROOT/rustc-plugin" && cargo test --offline -q >/dev/null 2>&1) || bad "cargo test failures"
+cargo oxide doctor || true
+
+echo "== examples"
+EX="$ROOT/examples/rust"
+for profile in dev release; do
+    flag=""; dir=debug
+    [ $profile = release ] && flag="--release" && dir=release
+    if (cd "$EX" && cargo oxide build $flag --sm "$SM" 2>"$TMP/build.log"); then pass "examples build ($profile)"; else cat "$TMP/build.log"; bad "examples build ($profile)"; continue; fi
+    for ptx in "$EX/target/$dir/oxide/"*.ptx; do
+        if "$PTXAS" -arch="$SM" "$ptx" -o "$TMP/x.cubin" 2>"$TMP/ptxas.log"; then pass "ptxas $profile $(basename "$ptx")"; else cat "$TMP/ptxas.log"; bad "ptxas $(basename "$ptx")"; fi
+        grep -q "// oxide.manifest.v1 " "$ptx" || bad "no manifest in $ptx"
+    done
+    for bin in vecadd seed seed_full generics reduce warp_reduce histogram matmul cluster async_pipeline; do
+        out="$("$EX/target/$dir/$bin" 2>&1)" && rc=0 || rc=$?
+        if [ $rc -ne 0 ] && [ $bin = seed ] && echo "$out" | grep -q "OXIDE_ERROR_NO_DRIVER\|OXIDE_ERROR_NO_DEVICE"; then
+            pass "run $profile seed: no GPU here (the unchanged seed unwraps CudaContext::new)"; continue; fi
+        if [ $rc -eq 0 ] && echo "$out" | grep -qE "PASSED|no GPU found|^$"; then pass "run $profile $bin: $(echo "$out" | head -1)"; else echo "$out" | tail -5; bad "run $profile $bin (rc $rc)"; fi
+    done
+done
+ldd "$EX/target/release/vecadd" | grep -q liboxide && bad "vecadd links liboxide dynamically" || pass "host binary carries no liboxide/LLVM"
+
+echo "== the seed example, unchanged"
+SEED="${OXIDE_SEED:-$ROOT/../shared/acceptance/seed_map.rs}"
+if [ -f "$SEED" ]; then
+    cmp -s "$SEED" "$EX/seed/src/main.rs" && pass "examples/rust/seed is the acceptance file" || bad "examples/rust/seed/src/main.rs differs from $SEED"
+    mkdir -p "$TMP/seedpkg/.cargo"
+    cp "$EX/.cargo/config.toml" "$TMP/seedpkg/.cargo/"
+    cat > "$TMP/seedpkg/Cargo.toml" <<TOML
+[package]
+name = "seed_map"
+version = "0.1.0"
+edition = "2021"
+[[bin]]
+name = "seed_map"
+path = "$SEED"
+[dependencies]
+cuda-device = { path = "$ROOT/rustc-plugin/cuda-device" }
+cuda-core = { path = "$ROOT/rustc-plugin/cuda-core" }
+[workspace]
+TOML
+    if (cd "$TMP/seedpkg" && cargo oxide build --release 2>"$TMP/seed.log"); then
+        pass "seed_map.rs builds unchanged"
+        "$PTXAS" -arch="$SM" "$TMP/seedpkg/target/release/oxide/seed_map.ptx" -o "$TMP/x.cubin" && pass "seed ptxas" || bad "seed ptxas"
+        out="$("$TMP/seedpkg/target/release/seed_map" 2>&1)" && pass "seed runs: ${out:-assert passed}" || {
+            echo "$out" | grep -q "NO_DRIVER\|NO_DEVICE" && pass "seed: no GPU here (built and PTX checked)" || bad "seed run: $out"; }
+    else cat "$TMP/seed.log"; bad "seed_map.rs build"; fi
+else
+    echo "SKIP seed: $SEED not found (set OXIDE_SEED)"
+fi
+
+echo "== refusals"
+RF="$ROOT/tests/rust/crates"
+expect_refusal() { # package, substrings...
+    local p=$1; shift
+    if (cd "$RF" && cargo oxide build -p "$p" >"$TMP/r.log" 2>&1); then bad "refuse $p: it built"; return; fi
+    for s in "$@"; do grep -qF -- "$s" "$TMP/r.log" || { grep "error" "$TMP/r.log" | head -5; bad "refuse $p: no '$s'"; return; }; done
+    pass "refuse $p: $(grep -A1 'error: oxide' "$TMP/r.log" | tail -1 | sed 's/^ *//')"
+}
+expect_refusal std_call "std_call::kernels::bad_kernel" "std::io::stdio::_print" "standard library"
+expect_refusal alloc "heap allocation"
+expect_refusal x86 "llvm.x86.rdtsc" "x86-specific"
+expect_refusal inline_asm "inline_asm::kernels::bad_kernel" "inline assembly"
+
+echo "== toolchain newer than liboxide's LLVM"
+cat > "$TMP/rustc" <<'SH'
+#!/bin/sh
+printf 'rustc 9.99.0\nrelease: 9.99.0\nLLVM version: 99.1.0\n'
+SH
+chmod +x "$TMP/rustc"
+out="$(RUSTC="$TMP/rustc" cargo oxide doctor 2>&1)" && bad "doctor accepted LLVM 99" || { echo "$out" | grep -q "newer than liboxide's LLVM" && pass "doctor refuses LLVM 99 with the fix" || bad "doctor message: $out"; }
+out="$(cd "$EX" && RUSTC="$TMP/rustc" cargo oxide build 2>&1)" && bad "build accepted LLVM 99" || { echo "$out" | grep -q "rustup default" && pass "build refuses LLVM 99 with the fix" || bad "build message: $out"; }
+
+echo "== cargo oxide build --module with export names"
+(cd "$EX" && cargo oxide build --release -p vecadd --module "$TMP/vecadd_module.ptx" --export vecadd=vector_add >/dev/null 2>&1) || bad "--module build"
+grep -q '"name":"vector_add","entry":"vecadd"' "$TMP/vecadd_module.ptx" && pass "--module exports vecadd as vector_add" || bad "--module export name"
+"$PTXAS" -arch="$SM" "$TMP/vecadd_module.ptx" -o "$TMP/x.cubin" && pass "--module PTX passes ptxas" || bad "--module ptxas"
+
+[ $fail -eq 0 ] && echo "ALL RUST TESTS PASSED" || echo "SOME RUST TESTS FAILED"
+exit $fail
