@@ -573,10 +573,13 @@ OXIDE_API oxide_status oxide_device_attribute(const oxide_device *dev, int cu_at
 OXIDE_API oxide_status oxide_device_synchronize(oxide_device *dev);
 /* OK, or DEVICE_FAILED with the fault that failed it (the message names it). No driver call. */
 OXIDE_API oxide_status oxide_device_check(const oxide_device *dev);
-/* Reset the device's primary context (cuDevicePrimaryCtxReset): clears a failed state. Every
+/* Reset the device's primary context (cuDevicePrimaryCtxReset) to clear a failed state. Every
  * stream, event, buffer, pinned allocation, module, kernel and graph made on the device before
  * is invalid afterwards (calls on them return STATE; destroy them, which is then host-only).
- * The caller makes sure no other thread or library uses the device meanwhile. */
+ * The caller makes sure no other thread or library uses the device meanwhile. Errors:
+ * DEVICE_FAILED when the driver cannot recover from the fault in this process (the message says
+ * to restart it): CUDA documents kernel faults as lasting for the process, and driver 580
+ * (CUDA 13.0) on an H200 behaves so. */
 OXIDE_API oxide_status oxide_device_reset(oxide_device *dev);
 /* For interoperation: the CUdevice and the primary CUcontext (either pointer may be NULL). */
 OXIDE_API oxide_status oxide_device_native(const oxide_device *dev, int *cu_device, void **cu_context);
@@ -591,7 +594,8 @@ OXIDE_API oxide_status oxide_stream_create(oxide_device *dev, unsigned flags, ox
 /* The device's default (legacy NULL) stream. Not capturable; destroying it does nothing. */
 OXIDE_API oxide_status oxide_stream_default(oxide_device *dev, oxide_stream **out);
 /* Wrap a CUstream made elsewhere (e.g. torch.cuda.current_stream().cuda_stream) on the device's
- * primary context. Destroying the wrapper leaves the CUstream alone. */
+ * primary context; NULL gives the default stream. Destroying the wrapper leaves the CUstream
+ * alone. */
 OXIDE_API oxide_status oxide_stream_wrap(oxide_device *dev, void *cu_stream, oxide_stream **out);
 /* Destroys the stream (after its work completes, as CUDA does). NULL is ignored. */
 OXIDE_API void oxide_stream_destroy(oxide_stream *stream);
@@ -808,8 +812,10 @@ OXIDE_API oxide_status oxide_kernel_launch_raw(oxide_kernel *k, oxide_stream *st
  * takes a reference to each part, so destroy your handles whenever you are done with them.
  * Memory a task reads or writes must stay valid until the work has run (each time it runs).
  * All parts of a composed task belong to one device. */
+/* A checked launch; args are checked now and copied (bytes too). The kernel's module must outlive
+ * the task. */
 OXIDE_API oxide_status oxide_task_launch(oxide_kernel *k, const oxide_launch_config *cfg, const oxide_arg *args,
-                                         size_t nargs, oxide_task **out); /* args checked now, bytes copied */
+                                         size_t nargs, oxide_task **out);
 OXIDE_API oxide_status oxide_task_copy_htod(oxide_device *dev, uint64_t dst, const void *src, size_t bytes,
                                             oxide_task **out);
 OXIDE_API oxide_status oxide_task_copy_dtoh(oxide_device *dev, void *dst, uint64_t src, size_t bytes,

@@ -118,14 +118,12 @@ oxide_status oxide__ptx_version(const oxide_options *opts, int *major, int *mino
 }
 
 static LLVMCodeGenOptLevel codegen_level(int opt) {
-    /* Aggressive only swaps EarlyCSE for two more GVN runs in NVPTX's codegen IR passes; after
-     * the level-3 pipeline's own GVN that bought no SASS or speed (docs/pipeline.md) and cost
-     * about 1 ms on sgemm, so levels 2 and 3 both use Default. */
-    switch (opt) {
-    case 0: return LLVMCodeGenLevelNone;
-    case 1: return LLVMCodeGenLevelLess;
-    default: return LLVMCodeGenLevelDefault;
-    }
+    /* NVPTX's codegen at any level above None adds ~100 passes (a fixed 0.3 ms of pass-manager
+     * setup) and its own IR optimisations; after the GPU pipeline they buy 2-4% on sgemm and
+     * transpose and nothing elsewhere (ptxas does the heavy lifting), for twice the compile
+     * time. Level 3 pays for them; level 2 is the same IR pipeline with the fast codegen.
+     * Aggressive only swaps EarlyCSE for two more GVN runs, which bought nothing measurable. */
+    return opt >= 3 ? LLVMCodeGenLevelDefault : LLVMCodeGenLevelNone;
 }
 
 oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out) {
@@ -461,26 +459,26 @@ static oxide_status link_libdevice(oxide_context *ctx, LLVMModuleRef m) {
 
 /* ---- the optimisation pipeline ---- */
 
-/* Level 3, chosen for GPU kernels (docs/pipeline.md has the measurements against default<O3>
- * and nvcc). Kernels have no exceptions, no virtual calls and nothing for the vectorisers (NVPTX
- * has no wide vector registers), so what pays is: reflect (libdevice's FTZ/arch switches), the
- * inliner (device functions, libdevice), SROA, the scalar cleanups, LICM, loop rotation and
- * induction variables, unrolling with NVPTX's preferences (full for constant trip counts,
- * runtime by 4 for small loops: what nvcc does), GVN. NVPTX's codegen adds address-space
- * inference, GEP splitting, straight-line strength reduction, CSE and the load/store
- * vectoriser itself. default<O3> costs 2-9x more here for the same or larger SASS. */
+/* Levels 2 and 3 run the IR pipeline chosen for GPU kernels (docs/pipeline.md has the
+ * measurements against default<O3> and nvcc). Kernels have no exceptions, no virtual calls and
+ * nothing for the vectorisers (NVPTX has no wide vector registers), so what pays is: reflect
+ * (libdevice's FTZ/arch switches), the inliner (device functions, libdevice), SROA, address-space
+ * inference (generic pointers from allocas, by-value parameters and imported code), the scalar
+ * cleanups, LICM, loop rotation and induction variables, unrolling with NVPTX's preferences
+ * (full for constant trip counts, runtime by 4 for small loops, as nvcc does), GVN.
+ * default<O3> costs 2-9x more here for the same or larger SASS and no faster kernels. */
+#define GPU_PIPELINE                                                                                 \
+    "nvvm-reflect,always-inline,cgscc(inline),"                                                     \
+    "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,"                  \
+    "loop-mssa(licm),loop-simplify,lcssa,loop(loop-rotate,indvars),loop-unroll<O3>,"                \
+    "sroa,infer-address-spaces,gvn,instcombine<no-verify-fixpoint>,simplifycfg,adce),globaldce"
+
 static const char *const pipelines[4] = {
     NULL,
     "nvvm-reflect,always-inline,cgscc(inline),"
-    "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg),globaldce",
-    "nvvm-reflect,always-inline,cgscc(inline),"
-    "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,"
-    "loop-mssa(licm),loop-simplify,lcssa,loop(loop-rotate,indvars,loop-unroll-full),"
-    "sroa,gvn,instcombine<no-verify-fixpoint>,simplifycfg,adce),globaldce",
-    "nvvm-reflect,always-inline,cgscc(inline),"
-    "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,"
-    "loop-mssa(licm),loop-simplify,lcssa,loop(loop-rotate,indvars),loop-unroll<O3>,"
-    "sroa,gvn,instcombine<no-verify-fixpoint>,simplifycfg,adce),globaldce",
+    "function(sroa,early-cse,infer-address-spaces,instcombine<no-verify-fixpoint>,simplifycfg),globaldce",
+    GPU_PIPELINE,
+    GPU_PIPELINE,
 };
 
 static const char *pipeline_for(int level) { return pipelines[level < 0 ? 0 : level > 3 ? 3 : level]; }

@@ -559,6 +559,8 @@ static oxide_status link_units(oxide_module *mod, LLVMModuleRef dst) {
     oxide_status st = OXIDE_OK;
     for (uint32_t i = 0; i < mod->bitcode.len && !st; i++) {
         oxide_bitcode_unit *u = mod->bitcode.items[i];
+        if (starts(u->name, "library:"))
+            continue; /* linked on demand (link_libraries) */
         LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRange((const char *)u->data, u->size, u->name, 0);
         LLVMModuleRef m = NULL;
         g_link_err[0] = 0;
@@ -877,7 +879,7 @@ static void trap_panics(LLVMModuleRef m, LLVMTargetDataRef td, LLVMValueRef f, c
         if (!LLVMIsACallInst(call) || LLVMGetCalledValue(call) != f)
             continue;
         /* the &Location argument is the last pointer argument that is a constant global */
-        char file[256] = "?";
+        char file[256] = "";
         uint32_t line = 0, col = 0;
         int na = LLVMGetNumArgOperands(call);
         for (int a = na - 1; a >= 0; a--) {
@@ -906,7 +908,11 @@ static void trap_panics(LLVMModuleRef m, LLVMTargetDataRef td, LLVMValueRef f, c
             }
         }
         char msg[512];
-        snprintf(msg, sizeof msg, "panicked at %s:%u:%u: %s (block %%d, thread %%d)\n", file, line, col, reason);
+        if (file[0])
+            snprintf(msg, sizeof msg, "panicked at %s:%u:%u: %s (block %%d, thread %%d)\n", file, line, col, reason);
+        else /* an optimised build merged the panic paths: the location is a run-time value */
+            snprintf(msg, sizeof msg, "panicked: %s (block %%d, thread %%d; build without --release for file:line)\n",
+                     reason);
         LLVMPositionBuilderBefore(b, call);
         LLVMValueRef fmt = LLVMBuildGlobalStringPtr(b, msg, "oxide.panic.msg");
         /* the block and thread index as vprintf arguments */
@@ -950,6 +956,108 @@ static void trap_panics(LLVMModuleRef m, LLVMTargetDataRef td, LLVMValueRef f, c
     strip_host_attrs(f);
 }
 
+/* Is this declaration one the device code may keep (intrinsics, libdevice, printf, libm)? */
+static bool is_known_external(const char *name);
+
+/* Replace a function's body by a declaration (keeps the name and type). */
+static LLVMValueRef make_declaration(LLVMModuleRef m, LLVMValueRef f) {
+    size_t nl;
+    char keep[1024];
+    snprintf(keep, sizeof keep, "%s", LLVMGetValueName2(f, &nl));
+    LLVMSetValueName2(f, "oxide.dropped", 13);
+    LLVMValueRef d = LLVMAddFunction(m, keep, LLVMGlobalGetValueType(f));
+    LLVMReplaceAllUsesWith(f, d);
+    LLVMDeleteFunction(f);
+    return d;
+}
+
+/* Library units (the standard library's core, from its rlib): link them only when the device
+ * code calls functions the crates' bitcode does not define; panics stay declarations (they trap). */
+static oxide_status link_libraries(oxide_module *mod, LLVMModuleRef dst, bool *linked) {
+    *linked = false;
+    bool need = false;
+    for (LLVMValueRef f = LLVMGetFirstFunction(dst); f && !need; f = LLVMGetNextFunction(f)) {
+        size_t nl;
+        const char *name = LLVMGetValueName2(f, &nl);
+        if (LLVMIsDeclaration(f) && LLVMGetFirstUse(f) && !is_known_external(name) && starts(name, "_R")) {
+            char rb[512];
+            need = !panic_reason(demangle(name, rb, sizeof rb), f);
+        }
+    }
+    if (!need)
+        return OXIDE_OK;
+    LLVMContextRef ctx = LLVMGetModuleContext(dst);
+    for (uint32_t i = 0; i < mod->bitcode.len; i++) {
+        oxide_bitcode_unit *u = mod->bitcode.items[i];
+        if (!starts(u->name, "library:"))
+            continue;
+        /* only a library whose crate name (v0: <length><name>) a needed symbol mentions */
+        char key[128];
+        snprintf(key, sizeof key, "%zu%s", strlen(u->name + 8), u->name + 8);
+        bool wanted = false;
+        for (LLVMValueRef f = LLVMGetFirstFunction(dst); f && !wanted; f = LLVMGetNextFunction(f)) {
+            size_t nl;
+            const char *name = LLVMGetValueName2(f, &nl);
+            if (LLVMIsDeclaration(f) && LLVMGetFirstUse(f) && !is_known_external(name) && strstr(name, key)) {
+                char rb[512];
+                wanted = !panic_reason(demangle(name, rb, sizeof rb), f);
+            }
+        }
+        if (!wanted)
+            continue;
+        LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRange((const char *)u->data, u->size, u->name, 0);
+        LLVMModuleRef lib = NULL;
+        if (LLVMParseBitcodeInContext2(ctx, mb, &lib)) {
+            LLVMDisposeMemoryBuffer(mb);
+            continue; /* an unreadable library only means fewer functions available */
+        }
+        LLVMDisposeMemoryBuffer(mb);
+        LLVMSetTarget(lib, NVPTX_TRIPLE);
+        LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(dst));
+        LLVMSetModuleInlineAsm2(lib, "", 0);
+        const char *drop[] = {"llvm.used", "llvm.compiler.used", "llvm.global_ctors", "llvm.global_dtors"};
+        for (size_t d = 0; d < 4; d++) {
+            LLVMValueRef g = LLVMGetNamedGlobal(lib, drop[d]);
+            if (g)
+                LLVMDeleteGlobal(g);
+        }
+        char rb[512];
+        for (LLVMValueRef f = LLVMGetFirstFunction(lib), next; f; f = next) {
+            next = LLVMGetNextFunction(f);
+            if (LLVMIsDeclaration(f))
+                continue;
+            size_t nl;
+            const char *name = LLVMGetValueName2(f, &nl);
+            if (panic_reason(demangle(name, rb, sizeof rb), f)) {
+                LLVMValueRef d = make_declaration(lib, f);
+                if (next == d)
+                    next = LLVMGetNextFunction(d);
+                continue;
+            }
+            LLVMValueRef mine = LLVMGetNamedFunction(dst, name);
+            if (mine && !LLVMIsDeclaration(mine)) { /* the crates' own copy wins */
+                LLVMValueRef d = make_declaration(lib, f);
+                if (next == d)
+                    next = LLVMGetNextFunction(d);
+                continue;
+            }
+            if (LLVMGetLinkage(f) != LLVMInternalLinkage && LLVMGetLinkage(f) != LLVMPrivateLinkage)
+                LLVMSetLinkage(f, LLVMLinkOnceODRLinkage);
+        }
+        for (LLVMValueRef g = LLVMGetFirstGlobal(lib); g; g = LLVMGetNextGlobal(g)) {
+            size_t nl;
+            const char *name = LLVMGetValueName2(g, &nl);
+            LLVMValueRef mine = LLVMGetNamedGlobal(dst, name);
+            if (LLVMGetInitializer(g) && LLVMGetLinkage(g) != LLVMInternalLinkage && LLVMGetLinkage(g) != LLVMPrivateLinkage)
+                LLVMSetLinkage(g, mine && LLVMGetInitializer(mine) ? LLVMAvailableExternallyLinkage : LLVMLinkOnceODRLinkage);
+        }
+        if (LLVMLinkModules2(dst, lib))
+            return oxide__fail(OXIDE_ERROR_PARSE, "linking %s failed", u->name);
+        *linked = true;
+    }
+    return OXIDE_OK;
+}
+
 static const char *const libm_names[] = {"sinf", "cosf", "tanf", "expf", "exp2f", "logf", "log2f", "log10f", "powf",
                                          "tanhf", "sinhf", "coshf", "asinf", "acosf", "atanf", "atan2f", "cbrtf",
                                          "hypotf", "expm1f", "log1pf", "erff", "erfcf", "fmodf", "sin", "cos", "tan",
@@ -957,6 +1065,15 @@ static const char *const libm_names[] = {"sinf", "cosf", "tanf", "expf", "exp2f"
                                          "acos", "atan", "atan2", "cbrt", "hypot", "expm1", "log1p", "erf", "erfc",
                                          "fmod", "fmaf", "fma", "fdimf", "fdim", "asinhf", "acoshf", "atanhf",
                                          "asinh", "acosh", "atanh", "ldexpf", "ldexp", NULL};
+
+static bool is_known_external(const char *name) {
+    if (starts(name, "llvm.") || starts(name, "__oxide_") || starts(name, "__nv_") || !strcmp(name, "vprintf"))
+        return true;
+    for (int i = 0; libm_names[i]; i++)
+        if (!strcmp(name, libm_names[i]))
+            return true;
+    return false;
+}
 
 static oxide_status check_and_fix_calls(LLVMModuleRef m, LLVMTargetDataRef td) {
     LLVMContextRef c = LLVMGetModuleContext(m);
@@ -1148,7 +1265,6 @@ static oxide_status run_passes(LLVMModuleRef m, const char *pipeline) {
 
 oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxide_options *opts,
                                 oxide_kernel_desc **kernels, size_t *nkernels) {
-    (void)opts;
     if (!mod || !dst || !kernels || !nkernels)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide__import_link: NULL argument");
     if (!LLVMGetDataLayoutStr(dst)[0])
@@ -1239,6 +1355,23 @@ oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxid
         st = run_passes(dst, "globaldce,function(lower-invoke,simplifycfg),globaldce");
     }
     if (!st) {
+        bool linked = false;
+        st = link_libraries(mod, dst, &linked);
+        if (!st && linked) {
+            for (LLVMValueRef f = LLVMGetFirstFunction(dst); f; f = LLVMGetNextFunction(f)) {
+                if (LLVMIsDeclaration(f))
+                    continue;
+                if (LLVMGetFunctionCallConv(f) != 71)
+                    LLVMSetLinkage(f, LLVMInternalLinkage);
+                strip_host_attrs(f);
+            }
+            for (LLVMValueRef g = LLVMGetFirstGlobal(dst); g; g = LLVMGetNextGlobal(g))
+                if (LLVMGetInitializer(g) && LLVMGetPointerAddressSpace(LLVMTypeOf(g)) == 0)
+                    LLVMSetLinkage(g, LLVMInternalLinkage);
+            st = run_passes(dst, "globaldce,function(lower-invoke,simplifycfg),globaldce");
+        }
+    }
+    if (!st) {
         for (LLVMValueRef f = LLVMGetFirstFunction(dst); f; f = LLVMGetNextFunction(f))
             if (LLVMHasPersonalityFn(f))
                 LLVMSetPersonalityFn(f, NULL);
@@ -1252,7 +1385,8 @@ oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxid
         st = link_intrinsics(dst);
     if (!st) {
         move_statics(dst);
-        LLVMStripModuleDebugInfo(dst);
+        if (!opts || !opts->line_info)
+            LLVMStripModuleDebugInfo(dst);
         st = run_passes(dst, "globaldce");
     }
     if (!st) {

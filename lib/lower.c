@@ -1073,6 +1073,14 @@ static oxide_status declare_function(lw *L, oxide_function *f) {
                 size_t es = oxide_scalar_size(p->scalar);
                 if (es > 1)
                     add_attr(L, fn, idx, "align", es);
+                /* The slice contract (docs/ir.md): a mutable slice overlaps no other slice of the
+                 * launch, as Rust's &mut guarantees and the runtime checks; so slices are noalias,
+                 * and read-only ones may use the non-coherent cache (ld.global.nc). */
+                if (p->kind == OXIDE_PARAM_SLICE) {
+                    add_attr(L, fn, idx, "noalias", 0);
+                    if (!p->is_mutable)
+                        add_attr(L, fn, idx, "readonly", 0);
+                }
             } else if (p->kind == OXIDE_PARAM_BYTES || p->kind == OXIDE_PARAM_TMA_DESC) {
                 /* by-value bytes: NVPTX makes this ".param .align A .b8 name[N]" */
                 LLVMTypeRef bt = LLVMArrayType2(L->ti8, p->size);

@@ -248,6 +248,18 @@ oxide_status oxide_device_make_current(oxide_device *dev) {
     return oxide__rt_enter(dev);
 }
 
+/* After a reset the driver did not recover from: the device stays failed, and says why. */
+static oxide_status unrecoverable(oxide_device *dev, CUresult r, const char *step) {
+    char text[160];
+    pthread_mutex_lock(&dev->lock);
+    snprintf(dev->failed_msg, sizeof dev->failed_msg, "after cuDevicePrimaryCtxReset, %s failed with %s", step,
+             oxide__cuda_error_text(r, text, sizeof text));
+    dev->unrecoverable = true;
+    atomic_store_explicit(&dev->failed, 1, memory_order_release);
+    pthread_mutex_unlock(&dev->lock);
+    return oxide__rt_failed(dev);
+}
+
 oxide_status oxide_device_reset(oxide_device *dev) {
     CHECK_DEV(dev, "oxide_device_reset");
     pthread_mutex_lock(&dev->lock);
@@ -265,47 +277,35 @@ oxide_status oxide_device_reset(oxide_device *dev) {
     dev->free_events.len = 0;
     atomic_store_explicit(&dev->last_kernel, NULL, memory_order_relaxed);
     atomic_store_explicit(&dev->default_stream.last_kernel, NULL, memory_order_relaxed);
+    dev->failed_msg[0] = 0;
+    dev->unrecoverable = false;
+    atomic_store_explicit(&dev->failed, 0, memory_order_release);
     /* A reset keeps the retain count but may give the context a new handle: ask again, and drop
      * the extra reference so that oxide still holds exactly one. */
-    if (dev->retained) {
-        CUcontext ctx = NULL;
-        r = oxide__cu.DevicePrimaryCtxRetain(&ctx, dev->cu_dev);
-        if (r == CUDA_SUCCESS) {
-            oxide__cu.DevicePrimaryCtxRelease(dev->cu_dev);
-            dev->ctx = ctx;
-        }
-    }
-    dev->failed_msg[0] = 0;
-    atomic_store_explicit(&dev->failed, 0, memory_order_release);
+    CUcontext ctx = dev->ctx;
+    if (dev->retained && (r = oxide__cu.DevicePrimaryCtxRetain(&ctx, dev->cu_dev)) == CUDA_SUCCESS)
+        oxide__cu.DevicePrimaryCtxRelease(dev->cu_dev);
+    dev->ctx = ctx;
     pthread_mutex_unlock(&dev->lock);
-    if (r != CUDA_SUCCESS) {
-        char text[160];
-        return oxide__fail(OXIDE_ERROR_CUDA, "oxide_device_reset: retaining device %d's context again: %s",
-                           dev->index, oxide__cuda_error_text(r, text, sizeof text));
-    }
-    oxide_status st = oxide__rt_enter(dev);
-    if (st != OXIDE_OK)
-        return st;
-    /* CUDA documents sticky errors as needing a new process; check that this driver really
-     * recovered rather than hand back a context that fails at the next call. */
-    r = oxide__cu.CtxSynchronize();
-    if (r != CUDA_SUCCESS) {
-        char text[160];
-        pthread_mutex_lock(&dev->lock);
-        snprintf(dev->failed_msg, sizeof dev->failed_msg,
-                 "the CUDA driver could not recover the device in this process after oxide_device_reset (%s): "
-                 "restart the process",
-                 oxide__cuda_error_text(r, text, sizeof text));
-        atomic_store_explicit(&dev->failed, 1, memory_order_release);
-        pthread_mutex_unlock(&dev->lock);
-        return oxide__rt_failed(dev);
-    }
+    /* CUDA documents sticky errors as lasting for the process, and drivers differ: check that
+     * this one recovered rather than hand back a context that fails at the next call. */
+    if (r != CUDA_SUCCESS)
+        return unrecoverable(dev, r, "retaining the primary context");
+    if ((r = oxide__cu.CtxSetCurrent(dev->ctx)) != CUDA_SUCCESS)
+        return unrecoverable(dev, r, "making the context current");
+    if ((r = oxide__cu.CtxSynchronize()) != CUDA_SUCCESS)
+        return unrecoverable(dev, r, "synchronizing the context");
     return OXIDE_OK;
 }
 
 /* ---- used by every runtime file ---- */
 
 oxide_status oxide__rt_failed(oxide_device *dev) {
+    if (dev->unrecoverable)
+        return oxide__fail(OXIDE_ERROR_DEVICE_FAILED,
+                           "device %d (%s) failed, and the CUDA driver cannot recover it in this process (%s): "
+                           "restart the process to use it again",
+                           dev->index, dev->name, dev->failed_msg);
     return oxide__fail(OXIDE_ERROR_DEVICE_FAILED,
                        "device %d (%s) failed earlier and is unusable until oxide_device_reset(): %s", dev->index,
                        dev->name, dev->failed_msg);

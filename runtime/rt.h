@@ -66,6 +66,7 @@ struct oxide_device {
     /* Set (release) after failed_msg is written; cleared by reset. */
     _Atomic int failed;
     char failed_msg[1536];
+    bool unrecoverable; /* a reset did not clear the fault: only a new process can */
     _Atomic(const struct oxide_kernel *) last_kernel;
     struct oxide_stream default_stream;
     pthread_mutex_t lock; /* retain, reset, failure, pools, pinned list */

@@ -16,3 +16,5 @@ done
 med() { printf '%s\n' "$@" | sort -g | sed -n 3p; }
 mo=$(med "${o[@]}"); mc=$(med "${c[@]}")
 printf 'build_warm %.3f %.3f %.2f\n' "$mo" "$mc" "$(echo "$mo / $mc" | bc -l)"
+# plain cargo wrote a vecadd without PTX to the same path: leave the oxide build there
+cargo oxide build -p vecadd $PROFILE_FLAG >/dev/null 2>&1

@@ -4,7 +4,9 @@
 #ifndef OXIDE_GPU_TEST_H
 #define OXIDE_GPU_TEST_H
 
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* clock_gettime, fork */
+#endif
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

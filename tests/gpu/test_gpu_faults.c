@@ -1,14 +1,17 @@
 /* Failures on a GPU, each with the status and message a caller gets:
  *  - a kernel that writes out of bounds: the status names the kernel and the CUDA error, the
- *    device is marked failed (later calls: DEVICE_FAILED), only oxide_device_reset() recovers and
- *    it invalidates the device's handles (DESIGN.md section 6). Run in a child process forked
- *    before this process touches CUDA, so that the fault cannot leak into the other checks;
+ *    device is marked failed (later calls: DEVICE_FAILED), and only oxide_device_reset() may
+ *    recover, invalidating the device's handles (DESIGN.md section 6). Where the driver cannot
+ *    recover in-process (driver 580 on the H200: every retain/reset/new-context sequence fails
+ *    after the fault), the reset must say so and the device must stay failed; the mock driver
+ *    covers the recovering branch. Run in a child process forked before this process touches
+ *    CUDA, so that the fault cannot leak into the other checks;
  *  - PTX for a newer ISA than the driver accepts, PTX for another SM, PTX that does not
  *    assemble (the JIT log comes back), manifests that contradict their PTX, PTX without a
  *    manifest (raw launches only), a cubin with and without a manifest. */
-#include <sys/wait.h>
-
 #include "gpu_test.h"
+
+#include <sys/wait.h>
 
 static const uint32_t ONE[3] = {1, 1, 1};
 
@@ -109,6 +112,9 @@ static int fault_child(void) {
     if (st != OXIDE_OK) {
         printf("reset: %s: %s\n", oxide_status_name(st), oxide_last_error());
         CHECK(st == OXIDE_ERROR_DEVICE_FAILED && strstr(oxide_last_error(), "restart"));
+        FAILS_WITH(oxide_device_check(dev), OXIDE_ERROR_DEVICE_FAILED, "cannot recover it in this process",
+                   "restart the process");
+        FAILS_WITH(oxide_buffer_alloc(dev, 16, &b2), OXIDE_ERROR_DEVICE_FAILED, "restart the process");
         return failures ? 1 : 2;
     }
     OK(oxide_device_check(dev));

@@ -2,9 +2,9 @@
  * sequence and join, run by submit/sync, captured once as a CUDA graph and replayed; stream
  * capture of plain launches. Figure: host+GPU time per iteration of a 32-launch chain, submitted
  * task by task against one graph replay. */
-#include <stdatomic.h>
-
 #include "gpu_test.h"
+
+#include <stdatomic.h>
 
 static oxide_device *dev;
 static oxide_loaded_module *lm;

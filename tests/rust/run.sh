@@ -51,6 +51,32 @@ for profile in dev release; do
 done
 ldd "$EX/target/release/vecadd" | grep -q liboxide && bad "vecadd links liboxide dynamically" || pass "host binary carries no liboxide/LLVM"
 
+if [ -x "$BUILD/oxide" ]; then
+    "$BUILD/oxide" extract "$EX/target/release/vecadd" -o "$TMP/extracted.ptx" && cmp -s "$TMP/extracted.ptx" "$EX/target/release/oxide/vecadd.ptx" \
+        && pass "oxide extract gives the PTX the binary carries" || bad "oxide extract"
+    strip -o "$TMP/vecadd.stripped" "$EX/target/release/vecadd"
+    "$BUILD/oxide" extract "$TMP/vecadd.stripped" -o "$TMP/extracted2.ptx" && cmp -s "$TMP/extracted2.ptx" "$EX/target/release/oxide/vecadd.ptx" \
+        && pass "oxide extract of a stripped binary" || bad "oxide extract (stripped)"
+fi
+
+echo "== device API and panics (tests/rust/crates)"
+for profile in dev release; do
+    flag=""; dir=debug
+    [ $profile = release ] && flag="--release" && dir=release
+    (cd "$ROOT/tests/rust/crates" && cargo oxide build $flag -p device_api -p panic_trap 2>"$TMP/b.log") || { cat "$TMP/b.log"; bad "device_api/panic_trap build ($profile)"; continue; }
+    for bin in device_api panic_trap; do
+        "$PTXAS" -arch="$SM" "$ROOT/tests/rust/crates/target/$dir/oxide/$bin.ptx" -o "$TMP/x.cubin" && pass "ptxas $profile $bin" || bad "ptxas $profile $bin"
+        out="$("$ROOT/tests/rust/crates/target/$dir/$bin" 2>&1)" && echo "$out" | grep -qE "PASSED|no GPU found" && pass "run $profile $bin: $(echo "$out" | tail -1)" || bad "run $profile $bin: $out"
+    done
+done
+grep -q "panicked at panic_trap/src/main.rs:" "$ROOT/tests/rust/crates/target/debug/oxide/panic_trap.ptx" 2>/dev/null || \
+    python3 - "$ROOT/tests/rust/crates/target/debug/oxide/panic_trap.ptx" <<'PY' && pass "panic message carries file:line" || bad "panic message without file:line"
+import re, sys
+t = open(sys.argv[1]).read()
+msgs = [bytes(int(x) for x in m.group(1).split(",")).decode() for m in re.finditer(r"panic_\$_msg\w*\[\d+\] = \{([0-9, ]+)\}", t)]
+sys.exit(0 if any("panic_trap/src/main.rs:" in m for m in msgs) else 1)
+PY
+
 echo "== the seed example, unchanged"
 SEED="${OXIDE_SEED:-$ROOT/../shared/acceptance/seed_map.rs}"
 if [ -f "$SEED" ]; then

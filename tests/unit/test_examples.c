@@ -66,7 +66,7 @@ static const kexp expected[] = {
      6,
      {256, 2},
      {1, 1, 1},
-     {"ld.shared.v4", "ld.global.v4", "fma.rn.f32", "barrier.sync"}},
+     {"ld.shared.v4", "ld.global.nc.v4", "fma.rn.f32", "barrier.sync"}},
     {"softmax",
      {SL("x", F32, 0), SL("y", F32, 1), SC("rows", U32), SC("cols", U32)},
      4,

@@ -75,6 +75,21 @@ pub fn main(args: &[String]) -> i32 {
             }
         }
     }
+    // The standard library's core, as a library unit: liboxide takes from it only the functions
+    // the kernels call that the crates' bitcode lacks (dev builds share generic instances such as
+    // copy_from_slice::<u8> with the precompiled core instead of compiling their own).
+    // Every standard-library rlib of the link is offered (its embedded bitcode); liboxide parses
+    // only those whose functions the kernels turn out to need.
+    for a in flat.iter().filter(|a| a.contains("/lib/rustlib/") && a.ends_with(".rlib")) {
+        let file = Path::new(a).file_name().unwrap().to_string_lossy().to_string();
+        let krate = file.trim_start_matches("lib").split('-').next().unwrap_or("").to_string();
+        if matches!(krate.as_str(), "std" | "test" | "proc_macro" | "panic_unwind" | "unwind" | "std_detect" | "getopts") {
+            continue; // host-only code
+        }
+        if let Some(bc) = rlib_bitcode(Path::new(a)) {
+            units.push((format!("library:{}", krate), bc));
+        }
+    }
     let sm = std::env::var("OXIDE_SM").unwrap_or_else(|_| "sm_90a".into());
     let lineinfo = std::env::var("OXIDE_LINEINFO").is_ok();
     let lib_path = match std::env::var("OXIDE_LIB") {
@@ -132,9 +147,11 @@ pub fn main(args: &[String]) -> i32 {
             return 1;
         }
     }
-    if std::env::var("OXIDE_VERBOSE").is_ok() {
-        eprintln!("cargo-oxide: {} units -> {} bytes of PTX in {:.3}s", units.len(), ptx.len(), t_compile.as_secs_f64());
-    }
+    // rustc hides a successful linker's output: the summary goes beside the PTX
+    let _ = std::fs::write(ptx_dir.join(format!("{}.log", prog)), format!(
+        "{} bitcode units ({} crates, {} standard-library offered) -> {} bytes of PTX for {} in {:.3} s\n",
+        units.len(), units.iter().filter(|u| !u.0.starts_with("library:")).count(),
+        units.iter().filter(|u| u.0.starts_with("library:")).count(), ptx.len(), sm, t_compile.as_secs_f64()));
     let mut full: Vec<String> = args.to_vec();
     full.push(obj.display().to_string());
     run_linker(&full)
@@ -155,4 +172,55 @@ pub fn export_names(ptx: &str, exports: &[String]) -> String {
         }
     }
     out
+}
+
+/// The LLVM bitcode embedded in an rlib's object (section .llvmbc), as the standard library ships.
+fn rlib_bitcode(rlib: &Path) -> Option<Vec<u8>> {
+    let data = std::fs::read(rlib).ok()?;
+    if !data.starts_with(b"!<arch>\n") {
+        return None;
+    }
+    let mut off = 8;
+    while off + 60 <= data.len() {
+        let hdr = &data[off..off + 60];
+        let name = String::from_utf8_lossy(&hdr[0..16]).trim().to_string();
+        let size: usize = String::from_utf8_lossy(&hdr[48..58]).trim().parse().ok()?;
+        let body = &data[off + 60..(off + 60 + size).min(data.len())];
+        if name.ends_with(".o/") || name.ends_with(".o") || name.starts_with('/') {
+            if let Some(bc) = elf_section(body, ".llvmbc") {
+                if bc.len() > 4 {
+                    return Some(bc.to_vec());
+                }
+            }
+        }
+        off += 60 + size + (size & 1);
+    }
+    None
+}
+
+fn elf_section<'a>(e: &'a [u8], want: &str) -> Option<&'a [u8]> {
+    if e.len() < 64 || &e[0..4] != b"\x7fELF" || e[4] != 2 {
+        return None;
+    }
+    let rd = |o: usize, n: usize| -> Option<u64> {
+        let b = e.get(o..o + n)?;
+        Some(b.iter().rev().fold(0u64, |a, &x| (a << 8) | x as u64))
+    };
+    let shoff = rd(40, 8)? as usize;
+    let shentsize = rd(58, 2)? as usize;
+    let shnum = rd(60, 2)? as usize;
+    let shstrndx = rd(62, 2)? as usize;
+    let sh = |i: usize| shoff + i * shentsize;
+    let stroff = rd(sh(shstrndx) + 24, 8)? as usize;
+    for i in 0..shnum {
+        let name_off = rd(sh(i), 4)? as usize;
+        let name = e.get(stroff + name_off..)?;
+        let end = name.iter().position(|&c| c == 0)?;
+        if &name[..end] == want.as_bytes() {
+            let o = rd(sh(i) + 24, 8)? as usize;
+            let n = rd(sh(i) + 32, 8)? as usize;
+            return e.get(o..o + n);
+        }
+    }
+    None
 }

@@ -74,6 +74,12 @@ fn wrap_rustc(rustc: &str, args: &[String]) -> i32 {
     if saw_emit && !out.iter().any(|a| a.contains("symbol-mangling-version")) {
         out.push("-Csymbol-mangling-version=v0".into());
     }
+    if saw_emit {
+        // Keep the host optimiser from duplicating blocks that hold barriers or warp operations
+        // into divergent branches (jump threading does that to unrolled reduction loops); the
+        // GPU pipeline then sees the structured control flow the source has.
+        out.push("-Cllvm-args=-jump-threading-threshold=0".into());
+    }
     match Command::new(rustc).args(&out).status() {
         Ok(s) => s.code().unwrap_or(1),
         Err(e) => {
@@ -237,6 +243,12 @@ fn build(args: &[String], run: bool) -> i32 {
     let mut rustflags = std::env::var("RUSTFLAGS").unwrap_or_default();
     if !rustflags.contains("symbol-mangling-version") {
         rustflags = format!("{} -Csymbol-mangling-version=v0", rustflags).trim().to_string();
+    }
+    // the device options in the unit hash too: changing --sm or --lineinfo relinks (new PTX)
+    let sm = envs.iter().find(|(k, _)| k == "OXIDE_SM").map(|(_, v)| v.clone()).unwrap_or_else(|| "sm_90a".into());
+    rustflags = format!("{} --cfg oxide_sm=\"{}\"", rustflags, sm);
+    if envs.iter().any(|(k, _)| k == "OXIDE_LINEINFO") {
+        rustflags.push_str(" --cfg oxide_lineinfo");
     }
     c.env("RUSTC_WRAPPER", &me)
         .env("RUSTFLAGS", rustflags)

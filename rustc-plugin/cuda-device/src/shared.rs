@@ -23,6 +23,16 @@ impl<T: Copy, const N: usize> SharedArray<T, N> {
     /// Write element i (bounds-checked). Synchronise with `thread::sync_threads()`.
     #[inline(always)]
     pub fn set(&self, i: usize, v: T) { assert!(i < N); unsafe { *self.as_ptr().add(i) = v } }
+    /// Read element i without a bounds check.
+    /// # Safety
+    /// `i < N`.
+    #[inline(always)]
+    pub unsafe fn get_unchecked(&self, i: usize) -> T { *self.as_ptr().add(i) }
+    /// Write element i without a bounds check.
+    /// # Safety
+    /// `i < N`.
+    #[inline(always)]
+    pub unsafe fn set_unchecked(&self, i: usize, v: T) { *self.as_ptr().add(i) = v }
 }
 
 impl<T: Copy, const N: usize> core::ops::Index<usize> for SharedArray<T, N> {

@@ -181,3 +181,58 @@ def test_stream_handles():
     assert stream_handle(Protocol()) == 77
     with pytest.raises(TypeError, match="stream="):
         stream_handle("default")
+
+
+def test_rust_module_manifests(root):
+    data = root / "tests" / "bindings" / "data"
+    man = oxide.Manifest.from_ptx((data / "rust_vecadd.ptx").read_text())
+    assert man["vecadd"].signature() == "vecadd(a: slice<f32>, b: slice<f32>, c: slice<mut f32>)"
+    gen = oxide.Manifest.from_ptx((data / "rust_generics.ptx").read_text())
+    k = gen["map_f32_scale"]
+    assert [p.describe() for p in k.params] == ["bytes<4, 4>", "slice<f32>", "slice<mut f32>"]
+    packer = oxide.ArgPacker(k)
+    packer.pack([struct.pack("<f", 3.0), FakeCuda((8,)), FakeCuda((8,))])
+    with pytest.raises(oxide.LaunchError, match="exactly 4 bytes"):
+        packer.pack([struct.pack("<d", 3.0), FakeCuda((8,)), FakeCuda((8,))])
+
+
+class FakeDLPackCUDA:
+    """A DLPack producer of CUDA memory (kDLCUDA) made with cffi + PyCapsule_New, no GPU needed."""
+
+    def __init__(self, n, code=2, bits=32, strides=None):
+        import ctypes
+        ffi = oxide._ffi
+        self.mt = ffi.new("DLManagedTensor *")
+        self.shape = ffi.new("int64_t[1]", [n])
+        t = self.mt.dl_tensor
+        t.data = ffi.cast("void *", 0x7F0000001000)
+        t.device.device_type, t.device.device_id = 2, 0
+        t.ndim = 1
+        t.dtype.code, t.dtype.bits, t.dtype.lanes = code, bits, 1
+        t.shape = self.shape
+        self.strides = ffi.new("int64_t[1]", [strides]) if strides else ffi.NULL
+        t.strides = self.strides
+        t.byte_offset = 16
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype = ctypes.py_object
+        new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        self._new = new
+        self.streams = []
+
+    def __dlpack__(self, stream=None):
+        self.streams.append(stream)
+        return self._new(int(oxide._ffi.cast("uintptr_t", self.mt)), b"dltensor", None)
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+
+def test_dlpack_producer_is_consumed(vecadd):
+    x = FakeDLPackCUDA(6)
+    rows = unpack(vecadd.pack([x, FakeCuda((4,)), FakeCuda((4,))]), 3)
+    assert rows[0][5] == 0x7F0000001000 + 16 and rows[0][6] == 6 and rows[0][1] == oxide._lib.OXIDE_SCALAR_F32
+    assert x.streams == [1]  # no launch stream: the legacy default stream, as the protocol spells it
+    with pytest.raises(oxide.LaunchError, match="got an array of f64"):
+        vecadd.pack([FakeDLPackCUDA(6, bits=64), FakeCuda((4,)), FakeCuda((4,))])
+    with pytest.raises(oxide.LaunchError, match="contiguous"):
+        vecadd.pack([FakeDLPackCUDA(6, strides=2), FakeCuda((4,)), FakeCuda((4,))])

@@ -119,6 +119,29 @@ def test_streams_and_events(vecadd_mod, device):
     s.synchronize()
 
 
+class OnStream:
+    """Device memory whose producer says (CAI v3) it is written on a given stream."""
+
+    def __init__(self, arr, stream):
+        cai = dict(arr.__cuda_array_interface__)
+        cai["stream"] = stream
+        self.__cuda_array_interface__ = cai
+        self.arr = arr
+
+
+def test_cai_stream_is_honoured(vecadd_mod, device):
+    a, b = ab()
+    producer, consumer = oxide.Stream(device, non_blocking=True), oxide.Stream(device, non_blocking=True)
+    da, db = oxide.DeviceArray.from_numpy(a), oxide.DeviceArray.from_numpy(b)
+    out = oxide.DeviceArray.zeros(N, "f32")
+    vecadd_mod.vecadd(OnStream(da, producer.handle), OnStream(db, 1), OnStream(out, consumer.handle), grid=4,
+                      block=256, stream=consumer)
+    consumer.synchronize()
+    np.testing.assert_array_equal(out.to_numpy(), a + b)
+    vecadd_mod.vecadd(OnStream(da, producer.handle), db, out, grid=4, block=256)  # default stream consumer
+    device.synchronize()
+
+
 def test_module_load_from_file(tmp_path, device):
     p = tmp_path / "vecadd.ptx"
     p.write_text(kernels.compiled(kernels.vecadd, device.target))

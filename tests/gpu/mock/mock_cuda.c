@@ -333,6 +333,7 @@ EXPORT CUresult cuDeviceTotalMem_v2(size_t *b, CUdevice d) {
 }
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
     (void)d;
+    STICKY();
     *c = &primary;
     return CUDA_SUCCESS;
 }
@@ -340,9 +341,14 @@ EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
     (void)d;
     return CUDA_SUCCESS;
 }
+/* The real driver (580, CUDA 13.0, on an H200) keeps a sticky fault for the whole process: the
+ * reset succeeds, the next retain returns the fault. OXIDE_MOCK_RECOVERABLE=1 models drivers
+ * that do recover, so that both outcomes of oxide_device_reset are tested. */
 EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice d) {
     (void)d;
-    sticky = 0;
+    const char *recover = getenv("OXIDE_MOCK_RECOVERABLE");
+    if (recover && *recover == '1')
+        sticky = 0;
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuCtxGetCurrent(CUcontext *c) {

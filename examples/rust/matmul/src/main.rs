@@ -18,14 +18,20 @@ pub mod kernels {
         let (tx, ty) = (thread::threadIdx_x() as usize, thread::threadIdx_y() as usize);
         let col = thread::blockIdx_x() as usize * TILE + tx;
         let row = thread::blockIdx_y() as usize * TILE + ty;
+        if tx >= TILE || ty >= TILE {
+            return; // launched with TILE x TILE blocks: never taken; lets the tile indices go unchecked
+        }
         let mut acc = 0.0f32;
         let mut t = 0;
         while t < n {
-            AS.set(ty * TILE + tx, if row < n && t + tx < n { a[row * n + t + tx] } else { 0.0 });
-            BS.set(ty * TILE + tx, if col < n && t + ty < n { b[(t + ty) * n + col] } else { 0.0 });
+            // SAFETY (all tile indices below): tx, ty < TILE, checked above
+            unsafe {
+                AS.set_unchecked(ty * TILE + tx, if row < n && t + tx < n { a[row * n + t + tx] } else { 0.0 });
+                BS.set_unchecked(ty * TILE + tx, if col < n && t + ty < n { b[(t + ty) * n + col] } else { 0.0 });
+            }
             thread::sync_threads();
             for k in 0..TILE {
-                acc = AS.get(ty * TILE + k).mul_add(BS.get(k * TILE + tx), acc);
+                acc = unsafe { AS.get_unchecked(ty * TILE + k).mul_add(BS.get_unchecked(k * TILE + tx), acc) };
             }
             thread::sync_threads();
             t += TILE;

@@ -29,6 +29,9 @@ mod kernels {
         if i < x.len() {
             unsafe { DeviceAtomicF32::from_ptr(sum) }.fetch_add(x[i], AtomicOrdering::Relaxed);
             unsafe { DeviceAtomicU32::from_ptr(maxv) }.fetch_max(i as u32, AtomicOrdering::Relaxed);
+            // core's atomics work too (system scope)
+            let core_atomic = unsafe { &*(maxv.add(1) as *const core::sync::atomic::AtomicU32) };
+            core_atomic.fetch_add(2, core::sync::atomic::Ordering::Relaxed);
             let c = unsafe { DeviceAtomicU32::from_ptr(count) };
             let mut cur = c.load(AtomicOrdering::Relaxed);
             loop {
@@ -37,6 +40,23 @@ mod kernels {
                     Err(a) => cur = a,
                 }
             }
+        }
+    }
+
+    /// core functions whose instances dev builds share with the precompiled core library
+    #[kernel]
+    pub fn core_fns(x: &[f32], mut out: DisjointSlice<f32>) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        let mut buf = [0.0f32; 4];
+        if i + 4 <= x.len() {
+            buf.copy_from_slice(&x[i..i + 4]);
+        }
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(&(i as u64).to_le_bytes());
+        let s: f32 = buf.iter().sum::<f32>() + bytes.iter().map(|&b| b as f32).sum::<f32>() * 0.0;
+        if let Some(o) = out.get_mut(idx) {
+            *o = s;
         }
     }
 
@@ -107,13 +127,26 @@ fn main() {
     let ones = vec![1.0f32; N];
     let d1 = DeviceBuffer::from_host(&s, &ones).unwrap();
     let mut sum = DeviceBuffer::<f32>::zeroed(&s, 1).unwrap();
-    let mut mx = DeviceBuffer::<u32>::zeroed(&s, 1).unwrap();
+    let mut mx = DeviceBuffer::<u32>::zeroed(&s, 2).unwrap();
     let mut cnt = DeviceBuffer::<u32>::zeroed(&s, 1).unwrap();
     m.atomics(&s, LaunchConfig::for_num_elems(N as u32), &d1, &mut sum, &mut mx, &mut cnt).unwrap();
-    let (sv, mv, cv) = (sum.to_host_vec(&s).unwrap()[0], mx.to_host_vec(&s).unwrap()[0], cnt.to_host_vec(&s).unwrap()[0]);
-    if sv != N as f32 || mv != N as u32 - 1 || cv != N as u32 {
-        println!("FAILED: atomics sum {sv} max {mv} count {cv}");
+    let mxv = mx.to_host_vec(&s).unwrap();
+    let (sv, mv, cv, core_v) = (sum.to_host_vec(&s).unwrap()[0], mxv[0], cnt.to_host_vec(&s).unwrap()[0], mxv[1]);
+    if sv != N as f32 || mv != N as u32 - 1 || cv != N as u32 || core_v != 2 * N as u32 {
+        println!("FAILED: atomics sum {sv} max {mv} count {cv} core {core_v}");
         ok = false;
+    }
+    // core functions
+    let mut oc = DeviceBuffer::<f32>::zeroed(&s, N).unwrap();
+    m.core_fns(&s, LaunchConfig::for_num_elems(N as u32), &dx, &mut oc).unwrap();
+    let rc = oc.to_host_vec(&s).unwrap();
+    for i in 0..N {
+        let want: f32 = if i + 4 <= N { x[i..i + 4].iter().sum() } else { 0.0 };
+        if (rc[i] - want).abs() > 1e-5 {
+            println!("FAILED: core_fns at {i}: {} vs {want}", rc[i]);
+            ok = false;
+            break;
+        }
     }
     // 2-D
     let (w, h) = (100usize, 37usize);
