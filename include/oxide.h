@@ -397,7 +397,41 @@ typedef enum oxide_op {
     OXIDE_OP_TANH_APPROX = 148, /* tanh.approx */
     OXIDE_OP_PRINTF = 149, /* printf */
     OXIDE_OP_ASSERT = 150, /* assert */
-    OXIDE_OP_COUNT_ = 151
+    OXIDE_OP_CP_ASYNC_CA = 151, /* cp.async.ca */
+    OXIDE_OP_CP_ASYNC_CG = 152, /* cp.async.cg */
+    OXIDE_OP_CP_ASYNC_CA_ZFILL = 153, /* cp.async.ca.zfill */
+    OXIDE_OP_CP_ASYNC_CG_ZFILL = 154, /* cp.async.cg.zfill */
+    OXIDE_OP_CP_ASYNC_COMMIT = 155, /* cp.async.commit_group */
+    OXIDE_OP_CP_ASYNC_WAIT = 156, /* cp.async.wait_group */
+    OXIDE_OP_LDMATRIX = 157, /* ldmatrix */
+    OXIDE_OP_LDMATRIX_TRANS = 158, /* ldmatrix.trans */
+    OXIDE_OP_STMATRIX = 159, /* stmatrix */
+    OXIDE_OP_STMATRIX_TRANS = 160, /* stmatrix.trans */
+    OXIDE_OP_MMA_BF16 = 161, /* mma.m16n8k16.bf16 */
+    OXIDE_OP_MMA_F16 = 162, /* mma.m16n8k16.f16 */
+    OXIDE_OP_MBARRIER_INIT = 163, /* mbarrier.init */
+    OXIDE_OP_MBARRIER_ARRIVE = 164, /* mbarrier.arrive */
+    OXIDE_OP_MBARRIER_ARRIVE_EXPECT_TX = 165, /* mbarrier.arrive.expect_tx */
+    OXIDE_OP_MBARRIER_EXPECT_TX = 166, /* mbarrier.expect_tx */
+    OXIDE_OP_MBARRIER_TRY_WAIT_PARITY = 167, /* mbarrier.try_wait.parity */
+    OXIDE_OP_MBARRIER_INVAL = 168, /* mbarrier.inval */
+    OXIDE_OP_FENCE_PROXY_ASYNC = 169, /* fence.proxy.async */
+    OXIDE_OP_ELECT_SYNC = 170, /* elect.sync */
+    OXIDE_OP_TMA_LOAD = 171, /* tma.load */
+    OXIDE_OP_TMA_LOAD_MULTICAST = 172, /* tma.load.multicast */
+    OXIDE_OP_TMA_STORE = 173, /* tma.store */
+    OXIDE_OP_BULK_COMMIT = 174, /* cp.async.bulk.commit_group */
+    OXIDE_OP_BULK_WAIT = 175, /* cp.async.bulk.wait_group */
+    OXIDE_OP_BULK_WAIT_READ = 176, /* cp.async.bulk.wait_group.read */
+    OXIDE_OP_WGMMA_FENCE = 177, /* wgmma.fence */
+    OXIDE_OP_WGMMA_COMMIT = 178, /* wgmma.commit_group */
+    OXIDE_OP_WGMMA_WAIT = 179, /* wgmma.wait_group */
+    OXIDE_OP_WGMMA_BF16 = 180, /* wgmma.mma_async.bf16 */
+    OXIDE_OP_WGMMA_F16 = 181, /* wgmma.mma_async.f16 */
+    OXIDE_OP_WGMMA_DESC = 182, /* wgmma.desc */
+    OXIDE_OP_SETMAXNREG_INC = 183, /* setmaxnreg.inc */
+    OXIDE_OP_SETMAXNREG_DEC = 184, /* setmaxnreg.dec */
+    OXIDE_OP_COUNT_ = 185
 } oxide_op;
 /* END GENERATED OPS */
 
@@ -410,7 +444,7 @@ typedef enum oxide_attr_key {
     OXIDE_ATTR_SCOPE,     /* i: oxide_scope */
     OXIDE_ATTR_ORDER,     /* i: oxide_order */
     OXIDE_ATTR_PRED,      /* i: oxide_pred */
-    OXIDE_ATTR_IMM,       /* i: op-specific immediate (barrier id, lane mask, element index) */
+    OXIDE_ATTR_IMM,       /* i: op-specific immediate (barrier id, lane mask, element index, ...; docs/ir.md) */
     OXIDE_ATTR_VALUE,     /* i (integer types) or f (float types): value of a const */
     OXIDE_ATTR_STR,       /* s: printf format or assert message */
     OXIDE_ATTR_ELEM,      /* t: element type of offset and alloca */
@@ -445,7 +479,8 @@ typedef struct oxide_attr {
  * explicitly (const, casts, load, extract, global.addr, dyn_smem, call of a non-void
  * function), and must be NULL otherwise. Attributes the op does not carry are an error;
  * those it carries and that are not given take their defaults (align 0, volatile 0, scope gpu,
- * order relaxed, imm 0 -- except lane masks, which default to 0xffffffff -- value 0).
+ * order relaxed, imm 0 -- except lane masks, which default to 0xffffffff, and cp.async sizes, which
+ * default to 16 -- value 0).
  * *result (may be NULL) receives the result value, or NULL for ops without one.
  * Errors: INVALID_ARGUMENT, TYPE_MISMATCH (message names the op and operand), STATE (the block
  * already ends in a terminator), UNSUPPORTED. */

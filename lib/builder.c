@@ -532,6 +532,7 @@ oxide_status oxide__check_operands(oxide_context *ctx, oxide_op op, oxide_value 
     case 'T': case 'I': case 'F': case 'N': res = row; break;
     case 'b': res = ctx->scalars[OXIDE_TYPE_I1]; break;
     case 'i': res = ctx->scalars[OXIDE_TYPE_I32]; break;
+    case 'l': res = ctx->scalars[OXIDE_TYPE_I64]; break;
     case 'p': res = operands[0]->type; break;
     case 'g': oxide_type_pointer(ctx, OXIDE_AS_GENERIC, &res); break;
     case 'x':
@@ -561,7 +562,8 @@ static unsigned attr_flag(oxide_attr_key k) {
 }
 
 static bool is_lane_mask_op(oxide_op op) {
-    return (op >= OXIDE_OP_SHFL_IDX && op <= OXIDE_OP_MATCH_ANY) || (op >= OXIDE_OP_REDUX_ADD && op <= OXIDE_OP_REDUX_XOR);
+    return (op >= OXIDE_OP_SHFL_IDX && op <= OXIDE_OP_MATCH_ANY) || (op >= OXIDE_OP_REDUX_ADD && op <= OXIDE_OP_REDUX_XOR) ||
+           op == OXIDE_OP_ELECT_SYNC;
 }
 
 static oxide_status apply_attr(oxide_inst *in, oxide_type *result, const oxide_attr *a, oxide_arena *arena) {
@@ -684,6 +686,8 @@ oxide_status oxide__build(oxide_block *block, oxide_op op, oxide_value *const *o
         in->pred = OXIDE_PRED_OEQ; /* 0 is icmp's eq, which fcmp does not have */
     if (is_lane_mask_op(op))
         in->imm = 0xffffffff;
+    if (op >= OXIDE_OP_CP_ASYNC_CA && op <= OXIDE_OP_CP_ASYNC_CG_ZFILL)
+        in->imm = 16; /* the one size every cp.async form has */
     unsigned seen = 0;
     for (size_t i = 0; i < nattrs; i++) {
         unsigned flag = attr_flag(attrs[i].key);

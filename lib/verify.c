@@ -681,6 +681,40 @@ static bool need_sm(verifier *v, unsigned sm, const char *what) {
     return false;
 }
 
+/* MIN_SM 901 in ops.def: the op exists on the arch-specific sm_90a target only (wgmma and
+ * setmaxnreg are not part of sm_90, nor of the sm_100 family). */
+#define MIN_SM_90A 901u
+
+/* The PTX ISA version the compile will use (lib/emit.c picks the lowest the target accepts:
+ * 7.8 for plain sm_90, at least 8.0 for every later or arch-specific target). */
+static int effective_ptx(const oxide_options *o) {
+    if (o->ptx_major || o->ptx_minor)
+        return o->ptx_major * 10 + o->ptx_minor;
+    return o->sm == 90 && !o->arch_specific ? 78 : o->sm < 90 ? 70 : 80;
+}
+
+static bool op_on_target(verifier *v, oxide_op op) {
+    const oxide_op_info *info = &oxide_ops[op];
+    char what[64];
+    snprintf(what, sizeof what, "op '%s'", info->name);
+    if (info->min_sm == MIN_SM_90A) {
+        if (v->opts->sm == 90 && v->opts->arch_specific)
+            return true;
+        report(v, "%s needs sm_90a (the arch-specific Hopper target); target is %s", what, v->opts->target);
+        return false;
+    }
+    if (info->min_sm > v->opts->sm)
+        return need_sm(v, info->min_sm, what);
+    /* The Hopper async ops (TMA, expect_tx, elect.sync, fence.proxy.async, ...) came with PTX 8.0;
+     * LLVM aborts the process when an intrinsic's PTX version is missing ("Cannot select"). */
+    if (op >= OXIDE_OP_CP_ASYNC_CA && info->min_sm >= 90 && effective_ptx(v->opts) < 80) {
+        report(v, "%s needs PTX ISA 8.0; target %s uses %d.%d (set the PTX version to 8.0, or target sm_90a)",
+               what, v->opts->target, effective_ptx(v->opts) / 10, effective_ptx(v->opts) % 10);
+        return false;
+    }
+    return true;
+}
+
 /* ---- rule 7: op-specific checks ---- */
 
 static bool ends_with(const char *s, const char *suffix) {
@@ -689,7 +723,8 @@ static bool ends_with(const char *s, const char *suffix) {
 }
 
 static bool is_lane_mask_op(oxide_op op) {
-    return (op >= OXIDE_OP_SHFL_IDX && op <= OXIDE_OP_MATCH_ANY) || (op >= OXIDE_OP_REDUX_ADD && op <= OXIDE_OP_REDUX_XOR);
+    return (op >= OXIDE_OP_SHFL_IDX && op <= OXIDE_OP_MATCH_ANY) || (op >= OXIDE_OP_REDUX_ADD && op <= OXIDE_OP_REDUX_XOR) ||
+           op == OXIDE_OP_ELECT_SYNC;
 }
 
 static const oxide_type *elem_type(const oxide_type *t) { return is_kind(t, OXIDE_TYPE_VECTOR) && t->elem ? t->elem : t; }
@@ -738,6 +773,59 @@ static void check_call(verifier *v, const oxide_inst *in) {
         report(v, "call to @%s: the function returns %s, but the call has no result", in->sym, tname(callee->ret));
     else if (!is_void && !type_eq(in->result->type, callee->ret))
         report(v, "call to @%s: result must be %s, got %s", in->sym, tname(callee->ret), tname(in->result->type));
+}
+
+/* ---- tier-2 helpers ---- */
+
+static bool is_vec(const oxide_type *t, oxide_type_kind elem, uint64_t n) {
+    return is_kind(t, OXIDE_TYPE_VECTOR) && t->count == n && is_kind(t->elem, elem);
+}
+
+/* ldmatrix/stmatrix fragments: one b16x2 register per 8x8 matrix (x1, x2, x4). */
+static unsigned matrix_count(const oxide_type *t) {
+    return is_kind(t, OXIDE_TYPE_I32) ? 1 : is_vec(t, OXIDE_TYPE_I32, 2) ? 2 : is_vec(t, OXIDE_TYPE_I32, 4) ? 4 : 0;
+}
+
+/* The N of a wgmma m64nNk16 f32 accumulator array<N/2 x f32> (0 if t is not one). PTX has every
+ * N that is a multiple of 8 up to 256 for f16/bf16 inputs. */
+static unsigned wgmma_n(const oxide_type *t) {
+    if (!is_kind(t, OXIDE_TYPE_ARRAY) || !is_kind(t->elem, OXIDE_TYPE_F32))
+        return 0;
+    uint64_t n = t->count * 2;
+    return n >= 8 && n <= 256 && n % 8 == 0 ? (unsigned)n : 0;
+}
+
+/* The tensor map of a TMA copy lives in kernel-parameter, constant or global memory, reached
+ * through a generic address (a tma_desc parameter is one). */
+static bool check_tensor_map(verifier *v, const oxide_type *t, unsigned operand) {
+    if (is_ptr(t) && (t->addrspace == OXIDE_AS_SHARED || t->addrspace == OXIDE_AS_LOCAL)) {
+        report(v, "operand %u: the tensor map must be in parameter, constant or global memory, got %s", operand,
+               tname(t));
+        return false;
+    }
+    return true;
+}
+
+static bool check_coords(verifier *v, const oxide_inst *in, unsigned first) {
+    unsigned n = in->noperands > first ? in->noperands - first : 0;
+    if (n < 1 || n > 5) {
+        report(v, "a tensor copy takes 1 to 5 coordinates (one per dimension), got %u", n);
+        return false;
+    }
+    for (unsigned i = first; i < in->noperands; i++)
+        if (!is_kind(in->operands[i]->type, OXIDE_TYPE_I32)) {
+            report(v, "operand %u: coordinates are i32, got %s", i, tname(in->operands[i]->type));
+            return false;
+        }
+    return true;
+}
+
+static bool check_imm_range(verifier *v, const oxide_inst *in, int64_t lo, int64_t hi, const char *what) {
+    if (in->imm < lo || in->imm > hi) {
+        report(v, "%s must be %lld..%lld, got %lld", what, (long long)lo, (long long)hi, (long long)in->imm);
+        return false;
+    }
+    return true;
 }
 
 /* Returns false after reporting the instruction's first problem. */
@@ -959,6 +1047,83 @@ static bool check_op_specific(verifier *v, const oxide_inst *in, const oxide_typ
             return false;
         }
         return true;
+    case OXIDE_OP_CP_ASYNC_CA: case OXIDE_OP_CP_ASYNC_CG: case OXIDE_OP_CP_ASYNC_CA_ZFILL:
+    case OXIDE_OP_CP_ASYNC_CG_ZFILL: {
+        bool cg = op == OXIDE_OP_CP_ASYNC_CG || op == OXIDE_OP_CP_ASYNC_CG_ZFILL;
+        /* cp.async.cg (L2 only) moves 16 bytes; .ca also 4 and 8 */
+        if (cg ? in->imm != 16 : in->imm != 4 && in->imm != 8 && in->imm != 16) {
+            report(v, "copies %s bytes (imm), got %lld", cg ? "16" : "4, 8 or 16", (long long)in->imm);
+            return false;
+        }
+        if (!is_ptr(t1) || t1->addrspace != OXIDE_AS_GLOBAL) {
+            report(v, "operand 1: the source must be a ptr.global, got %s", tname(t1));
+            return false;
+        }
+        return true;
+    }
+    case OXIDE_OP_CP_ASYNC_WAIT: case OXIDE_OP_BULK_WAIT: case OXIDE_OP_BULK_WAIT_READ: case OXIDE_OP_WGMMA_WAIT:
+        /* ptxas takes any small constant; 0..63 covers every pipeline depth that fits in shared memory */
+        return check_imm_range(v, in, 0, 63, "the number of pending groups (imm)");
+    case OXIDE_OP_LDMATRIX: case OXIDE_OP_LDMATRIX_TRANS:
+        if (!matrix_count(res)) {
+            report(v, "the result must be i32, vec<2 x i32> or vec<4 x i32> (x1, x2, x4), got %s", tname(res));
+            return false;
+        }
+        return true;
+    case OXIDE_OP_STMATRIX: case OXIDE_OP_STMATRIX_TRANS:
+        if (!matrix_count(t1)) {
+            report(v, "operand 1 must be i32, vec<2 x i32> or vec<4 x i32> (x1, x2, x4), got %s", tname(t1));
+            return false;
+        }
+        return true;
+    case OXIDE_OP_MMA_BF16: case OXIDE_OP_MMA_F16:
+        if (!is_vec(t0, OXIDE_TYPE_I32, 4)) {
+            report(v, "operand 0 (A: four registers of two packed 16-bit values) must be vec<4 x i32>, got %s",
+                   tname(t0));
+            return false;
+        }
+        if (!is_vec(t1, OXIDE_TYPE_I32, 2)) {
+            report(v, "operand 1 (B: two registers of two packed 16-bit values) must be vec<2 x i32>, got %s",
+                   tname(t1));
+            return false;
+        }
+        if (!is_vec(row, OXIDE_TYPE_F32, 4)) {
+            report(v, "operand 2 (the f32 accumulator) must be vec<4 x f32>, got %s", tname(row));
+            return false;
+        }
+        return true;
+    case OXIDE_OP_ELECT_SYNC:
+        if (in->imm == 0) {
+            report(v, "the lane mask must name at least one lane");
+            return false;
+        }
+        return true;
+    case OXIDE_OP_TMA_LOAD:
+        return check_tensor_map(v, t1, 1) && check_coords(v, in, 3);
+    case OXIDE_OP_TMA_LOAD_MULTICAST:
+        return check_tensor_map(v, t1, 1) && check_coords(v, in, 4);
+    case OXIDE_OP_TMA_STORE:
+        return check_tensor_map(v, t0, 0) && check_coords(v, in, 2);
+    case OXIDE_OP_WGMMA_BF16: case OXIDE_OP_WGMMA_F16:
+        if (!wgmma_n(row)) {
+            report(v, "the accumulator must be array<N/2 x f32> for an m64nNk16 shape (N a multiple of 8 up to "
+                      "256, e.g. array<64 x f32> for N = 128), got %s", tname(row));
+            return false;
+        }
+        /* bit 0: transpose A, bit 1: transpose B, bit 2: negate A, bit 3: negate B */
+        return check_imm_range(v, in, 0, 15, "the mode bits (imm)");
+    case OXIDE_OP_WGMMA_DESC:
+        if (in->imm != 0 && in->imm != 32 && in->imm != 64 && in->imm != 128) {
+            report(v, "the swizzle (imm) must be 0 (none), 32, 64 or 128 bytes, got %lld", (long long)in->imm);
+            return false;
+        }
+        return true;
+    case OXIDE_OP_SETMAXNREG_INC: case OXIDE_OP_SETMAXNREG_DEC:
+        if (in->imm < 24 || in->imm > 256 || in->imm % 8) {
+            report(v, "the register count (imm) must be a multiple of 8 in 24..256, got %lld", (long long)in->imm);
+            return false;
+        }
+        return true;
     case OXIDE_OP_PRINTF:
         if (!in->str) {
             report(v, "printf has no format string (attribute str is missing)");
@@ -1023,6 +1188,9 @@ static bool check_result(verifier *v, const oxide_inst *in, const oxide_type *ro
         break;
     case 'i':
         want = ctx ? ctx->scalars[OXIDE_TYPE_I32] : NULL;
+        break;
+    case 'l':
+        want = ctx ? ctx->scalars[OXIDE_TYPE_I64] : NULL;
         break;
     case 'p':
         want = in->noperands ? in->operands[0]->type : NULL;
@@ -1111,12 +1279,8 @@ static void check_inst(verifier *v, fn_state *fs, const oxide_block *blk, const 
         return;
 
     /* rule 6: the op exists on the target */
-    if (info->min_sm > v->opts->sm) {
-        char what_op[64];
-        snprintf(what_op, sizeof what_op, "op '%s'", info->name);
-        need_sm(v, info->min_sm, what_op);
+    if (!op_on_target(v, in->op))
         return;
-    }
 
     /* rules 5 and 7 */
     if (!check_op_specific(v, in, row))

@@ -46,7 +46,8 @@ def reference(ops):
         how = {"L_INST": "LLVM instruction", "L_INTR": "intrinsic", "L_LIBDEV": "libdevice",
                "L_ASM": "PTX", "L_TERM": "terminator"}[op["lower"]]
         tmpl = f" `{op['template']}`" if op["template"] else ""
-        out.append(f"| `{op['name']}` | {operands} | {LETTERS[op['result']]} | {attrs} | sm_{op['sm']} | {how}{tmpl} |")
+        sm = "sm_90a" if op["sm"] == 901 else f"sm_{op['sm']}"
+        out.append(f"| `{op['name']}` | {operands} | {LETTERS[op['result']]} | {attrs} | {sm} | {how}{tmpl} |")
     return "\n".join(out) + "\n"
 
 

@@ -11,7 +11,7 @@ fn main() {
     if let Ok(d) = std::env::var("OXIDE_RUNTIME_LIB_DIR") {
         dirs.push(d.into());
     }
-    for b in ["build-rust", "build", "build-release"] {
+    for b in ["build", "build-release"] {
         dirs.push(root.join(b));
     }
     if let Ok(rd) = std::fs::read_dir(&root) {

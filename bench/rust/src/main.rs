@@ -85,16 +85,6 @@ fn main() {
         p.push_value(&ds.device_ptr());
         let c = time_ms(&ctx, &s, || unsafe { nv.launch_raw("block_sum", &s, &cfg, &p).unwrap() });
         row("reduce", r, c);
-        // diagnostic: the same PTX with the aligned barrier (bar.sync) instead of barrier.sync
-        let alt = String::from_utf8_lossy(cuda_core::embedded_ptx()).replace("barrier.sync", "bar.sync");
-        let am = Module::load_ptx(&ctx, alt.as_bytes()).unwrap();
-        let mut q = ParamBuffer::new();
-        q.push_value(&dx.device_ptr());
-        q.push_value(&(n as u64));
-        q.push_value(&ds.device_ptr());
-        q.push_value(&(blocks as u64));
-        let a = time_ms(&ctx, &s, || unsafe { am.launch_raw("block_sum", &s, &cfg, &q).unwrap() });
-        println!("# diagnostic: reduce_bar_sync {:.4} {:.4} {:.3}", a, c, a / c);
     }
     // tiled matmul: 2048^3
     {
@@ -114,14 +104,5 @@ fn main() {
         p.push_value(&(n as u32));
         let c = time_ms(&ctx, &s, || unsafe { nv.launch_raw("matmul", &s, &cfg, &p).unwrap() });
         row("matmul", r, c);
-        let alt = String::from_utf8_lossy(cuda_core::embedded_ptx()).replace("barrier.sync", "bar.sync");
-        let am = Module::load_ptx(&ctx, alt.as_bytes()).unwrap();
-        let mut q = ParamBuffer::new();
-        for v in [da.device_ptr(), (n * n) as u64, db.device_ptr(), (n * n) as u64, dc.device_ptr(), (n * n) as u64] {
-            q.push_value(&v);
-        }
-        q.push_value(&(n as u32));
-        let a = time_ms(&ctx, &s, || unsafe { am.launch_raw("matmul", &s, &cfg, &q).unwrap() });
-        println!("# diagnostic: matmul_bar_sync {:.4} {:.4} {:.3}", a, c, a / c);
     }
 }

@@ -28,7 +28,7 @@ pub fn find() -> Option<PathBuf> {
         }
     }
     let root = super::oxide_root();
-    for b in ["build-rust", "build", "build-release"] {
+    for b in ["build", "build-release"] {
         cands.push(root.join(b).join("liboxide.so"));
     }
     if let Ok(rd) = std::fs::read_dir(&root) {
