@@ -159,7 +159,7 @@ static void prepare(const char *name, job *j) {
         j->args[1] = in_f32(j, big, -1, 1);
         j->args[2] = out_f32(j, big, 1);
         j->nargs = 3;
-        geometry(j, (uint32_t)(big / 256), 1, 256, 1);
+        geometry(j, (uint32_t)(big / (256 * OXIDE_EXAMPLE_VECADD_PER_THREAD)), 1, 256, 1);
     } else if (!strcmp(name, "saxpy")) {
         j->args[0] = oxide_arg_f32(next_f32(0.5f, 1.5f));
         j->args[1] = in_f32(j, big, -1, 1);

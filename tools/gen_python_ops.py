@@ -24,7 +24,7 @@ OPERAND_NAMES = {"LOAD": ["ptr"], "STORE": ["value", "ptr"], "OFFSET": ["ptr", "
                  "FMA": ["x", "y", "z"]}
 LETTER = {"T": "T", "I": "integer T", "F": "float T", "N": "int or float T", "P": "pointer", "S": "shared pointer",
           "b": "i1", "i": "i32", "l": "i64", "x": "any"}
-RESULT = {"T": "T", "I": "T", "F": "T", "N": "T", "b": "i1", "i": "i32", "p": "type of the first operand",
+RESULT = {"T": "T", "I": "T", "F": "T", "N": "T", "b": "i1", "i": "i32", "l": "i64", "p": "type of the first operand",
           "x": "`type`", "g": "generic ptr", "-": "none", "?": "`type` or none"}
 
 
@@ -67,9 +67,10 @@ def method(op):
         if not star:
             sig.append("*")
         sig += kw
-    operand_doc = ", ".join(f"{n}: {LETTER[c]}" for n, c in zip(names, letters)) + (", *args" if star and names else "*args" if star else "")
-    doc = (f"`{op['name']}` ({operand_doc or 'no operands'}) -> {RESULT[op['result']]}"
-           f"{'; attributes: ' + ', '.join(ATTR_KW[a] for a in attrs) if attrs else ''}; sm_{op['sm']}+.")
+    operand_doc = ", ".join(f"{n}: {LETTER.get(c, c)}" for n, c in zip(names, letters)) + (", *args" if star and names else "*args" if star else "")
+    sm = "sm_90a only" if op["sm"] == 901 else f"sm_{op['sm']}+"
+    doc = (f"`{op['name']}` ({operand_doc or 'no operands'}) -> {RESULT.get(op['result'], op['result'])}"
+           f"{'; attributes: ' + ', '.join(ATTR_KW[a] for a in attrs) if attrs else ''}; {sm}.")
     operands = "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
     if star:
         operands = f"{operands} + args" if names else "args"

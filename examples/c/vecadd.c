@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "example_util.h"
+#include "oxide_examples.h"
 
 int main(void) {
     ex_env env;
@@ -16,7 +17,8 @@ int main(void) {
 
     oxide_arg args[] = {oxide_arg_from_buffer(da, OXIDE_SCALAR_F32, 0), oxide_arg_from_buffer(db, OXIDE_SCALAR_F32, 0),
                         oxide_arg_from_buffer(dout, OXIDE_SCALAR_F32, 1)};
-    uint32_t block[3] = {256, 1, 1}, grid[3] = {(uint32_t)((n + 255) / 256), 1, 1};
+    const size_t per_block = 256 * OXIDE_EXAMPLE_VECADD_PER_THREAD;
+    uint32_t block[3] = {256, 1, 1}, grid[3] = {(uint32_t)((n + per_block - 1) / per_block), 1, 1};
     ex_check(&env, oxide_kernel_launch(env.kernel, NULL, grid, block, 0, args, 3), "launch");
     ex_check(&env, oxide_device_synchronize(env.dev), "synchronize");
     ex_download(&env, out, dout, n * 4);

@@ -155,8 +155,42 @@ OP_RCP_APPROX = 147
 OP_TANH_APPROX = 148
 OP_PRINTF = 149
 OP_ASSERT = 150
+OP_CP_ASYNC_CA = 151
+OP_CP_ASYNC_CG = 152
+OP_CP_ASYNC_CA_ZFILL = 153
+OP_CP_ASYNC_CG_ZFILL = 154
+OP_CP_ASYNC_COMMIT = 155
+OP_CP_ASYNC_WAIT = 156
+OP_LDMATRIX = 157
+OP_LDMATRIX_TRANS = 158
+OP_STMATRIX = 159
+OP_STMATRIX_TRANS = 160
+OP_MMA_BF16 = 161
+OP_MMA_F16 = 162
+OP_MBARRIER_INIT = 163
+OP_MBARRIER_ARRIVE = 164
+OP_MBARRIER_ARRIVE_EXPECT_TX = 165
+OP_MBARRIER_EXPECT_TX = 166
+OP_MBARRIER_TRY_WAIT_PARITY = 167
+OP_MBARRIER_INVAL = 168
+OP_FENCE_PROXY_ASYNC = 169
+OP_ELECT_SYNC = 170
+OP_TMA_LOAD = 171
+OP_TMA_LOAD_MULTICAST = 172
+OP_TMA_STORE = 173
+OP_BULK_COMMIT = 174
+OP_BULK_WAIT = 175
+OP_BULK_WAIT_READ = 176
+OP_WGMMA_FENCE = 177
+OP_WGMMA_COMMIT = 178
+OP_WGMMA_WAIT = 179
+OP_WGMMA_BF16 = 180
+OP_WGMMA_F16 = 181
+OP_WGMMA_DESC = 182
+OP_SETMAXNREG_INC = 183
+OP_SETMAXNREG_DEC = 184
 
-OP_NAMES = ('tid.x', 'tid.y', 'tid.z', 'ntid.x', 'ntid.y', 'ntid.z', 'ctaid.x', 'ctaid.y', 'ctaid.z', 'nctaid.x', 'nctaid.y', 'nctaid.z', 'laneid', 'warpid', 'clusterid.x', 'clusterid.y', 'clusterid.z', 'nclusterid.x', 'nclusterid.y', 'nclusterid.z', 'cluster.ctaid.x', 'cluster.ctaid.y', 'cluster.ctaid.z', 'cluster.nctaid.x', 'cluster.nctaid.y', 'cluster.nctaid.z', 'cluster.ctarank', 'cluster.nctarank', 'const', 'add', 'sub', 'mul', 'sdiv', 'udiv', 'srem', 'urem', 'fdiv', 'frem', 'neg', 'and', 'or', 'xor', 'not', 'shl', 'lshr', 'ashr', 'icmp', 'fcmp', 'select', 'smin', 'smax', 'umin', 'umax', 'popc', 'clz', 'brev', 'trunc', 'zext', 'sext', 'fptrunc', 'fpext', 'fptoui', 'fptosi', 'uitofp', 'sitofp', 'ptrtoint', 'inttoptr', 'bitcast', 'addrspacecast', 'extract', 'insert', 'load', 'store', 'offset', 'alloca', 'global.addr', 'dyn_smem', 'br', 'cond_br', 'switch', 'ret', 'trap', 'unreachable', 'call', 'barrier', 'barrier.count', 'fence', 'cluster.sync', 'cluster.arrive', 'cluster.wait', 'atomic.add', 'atomic.sub', 'atomic.and', 'atomic.or', 'atomic.xor', 'atomic.min', 'atomic.max', 'atomic.umin', 'atomic.umax', 'atomic.exch', 'atomic.cas', 'atomic.load', 'atomic.store', 'shfl.idx', 'shfl.up', 'shfl.down', 'shfl.xor', 'vote.all', 'vote.any', 'vote.ballot', 'match.any', 'activemask', 'redux.add', 'redux.min', 'redux.max', 'redux.umin', 'redux.umax', 'redux.and', 'redux.or', 'redux.xor', 'cluster.map_shared', 'sqrt', 'rsqrt', 'exp', 'exp2', 'log', 'log2', 'sin', 'cos', 'tan', 'tanh', 'pow', 'erf', 'fma', 'fmin', 'fmax', 'fabs', 'iabs', 'floor', 'ceil', 'round', 'ftrunc', 'sin.approx', 'cos.approx', 'exp2.approx', 'log2.approx', 'rsqrt.approx', 'rcp.approx', 'tanh.approx', 'printf', 'assert')
+OP_NAMES = ('tid.x', 'tid.y', 'tid.z', 'ntid.x', 'ntid.y', 'ntid.z', 'ctaid.x', 'ctaid.y', 'ctaid.z', 'nctaid.x', 'nctaid.y', 'nctaid.z', 'laneid', 'warpid', 'clusterid.x', 'clusterid.y', 'clusterid.z', 'nclusterid.x', 'nclusterid.y', 'nclusterid.z', 'cluster.ctaid.x', 'cluster.ctaid.y', 'cluster.ctaid.z', 'cluster.nctaid.x', 'cluster.nctaid.y', 'cluster.nctaid.z', 'cluster.ctarank', 'cluster.nctarank', 'const', 'add', 'sub', 'mul', 'sdiv', 'udiv', 'srem', 'urem', 'fdiv', 'frem', 'neg', 'and', 'or', 'xor', 'not', 'shl', 'lshr', 'ashr', 'icmp', 'fcmp', 'select', 'smin', 'smax', 'umin', 'umax', 'popc', 'clz', 'brev', 'trunc', 'zext', 'sext', 'fptrunc', 'fpext', 'fptoui', 'fptosi', 'uitofp', 'sitofp', 'ptrtoint', 'inttoptr', 'bitcast', 'addrspacecast', 'extract', 'insert', 'load', 'store', 'offset', 'alloca', 'global.addr', 'dyn_smem', 'br', 'cond_br', 'switch', 'ret', 'trap', 'unreachable', 'call', 'barrier', 'barrier.count', 'fence', 'cluster.sync', 'cluster.arrive', 'cluster.wait', 'atomic.add', 'atomic.sub', 'atomic.and', 'atomic.or', 'atomic.xor', 'atomic.min', 'atomic.max', 'atomic.umin', 'atomic.umax', 'atomic.exch', 'atomic.cas', 'atomic.load', 'atomic.store', 'shfl.idx', 'shfl.up', 'shfl.down', 'shfl.xor', 'vote.all', 'vote.any', 'vote.ballot', 'match.any', 'activemask', 'redux.add', 'redux.min', 'redux.max', 'redux.umin', 'redux.umax', 'redux.and', 'redux.or', 'redux.xor', 'cluster.map_shared', 'sqrt', 'rsqrt', 'exp', 'exp2', 'log', 'log2', 'sin', 'cos', 'tan', 'tanh', 'pow', 'erf', 'fma', 'fmin', 'fmax', 'fabs', 'iabs', 'floor', 'ceil', 'round', 'ftrunc', 'sin.approx', 'cos.approx', 'exp2.approx', 'log2.approx', 'rsqrt.approx', 'rcp.approx', 'tanh.approx', 'printf', 'assert', 'cp.async.ca', 'cp.async.cg', 'cp.async.ca.zfill', 'cp.async.cg.zfill', 'cp.async.commit_group', 'cp.async.wait_group', 'ldmatrix', 'ldmatrix.trans', 'stmatrix', 'stmatrix.trans', 'mma.m16n8k16.bf16', 'mma.m16n8k16.f16', 'mbarrier.init', 'mbarrier.arrive', 'mbarrier.arrive.expect_tx', 'mbarrier.expect_tx', 'mbarrier.try_wait.parity', 'mbarrier.inval', 'fence.proxy.async', 'elect.sync', 'tma.load', 'tma.load.multicast', 'tma.store', 'cp.async.bulk.commit_group', 'cp.async.bulk.wait_group', 'cp.async.bulk.wait_group.read', 'wgmma.fence', 'wgmma.commit_group', 'wgmma.wait_group', 'wgmma.mma_async.bf16', 'wgmma.mma_async.f16', 'wgmma.desc', 'setmaxnreg.inc', 'setmaxnreg.dec')
 
 
 class OpsMixin:
@@ -753,3 +787,139 @@ class OpsMixin:
     def assert_(self, cond, *, text=None):
         """`assert` (cond: i1) -> none; attributes: text; sm_80+."""
         return self._op(OP_ASSERT, (cond,), None, ((_K_STR, text), ))
+
+    def cp_async_ca(self, x, y, *, imm=None):
+        """`cp.async.ca` (x: shared pointer, y: pointer) -> none; attributes: imm; sm_80+."""
+        return self._op(OP_CP_ASYNC_CA, (x, y), None, ((_K_IMM, imm), ))
+
+    def cp_async_cg(self, x, y, *, imm=None):
+        """`cp.async.cg` (x: shared pointer, y: pointer) -> none; attributes: imm; sm_80+."""
+        return self._op(OP_CP_ASYNC_CG, (x, y), None, ((_K_IMM, imm), ))
+
+    def cp_async_ca_zfill(self, x, y, z, *, imm=None):
+        """`cp.async.ca.zfill` (x: shared pointer, y: pointer, z: i32) -> none; attributes: imm; sm_80+."""
+        return self._op(OP_CP_ASYNC_CA_ZFILL, (x, y, z), None, ((_K_IMM, imm), ))
+
+    def cp_async_cg_zfill(self, x, y, z, *, imm=None):
+        """`cp.async.cg.zfill` (x: shared pointer, y: pointer, z: i32) -> none; attributes: imm; sm_80+."""
+        return self._op(OP_CP_ASYNC_CG_ZFILL, (x, y, z), None, ((_K_IMM, imm), ))
+
+    def cp_async_commit_group(self):
+        """`cp.async.commit_group` (no operands) -> none; sm_80+."""
+        return self._op(OP_CP_ASYNC_COMMIT, (), None, ())
+
+    def cp_async_wait_group(self, *, imm=None):
+        """`cp.async.wait_group` (no operands) -> none; attributes: imm; sm_80+."""
+        return self._op(OP_CP_ASYNC_WAIT, (), None, ((_K_IMM, imm), ))
+
+    def ldmatrix(self, x, type):
+        """`ldmatrix` (x: shared pointer) -> `type`; sm_80+."""
+        return self._op(OP_LDMATRIX, (x,), type, ())
+
+    def ldmatrix_trans(self, x, type):
+        """`ldmatrix.trans` (x: shared pointer) -> `type`; sm_80+."""
+        return self._op(OP_LDMATRIX_TRANS, (x,), type, ())
+
+    def stmatrix(self, x, y):
+        """`stmatrix` (x: shared pointer, y: any) -> none; sm_90+."""
+        return self._op(OP_STMATRIX, (x, y), None, ())
+
+    def stmatrix_trans(self, x, y):
+        """`stmatrix.trans` (x: shared pointer, y: any) -> none; sm_90+."""
+        return self._op(OP_STMATRIX_TRANS, (x, y), None, ())
+
+    def mma_m16n8k16_bf16(self, x, y, z):
+        """`mma.m16n8k16.bf16` (x: any, y: any, z: T) -> T; sm_80+."""
+        return self._op(OP_MMA_BF16, (x, y, z), None, ())
+
+    def mma_m16n8k16_f16(self, x, y, z):
+        """`mma.m16n8k16.f16` (x: any, y: any, z: T) -> T; sm_80+."""
+        return self._op(OP_MMA_F16, (x, y, z), None, ())
+
+    def mbarrier_init(self, x, y):
+        """`mbarrier.init` (x: shared pointer, y: i32) -> none; sm_80+."""
+        return self._op(OP_MBARRIER_INIT, (x, y), None, ())
+
+    def mbarrier_arrive(self, x):
+        """`mbarrier.arrive` (x: shared pointer) -> i64; sm_80+."""
+        return self._op(OP_MBARRIER_ARRIVE, (x,), None, ())
+
+    def mbarrier_arrive_expect_tx(self, x, y):
+        """`mbarrier.arrive.expect_tx` (x: shared pointer, y: i32) -> i64; sm_90+."""
+        return self._op(OP_MBARRIER_ARRIVE_EXPECT_TX, (x, y), None, ())
+
+    def mbarrier_expect_tx(self, x, y):
+        """`mbarrier.expect_tx` (x: shared pointer, y: i32) -> none; sm_90+."""
+        return self._op(OP_MBARRIER_EXPECT_TX, (x, y), None, ())
+
+    def mbarrier_try_wait_parity(self, x, y):
+        """`mbarrier.try_wait.parity` (x: shared pointer, y: i32) -> i1; sm_90+."""
+        return self._op(OP_MBARRIER_TRY_WAIT_PARITY, (x, y), None, ())
+
+    def mbarrier_inval(self, x):
+        """`mbarrier.inval` (x: shared pointer) -> none; sm_80+."""
+        return self._op(OP_MBARRIER_INVAL, (x,), None, ())
+
+    def fence_proxy_async(self):
+        """`fence.proxy.async` (no operands) -> none; sm_90+."""
+        return self._op(OP_FENCE_PROXY_ASYNC, (), None, ())
+
+    def elect_sync(self, *, imm=None):
+        """`elect.sync` (no operands) -> i1; attributes: imm; sm_90+."""
+        return self._op(OP_ELECT_SYNC, (), None, ((_K_IMM, imm), ))
+
+    def tma_load(self, x, y, z, *args):
+        """`tma.load` (x: shared pointer, y: pointer, z: shared pointer, *args) -> none; sm_90+."""
+        return self._op(OP_TMA_LOAD, (x, y, z) + args, None, ())
+
+    def tma_load_multicast(self, x0, x1, x2, x3, *args):
+        """`tma.load.multicast` (x0: shared pointer, x1: pointer, x2: shared pointer, x3: i32, *args) -> none; sm_90+."""
+        return self._op(OP_TMA_LOAD_MULTICAST, (x0, x1, x2, x3) + args, None, ())
+
+    def tma_store(self, x, y, *args):
+        """`tma.store` (x: pointer, y: shared pointer, *args) -> none; sm_90+."""
+        return self._op(OP_TMA_STORE, (x, y) + args, None, ())
+
+    def cp_async_bulk_commit_group(self):
+        """`cp.async.bulk.commit_group` (no operands) -> none; sm_90+."""
+        return self._op(OP_BULK_COMMIT, (), None, ())
+
+    def cp_async_bulk_wait_group(self, *, imm=None):
+        """`cp.async.bulk.wait_group` (no operands) -> none; attributes: imm; sm_90+."""
+        return self._op(OP_BULK_WAIT, (), None, ((_K_IMM, imm), ))
+
+    def cp_async_bulk_wait_group_read(self, *, imm=None):
+        """`cp.async.bulk.wait_group.read` (no operands) -> none; attributes: imm; sm_90+."""
+        return self._op(OP_BULK_WAIT_READ, (), None, ((_K_IMM, imm), ))
+
+    def wgmma_fence(self):
+        """`wgmma.fence` (no operands) -> none; sm_90a only."""
+        return self._op(OP_WGMMA_FENCE, (), None, ())
+
+    def wgmma_commit_group(self):
+        """`wgmma.commit_group` (no operands) -> none; sm_90a only."""
+        return self._op(OP_WGMMA_COMMIT, (), None, ())
+
+    def wgmma_wait_group(self, *, imm=None):
+        """`wgmma.wait_group` (no operands) -> none; attributes: imm; sm_90a only."""
+        return self._op(OP_WGMMA_WAIT, (), None, ((_K_IMM, imm), ))
+
+    def wgmma_mma_async_bf16(self, x0, x1, x2, x3, *, imm=None):
+        """`wgmma.mma_async.bf16` (x0: T, x1: i64, x2: i64, x3: i1) -> T; attributes: imm; sm_90a only."""
+        return self._op(OP_WGMMA_BF16, (x0, x1, x2, x3), None, ((_K_IMM, imm), ))
+
+    def wgmma_mma_async_f16(self, x0, x1, x2, x3, *, imm=None):
+        """`wgmma.mma_async.f16` (x0: T, x1: i64, x2: i64, x3: i1) -> T; attributes: imm; sm_90a only."""
+        return self._op(OP_WGMMA_F16, (x0, x1, x2, x3), None, ((_K_IMM, imm), ))
+
+    def wgmma_desc(self, x, y, z, *, imm=None):
+        """`wgmma.desc` (x: shared pointer, y: i32, z: i32) -> i64; attributes: imm; sm_90+."""
+        return self._op(OP_WGMMA_DESC, (x, y, z), None, ((_K_IMM, imm), ))
+
+    def setmaxnreg_inc(self, *, imm=None):
+        """`setmaxnreg.inc` (no operands) -> none; attributes: imm; sm_90a only."""
+        return self._op(OP_SETMAXNREG_INC, (), None, ((_K_IMM, imm), ))
+
+    def setmaxnreg_dec(self, *, imm=None):
+        """`setmaxnreg.dec` (no operands) -> none; attributes: imm; sm_90a only."""
+        return self._op(OP_SETMAXNREG_DEC, (), None, ((_K_IMM, imm), ))

@@ -9,6 +9,9 @@ from ._ffi import ffi, lib
 from ._manifest import Manifest, read_manifest
 from ._types import SCALAR_ID, SIZE, TO_TYPESTR, numpy_dtype, scalar_bits, scalar_name
 
+_ARG = struct.Struct("<IIIIQQQQQ")  # oxide_arg: kind type is_mutable reserved value ptr len bytes size
+_BUFFER = lib.OXIDE_ARG_BUFFER
+
 # ---------------------------------------------------------------------------------------------
 # devices
 
@@ -343,7 +346,7 @@ class DeviceArray:
     It has `shape`, `dtype` (NumPy), `scalar` (oxide name, e.g. "f32"), `size`, `nbytes`, `ptr`,
     and `__cuda_array_interface__` so CuPy, PyTorch and Numba can use it without a copy."""
 
-    __slots__ = ("_buf", "ptr", "shape", "scalar", "size", "nbytes", "device", "readonly", "_owner",
+    __slots__ = ("_buf", "ptr", "shape", "scalar", "size", "nbytes", "device", "_readonly", "_owner", "_row",
                  "__weakref__")
 
     def __init__(self, shape, dtype="f32", device=None, *, readonly=False):
@@ -354,8 +357,9 @@ class DeviceArray:
         self.nbytes = self.size * SIZE[self.scalar]
         out = ffi.new("oxide_buffer **")
         check(lib.oxide_buffer_alloc(dev._h, max(self.nbytes, 1), out))
-        self._buf, self.device, self.readonly, self._owner = out[0], dev, readonly, None
+        self._buf, self.device, self._owner = out[0], dev, None
         self.ptr = lib.oxide_buffer_ptr(self._buf)
+        self.readonly = readonly
 
     @classmethod
     def empty(cls, shape, dtype="f32", device=None):
@@ -386,8 +390,21 @@ class DeviceArray:
         check(lib.oxide_buffer_wrap(dev._h, ptr, max(n * SIZE[scalar], 1), out))
         a = object.__new__(cls)
         a._buf, a.ptr, a.shape, a.scalar, a.size = out[0], ptr, tuple(shape), scalar, n
-        a.nbytes, a.device, a.readonly, a._owner = n * SIZE[scalar], dev, not mutable, obj
+        a.nbytes, a.device, a._owner = n * SIZE[scalar], dev, obj
+        a.readonly = not mutable
         return a
+
+    @property
+    def readonly(self):
+        """True: launches pass it as read-only (a kernel's mut parameters refuse it)."""
+        return self._readonly
+
+    @readonly.setter
+    def readonly(self, value):
+        self._readonly = bool(value)
+        # The oxide_arg this array becomes in a launch, made once (the launch path copies it).
+        self._row = _ARG.pack(_BUFFER, SCALAR_ID[self.scalar], 0 if self._readonly else 1, 0, 0, self.ptr,
+                              self.size, 0, 0)
 
     @property
     def dtype(self):
@@ -463,7 +480,8 @@ class DeviceArray:
             raise ValueError(f"cannot reshape {self.size} elements into {shape}")
         v = object.__new__(DeviceArray)
         v._buf, v.ptr, v.shape, v.scalar, v.size = None, self.ptr, shape, self.scalar, self.size
-        v.nbytes, v.device, v.readonly, v._owner = self.nbytes, self.device, self.readonly, self
+        v.nbytes, v.device, v._owner = self.nbytes, self.device, self
+        v.readonly = self.readonly
         return v
 
     @property
@@ -491,16 +509,16 @@ class DeviceArray:
 # ---------------------------------------------------------------------------------------------
 # loaded modules and kernels
 
-_ARG = struct.Struct("<IIIIQQQQQ")  # oxide_arg: kind type is_mutable reserved value ptr len bytes size
 _ARG_SIZE = _ARG.size
-_pack_arg = _ARG.pack_into
-_BUFFER, _BYTES, _TMA = lib.OXIDE_ARG_BUFFER, lib.OXIDE_ARG_BYTES, lib.OXIDE_ARG_TMA_DESC
+_BYTES, _TMA = lib.OXIDE_ARG_BYTES, lib.OXIDE_ARG_TMA_DESC
 assert ffi.sizeof("oxide_arg") == _ARG_SIZE and ffi.offsetof("oxide_arg", "size") == 48
 
 _dims_cache = {}
 
 
 def _dims(d):
+    if isinstance(d, list):
+        d = tuple(d)
     c = _dims_cache.get(d)
     if c is None:
         if isinstance(d, int):
@@ -632,35 +650,35 @@ class ArgPacker:
         self.convs = tuple(self._converter(i, p) for i, p in enumerate(self.params))
 
     def _converter(self, i, p):
-        off = i * _ARG_SIZE
+        """A function (value, sctx, keep) -> the 56 bytes of the oxide_arg for parameter i."""
         what = f"{self.name}(): argument {i + 1} '{p.name}' ({p.describe()})"
         device = self.device
+        pack = _ARG.pack
         if p.kind == "scalar":
             sid, st = SCALAR_ID[p.type], p.type
 
-            def conv(v, buf, sctx, keep):
-                _pack_arg(buf, off, 0, sid, 0, 0, scalar_bits(st, v, what), 0, 0, 0, 0)
+            def conv(v, sctx, keep):
+                return pack(0, sid, 0, 0, scalar_bits(st, v, what), 0, 0, 0, 0)
             return conv
         if p.kind in ("slice", "ptr"):
             elem, eid = p.type, SCALAR_ID[p.type]
 
-            def conv(v, buf, sctx, keep):
+            def conv(v, sctx, keep):
                 if type(v) is DeviceArray:
                     if v.scalar != elem:
                         raise LaunchError(f"{what} takes {elem} elements, got a DeviceArray of {v.scalar}"
                                           f"{_interop.astype_hint(elem)}")
-                    _pack_arg(buf, off, _BUFFER, eid, 0 if v.readonly else 1, 0, 0, v.ptr, v.size, 0, 0)
-                    return
+                    return v._row
                 ptr, n, scalar, mutable, _, _ = _interop.describe(v, what, device, sctx, keep)
                 if scalar != elem:
                     raise LaunchError(f"{what} takes {elem} elements, got an array of {scalar}"
                                       f"{_interop.astype_hint(elem)}")
-                _pack_arg(buf, off, _BUFFER, eid, 1 if mutable else 0, 0, 0, ptr, n, 0, 0)
+                return pack(_BUFFER, eid, 1 if mutable else 0, 0, 0, ptr, n, 0, 0)
             return conv
         kind = _BYTES if p.kind == "bytes" else _TMA
         size = p.size if p.kind == "bytes" else 128
 
-        def conv(v, buf, sctx, keep):
+        def conv(v, sctx, keep):
             try:
                 cd = ffi.from_buffer(v)
             except TypeError:
@@ -669,7 +687,7 @@ class ArgPacker:
             if len(cd) != size:
                 raise LaunchError(f"{what} takes exactly {size} bytes, got {len(cd)}")
             keep.append(cd)
-            _pack_arg(buf, off, kind, 1, 0, 0, 0, 0, 0, int(ffi.cast("uintptr_t", cd)), len(cd))
+            return pack(kind, 1, 0, 0, 0, 0, 0, int(ffi.cast("uintptr_t", cd)), len(cd))
         return conv
 
     def check_count(self, args):
@@ -678,17 +696,12 @@ class ArgPacker:
             raise LaunchError(f"{self.name}() takes {self.n} argument{'s' if self.n != 1 else ''} ({names}), "
                               f"got {len(args)}")
 
-    def pack(self, args, buf=None, sctx=None, keep=None):
-        """Pack args into buf (a writable buffer of n oxide_arg; a new cdata array when None) and
-        return it. keep collects objects that must live until the launch is made."""
+    def pack(self, args, sctx=None, keep=None):
+        """The oxide_arg array (bytes, n * 56) for args; keep collects objects that must live until
+        the launch is made."""
         self.check_count(args)
-        if buf is None:
-            buf = ffi.new("oxide_arg[]", max(self.n, 1))
-        b = ffi.buffer(buf) if isinstance(buf, ffi.CData) else buf
         keep = [] if keep is None else keep
-        for conv, v in zip(self.convs, args):
-            conv(v, b, sctx, keep)
-        return buf
+        return b"".join([conv(v, sctx, keep) for conv, v in zip(self.convs, args)])
 
 
 class Kernel:
@@ -702,12 +715,10 @@ class Kernel:
         self.name = ffi.string(lib.oxide_kernel_name(handle)).decode()
         self.entry = ffi.string(lib.oxide_kernel_entry(handle)).decode()
         self.device = module.device
-        self._lock = threading.Lock()
         self._packer = ArgPacker(info, self.device) if info else None
         self._n = self._packer.n if info else 0
-        self._args = ffi.new("oxide_arg[]", max(self._n, 1))
-        self._argbuf = ffi.buffer(self._args)
         self._convs = self._packer.convs if info else ()
+        self._noargs = ffi.new("oxide_arg[]", 1)
 
     @property
     def params(self):
@@ -716,47 +727,53 @@ class Kernel:
     def signature(self):
         return self.info.signature() if self.info else f"{self.name}(?)"
 
-    # ---- launch ----
-    def __call__(self, *args, grid=None, block=None, stream=None, smem=0, cluster=None, cooperative=False):
+    def _bad_call(self, args, grid, block):
         if grid is None or block is None:
             raise TypeError(f"{self.name}(): give the launch shape: grid=... and block=... (ints or tuples)")
-        n = self._n
-        if len(args) != n:
-            if self._packer is None:
-                raise LaunchError(f"{self.name}: the module has no manifest, so its kernels cannot be called with "
-                                  f"checked arguments")
-            self._packer.check_count(args)
+        if self._packer is None:
+            raise LaunchError(f"{self.name}: the module has no manifest, so its kernels cannot be called with "
+                              f"checked arguments")
+        self._packer.check_count(args)
+
+    # ---- launch (the hot path: keep it short) ----
+    def __call__(self, *args, grid=None, block=None, stream=None, smem=0, cluster=None, cooperative=False):
+        try:
+            g = _dims_cache[grid]
+            b = _dims_cache[block]
+        except (KeyError, TypeError):
+            if grid is None or block is None:
+                self._bad_call(args, grid, block)
+            g, b = _dims(grid), _dims(block)
         if stream is None:
-            sctx = _NULL_STREAM
+            sh, sctx = _NULL, _NULL_STREAM
         elif type(stream) is Stream:
-            sctx = (stream._h, stream.handle)
+            sh = stream._h
+            sctx = (sh, stream.handle)
         else:
             sctx = _interop.foreign_stream(stream, self.device)
-        g, b = _dims(grid), _dims(block)
-        locked = self._lock.acquire(False)
-        try:
-            if locked:
-                cargs, buf = self._args, self._argbuf
+            sh = sctx[0]
+        n = self._n
+        if len(args) != n:
+            self._bad_call(args, grid, block)
+        if n:
+            keep = []
+            convs = self._convs
+            if n == 1:
+                data = convs[0](args[0], sctx, keep)
             else:
-                cargs = ffi.new("oxide_arg[]", max(n, 1))
-                buf = ffi.buffer(cargs)
-            if n:
-                keep = []
-                convs = self._convs
-                for i in range(n):
-                    convs[i](args[i], buf, sctx, keep)
-            if cluster is None and not cooperative:
-                st = lib.oxide_kernel_launch(self._h, sctx[0], g, b, smem, cargs, n)
-            else:
-                cfg = ffi.new("oxide_launch_config *")
-                cfg.grid, cfg.block, cfg.smem = list(g), list(b), smem
-                if cluster is not None:
-                    cfg.cluster = list(_dims(cluster))
-                cfg.flags = lib.OXIDE_LAUNCH_COOPERATIVE if cooperative else 0
-                st = lib.oxide_kernel_launch_ex(self._h, sctx[0], cfg, cargs, n)
-        finally:
-            if locked:
-                self._lock.release()
+                data = b"".join([convs[i](args[i], sctx, keep) for i in range(n)])
+            cargs = _from_buffer(_ARG_ARRAY, data)
+        else:
+            cargs = self._noargs
+        if cluster is None and not cooperative:
+            st = _launch(self._h, sh, g, b, smem, cargs, n)
+        else:
+            cfg = ffi.new("oxide_launch_config *")
+            cfg.grid, cfg.block, cfg.smem = list(g), list(b), smem
+            if cluster is not None:
+                cfg.cluster = list(_dims(cluster))
+            cfg.flags = lib.OXIDE_LAUNCH_COOPERATIVE if cooperative else 0
+            st = lib.oxide_kernel_launch_ex(self._h, sh, cfg, cargs, n)
         if st:
             raise error_for(st)
 
@@ -794,4 +811,8 @@ class Kernel:
         return f"<oxide.Kernel {self.signature()}>"
 
 
+_NULL = ffi.NULL
 _NULL_STREAM = (ffi.NULL, 0)
+_ARG_ARRAY = ffi.typeof("oxide_arg[]")
+_from_buffer = ffi.from_buffer
+_launch = lib.oxide_kernel_launch

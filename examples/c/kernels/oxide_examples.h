@@ -8,8 +8,9 @@
  * Launch geometry and interface of each kernel (slices are pointer + length, see oxide.h):
  *
  *  vecadd(a: [f32], b: [f32], out: mut [f32])
- *      out[i] = a[i] + b[i] for i < len(out); one element per thread, any 1-D grid covering
- *      len(out); blocks of up to 1024 threads (256 advised).
+ *      out[i] = a[i] + b[i] for i < min(len(a), len(b), len(out)); each thread adds
+ *      OXIDE_EXAMPLE_VECADD_PER_THREAD elements a block width apart: a 1-D grid of at least
+ *      ceil(n / (block * OXIDE_EXAMPLE_VECADD_PER_THREAD)) blocks of up to 1024 threads (256 advised).
  *  saxpy(alpha: f32, x: [f32], y: mut [f32])
  *      y[i] = alpha * x[i] + y[i] (one fused multiply-add) for i < min(len(x), len(y)).
  *  reduce(x: [f32], out: mut [f32])
@@ -48,6 +49,8 @@
 extern "C" {
 #endif
 
+/* vecadd: elements per thread; launch ceil(n / (block * this)) blocks (more is harmless). */
+#define OXIDE_EXAMPLE_VECADD_PER_THREAD 4
 #define OXIDE_EXAMPLE_REDUCE_THREADS 256
 #define OXIDE_EXAMPLE_SGEMM_BM 128
 #define OXIDE_EXAMPLE_SGEMM_BN 128

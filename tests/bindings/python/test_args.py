@@ -38,7 +38,7 @@ class FakeDLPackCPU:
 
 
 def unpack(buf, n):
-    raw = bytes(oxide._ffi.buffer(buf))
+    raw = buf if isinstance(buf, bytes) else bytes(oxide._ffi.buffer(buf))
     return [ARG.unpack_from(raw, i * ARG.size) for i in range(n)]
 
 
