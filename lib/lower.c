@@ -775,10 +775,11 @@ static LLVMValueRef lower_wgmma(lw *L, const oxide_inst *in, LLVMValueRef *ops, 
         failf(L, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory lowering '%s'", oxide_ops[in->op].name);
         goto out;
     }
-    /* ops.def's template with $N replaced; "$(" and "$)" are LLVM's escapes for braces */
+    /* ops.def's template with $N replaced. Braces are literal: NVPTX has one asm dialect, and
+     * LLVM's "$(" would open a dialect alternative. */
     const char *tmpl = oxide_ops[in->op].tmpl, *dollar = strstr(tmpl, "$N");
     int imm = (int)in->imm;
-    size_t k = (size_t)snprintf(text, cap, "$( .reg .pred p; setp.ne.b32 p, $%u, 0; %.*s%u%s $(", n + 2,
+    size_t k = (size_t)snprintf(text, cap, "{ .reg .pred p; setp.ne.b32 p, $%u, 0; %.*s%u%s {", n + 2,
                                 (int)(dollar - tmpl), tmpl, n * 2, dollar + 2);
     size_t c = 0;
     for (unsigned i = 0; i < n; i++) {
@@ -786,7 +787,7 @@ static LLVMValueRef lower_wgmma(lw *L, const oxide_inst *in, LLVMValueRef *ops, 
         c += (size_t)snprintf(cons + c, cap - c, "%s=f", i ? "," : "");
         ft[i] = L->tf32;
     }
-    snprintf(text + k, cap - k, "$), $%u, $%u, p, %d, %d, %d, %d; $)", n, n + 1, imm & 4 ? -1 : 1, imm & 8 ? -1 : 1,
+    snprintf(text + k, cap - k, "}, $%u, $%u, p, %d, %d, %d, %d; }", n, n + 1, imm & 4 ? -1 : 1, imm & 8 ? -1 : 1,
              imm & 1, (imm >> 1) & 1);
     c += (size_t)snprintf(cons + c, cap - c, ",l,l,r");
     for (unsigned i = 0; i < n; i++)

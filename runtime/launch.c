@@ -65,6 +65,30 @@ static oxide_status bad_arg(const struct oxide_kernel *k, uint32_t i, const oxid
                        k->mk->params[i].name, want, got, hint);
 }
 
+/* The slice contract (docs/ir.md): compiled code treats slices as noalias, so a mutable slice
+ * must not overlap any other slice of the launch; a violation would be a silent data race. */
+static oxide_status check_slice_overlap(const struct oxide_kernel *k, const oxide_arg *args, size_t nargs) {
+    for (uint32_t i = 0; i < nargs; i++) {
+        const rt_param *mi = &k->params[i];
+        if (mi->kind != OXIDE_PARAM_SLICE || !mi->is_mutable || !args[i].len)
+            continue;
+        uint64_t lo = args[i].ptr, hi = lo + args[i].len * oxide_scalar_size((oxide_scalar)mi->scalar);
+        for (uint32_t j = 0; j < nargs; j++) {
+            const rt_param *mj = &k->params[j];
+            if (j == i || mj->kind != OXIDE_PARAM_SLICE || !args[j].len)
+                continue;
+            uint64_t lo2 = args[j].ptr, hi2 = lo2 + args[j].len * oxide_scalar_size((oxide_scalar)mj->scalar);
+            if (lo < hi2 && lo2 < hi)
+                return oxide__fail(OXIDE_ERROR_LAUNCH,
+                                   "launch %s: argument %u '%s' is a mutable slice that overlaps argument %u '%s'; a "
+                                   "mutable slice may not alias another slice (declare the parameters as ptr to "
+                                   "allow aliasing)",
+                                   k->name, i + 1, k->mk->params[i].name, j + 1, k->mk->params[j].name);
+        }
+    }
+    return OXIDE_OK;
+}
+
 static oxide_status bad_count(const struct oxide_kernel *k, size_t nargs) {
     char list[400];
     size_t used = 0;
@@ -125,7 +149,7 @@ oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args,
             break;
         }
     }
-    return OXIDE_OK;
+    return check_slice_overlap(k, args, nargs);
 }
 
 /* ---- launching ---- */

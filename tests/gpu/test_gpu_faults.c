@@ -100,7 +100,11 @@ static int fault_child(void) {
     oxide_buffer *b2 = NULL;
     FAILS_WITH(oxide_buffer_alloc(dev, 16, &b2), OXIDE_ERROR_DEVICE_FAILED, "failed earlier");
     FAILS_WITH(oxide_kernel_launch(vecadd, NULL, ONE, ONE, 0, &arg, 0), OXIDE_ERROR_LAUNCH, "expects 3 arguments");
+    /* valid arguments: two read-only views of the buffer's halves and a mutable one of the rest */
     oxide_arg args[3] = {arg, arg, arg};
+    args[0].is_mutable = args[1].is_mutable = 0;
+    args[0].len = args[1].len = args[2].len = 512;
+    args[2].ptr += 512 * 4;
     FAILS_WITH(oxide_kernel_launch(vecadd, NULL, ONE, ONE, 0, args, 3), OXIDE_ERROR_DEVICE_FAILED, "failed earlier");
     FAILS_WITH(oxide_stream_synchronize(s), OXIDE_ERROR_DEVICE_FAILED, "failed earlier");
     FAILS_WITH(oxide_device_synchronize(dev), OXIDE_ERROR_DEVICE_FAILED, "failed earlier");

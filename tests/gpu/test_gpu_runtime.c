@@ -111,6 +111,14 @@ static void test_vecadd(void) {
     FAILS_WITH(oxide_kernel_launch(k, NULL, grid, block, 0, bad_args, 3), OXIDE_ERROR_LAUNCH,
                "got a scalar f32");
     FAILS_WITH(oxide_kernel_launch(k, NULL, grid, block, 0, NULL, 3), OXIDE_ERROR_LAUNCH, "expects 3 arguments");
+    /* the slice contract: a mutable slice may not overlap another slice (the compiler relies on it) */
+    bad_args[2] = oxide_arg_from_buffer(da, OXIDE_SCALAR_F32, 1);
+    FAILS_WITH(oxide_kernel_launch(k, NULL, grid, block, 0, bad_args, 3), OXIDE_ERROR_LAUNCH,
+               "argument 3 'out' is a mutable slice that overlaps argument 1 'a'");
+    bad_args[2] = args[2];
+    bad_args[1] = args[0]; /* two read-only slices may overlap */
+    OK(oxide_kernel_launch(k, NULL, grid, block, 0, bad_args, 3));
+    OK(oxide_device_synchronize(dev));
     uint32_t huge_block[3] = {4096, 1, 1};
     FAILS_WITH(oxide_kernel_launch(k, NULL, grid, huge_block, 0, args, 3), OXIDE_ERROR_CUDA, "launch vecadd",
                "block 4096x1x1");

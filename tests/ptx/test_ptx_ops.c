@@ -54,6 +54,7 @@ typedef struct G {
     oxide_function *k;
     oxide_block *b;
     oxide_value *p; /* ptr.global scratch memory: inputs are loaded from it, results stored to it */
+    oxide_value *desc; /* tma_desc parameter (TMA kernels only) */
     int slot;
     oxide_status st;
     /* types */
@@ -201,10 +202,14 @@ static oxide_status new_module(G *g, const char *name) {
     return OXIDE_OK;
 }
 
-static oxide_status begin_kernel(G *g, const char *name) {
+static bool is_tma(oxide_op o);
+
+static oxide_status begin_kernel(G *g, const char *name, oxide_op o) {
     oxide_status st = oxide_module_add_kernel(g->mod, name, &g->k);
     if (!st)
         st = oxide_kernel_add_ptr_param(g->k, "p", OXIDE_SCALAR_U8, 1, &g->p);
+    if (!st && is_tma(o))
+        st = oxide_kernel_add_tma_desc_param(g->k, "d", &g->desc);
     if (!st)
         st = oxide_function_add_block(g->k, NULL, 0, &g->b, NULL);
     g->slot = 0;
@@ -599,11 +604,169 @@ static int gen_special(G *g, oxide_op o, int v) {
     }
 }
 
+/* ---- tier 2 (tensor cores, async copies, Hopper) ---- */
+
+static bool is_tma(oxide_op o) { return o >= OXIDE_OP_TMA_LOAD && o <= OXIDE_OP_TMA_STORE; }
+
+static oxide_type *vec_i32(G *g, unsigned n) {
+    oxide_type *t = g->i32;
+    if (n > 1)
+        oxide_type_vector(g->ctx, g->i32, n, &t);
+    return t;
+}
+
+static oxide_value *imm_op(G *g, oxide_op o, oxide_value *const *ops, size_t n, oxide_type *rt, int64_t imm) {
+    oxide_attr a = {.key = OXIDE_ATTR_IMM, .i = imm};
+    return op(g, o, ops, n, rt, &a, 1);
+}
+
+/* A wgmma m64nNk16 with the accumulator loaded from memory, fenced, committed and waited for
+ * (the sequence ptxas wants: without it, it injects warpgroup waits of its own). */
+static void wgmma_seq(G *g, oxide_op o, unsigned nn, int64_t mode) {
+    oxide_type *acc_t;
+    oxide_type_array(g->ctx, g->f32, nn / 2, &acc_t);
+    oxide_value *acc = input(g, acc_t);
+    oxide_value *s = shared_ptr(g);
+    oxide_value *da = imm_op(g, OXIDE_OP_WGMMA_DESC, (oxide_value *[]){s, ci(g, g->i32, 128), ci(g, g->i32, 1024)},
+                             3, NULL, 128);
+    oxide_value *db = imm_op(g, OXIDE_OP_WGMMA_DESC, (oxide_value *[]){addr(g, s, 512), ci(g, g->i32, 16),
+                             ci(g, g->i32, 512)}, 3, NULL, 64);
+    op(g, OXIDE_OP_WGMMA_FENCE, NULL, 0, NULL, NULL, 0);
+    oxide_value *d = imm_op(g, o, (oxide_value *[]){acc, da, db, input(g, g->i1)}, 4, NULL, mode);
+    d = imm_op(g, o, (oxide_value *[]){d, db, da, ci(g, g->i1, 1)}, 4, NULL, 0);
+    op(g, OXIDE_OP_WGMMA_COMMIT, NULL, 0, NULL, NULL, 0);
+    imm_op(g, OXIDE_OP_WGMMA_WAIT, NULL, 0, NULL, 0);
+    sink(g, d);
+}
+
+static int gen_tier2(G *g, oxide_op o, int v) {
+    switch (o) {
+    case OXIDE_OP_CP_ASYNC_CA: case OXIDE_OP_CP_ASYNC_CA_ZFILL: case OXIDE_OP_CP_ASYNC_CG:
+    case OXIDE_OP_CP_ASYNC_CG_ZFILL: {
+        static const int sizes[] = {4, 8, 16};
+        bool cg = o == OXIDE_OP_CP_ASYNC_CG || o == OXIDE_OP_CP_ASYNC_CG_ZFILL;
+        bool zfill = o == OXIDE_OP_CP_ASYNC_CA_ZFILL || o == OXIDE_OP_CP_ASYNC_CG_ZFILL;
+        if (v >= (cg ? 1 : 3))
+            return 0;
+        oxide_value *ops[3] = {shared_ptr(g), addr(g, g->p, 256), input(g, g->i32)};
+        imm_op(g, o, ops, zfill ? 3 : 2, NULL, cg ? 16 : sizes[v]);
+        op(g, OXIDE_OP_CP_ASYNC_COMMIT, NULL, 0, NULL, NULL, 0);
+        imm_op(g, OXIDE_OP_CP_ASYNC_WAIT, NULL, 0, NULL, 0);
+        break;
+    }
+    case OXIDE_OP_CP_ASYNC_WAIT: case OXIDE_OP_BULK_WAIT: case OXIDE_OP_BULK_WAIT_READ: case OXIDE_OP_WGMMA_WAIT:
+        if (v >= 3)
+            return 0;
+        imm_op(g, o, NULL, 0, NULL, v == 0 ? 0 : v == 1 ? 1 : 7);
+        break;
+    case OXIDE_OP_LDMATRIX: case OXIDE_OP_LDMATRIX_TRANS: case OXIDE_OP_STMATRIX: case OXIDE_OP_STMATRIX_TRANS: {
+        if (v >= 3)
+            return 0;
+        oxide_type *t = vec_i32(g, 1u << v);
+        oxide_value *s = addr(g, shared_ptr(g), 128);
+        if (o == OXIDE_OP_LDMATRIX || o == OXIDE_OP_LDMATRIX_TRANS)
+            sink(g, op(g, o, &s, 1, t, NULL, 0));
+        else
+            op(g, o, (oxide_value *[]){s, input(g, t)}, 2, NULL, NULL, 0);
+        break;
+    }
+    case OXIDE_OP_MMA_BF16: case OXIDE_OP_MMA_F16: {
+        if (v >= 2)
+            return 0;
+        oxide_value *a, *b;
+        if (v == 0) { /* fragments straight from ldmatrix, as a GEMM has them */
+            oxide_value *s = shared_ptr(g);
+            a = op(g, OXIDE_OP_LDMATRIX, &s, 1, vec_i32(g, 4), NULL, 0);
+            b = op(g, OXIDE_OP_LDMATRIX_TRANS, &s, 1, vec_i32(g, 2), NULL, 0);
+        } else {
+            a = input(g, vec_i32(g, 4));
+            b = input(g, vec_i32(g, 2));
+        }
+        oxide_value *d = op(g, o, (oxide_value *[]){a, b, input(g, g->v4f32)}, 3, NULL, NULL, 0);
+        sink(g, op(g, o, (oxide_value *[]){a, b, d}, 3, NULL, NULL, 0));
+        break;
+    }
+    case OXIDE_OP_TMA_LOAD: case OXIDE_OP_TMA_LOAD_MULTICAST: case OXIDE_OP_TMA_STORE: {
+        /* 1..5 dimensions with the descriptor parameter, then one with a descriptor in global memory */
+        if (v >= 6)
+            return 0;
+        unsigned dims = v < 5 ? (unsigned)v + 1 : 2;
+        oxide_value *ops[10];
+        size_t n = 0;
+        oxide_value *desc = v < 5 ? g->desc : addr(g, g->p, 128);
+        oxide_value *s = shared_ptr(g), *bar = addr(g, s, 1016);
+        if (o == OXIDE_OP_TMA_STORE) {
+            ops[n++] = desc;
+            ops[n++] = s;
+        } else {
+            ops[n++] = s;
+            ops[n++] = desc;
+            ops[n++] = bar;
+            if (o == OXIDE_OP_TMA_LOAD_MULTICAST)
+                ops[n++] = input(g, g->i32);
+        }
+        for (unsigned i = 0; i < dims; i++)
+            ops[n++] = input(g, g->i32);
+        if (o != OXIDE_OP_TMA_STORE)
+            op(g, OXIDE_OP_MBARRIER_INIT, (oxide_value *[]){bar, ci(g, g->i32, 1)}, 2, NULL, NULL, 0);
+        op(g, o, ops, n, NULL, NULL, 0);
+        if (o == OXIDE_OP_TMA_STORE) {
+            op(g, OXIDE_OP_BULK_COMMIT, NULL, 0, NULL, NULL, 0);
+            imm_op(g, OXIDE_OP_BULK_WAIT_READ, NULL, 0, NULL, 0);
+        } else {
+            sink(g, op(g, OXIDE_OP_MBARRIER_ARRIVE_EXPECT_TX, (oxide_value *[]){bar, ci(g, g->i32, 4096)}, 2, NULL,
+                       NULL, 0));
+        }
+        break;
+    }
+    case OXIDE_OP_WGMMA_BF16: case OXIDE_OP_WGMMA_F16: {
+        /* N = 64, 128, 256 plain, then N = 128 with each mode bit and N = 8 */
+        static const unsigned ns[] = {64, 128, 256, 128, 128, 128, 128, 8};
+        static const int modes[] = {0, 0, 0, 1, 2, 4, 15, 3};
+        if (v >= 8)
+            return 0;
+        wgmma_seq(g, o, ns[v], modes[v]);
+        break;
+    }
+    case OXIDE_OP_WGMMA_FENCE: case OXIDE_OP_WGMMA_COMMIT:
+        if (v >= 1)
+            return 0;
+        wgmma_seq(g, OXIDE_OP_WGMMA_BF16, 64, 0);
+        break;
+    case OXIDE_OP_WGMMA_DESC: {
+        if (v >= 4)
+            return 0;
+        oxide_value *s = shared_ptr(g);
+        sink(g, imm_op(g, o, (oxide_value *[]){s, input(g, g->i32), input(g, g->i32)}, 3, NULL, v ? 16 << v : 0));
+        break;
+    }
+    case OXIDE_OP_SETMAXNREG_INC: case OXIDE_OP_SETMAXNREG_DEC:
+        if (v >= 2)
+            return 0;
+        /* ptxas needs the launch bounds to know the register count at entry */
+        if (!g->st)
+            g->st = oxide_kernel_set_launch_bounds(g->k, 384, 1);
+        imm_op(g, o, NULL, 0, NULL, o == OXIDE_OP_SETMAXNREG_INC ? (v ? 240 : 232) : (v ? 24 : 40));
+        break;
+    case OXIDE_OP_ELECT_SYNC:
+        if (v >= 2)
+            return 0;
+        sink(g, imm_op(g, o, NULL, 0, NULL, v ? 0x0000ffff : 0xffffffff));
+        break;
+    default:
+        return gen_generic(g, o, v);
+    }
+    ret(g);
+    return 1;
+}
+
 /* Builds variant v of op o into the current kernel. 1: built (or g->st set), 0: no such variant. */
 static int gen(G *g, oxide_op o, int v) {
     int r = gen_special(g, o, v);
     if (r >= 0)
         return r;
+    if (o >= OXIDE_OP_CP_ASYNC_CA)
+        return gen_tier2(g, o, v);
     if (o >= OXIDE_OP_TRUNC && o <= OXIDE_OP_ADDRSPACECAST)
         return gen_cast(g, o, v);
     if (rows[o].lower == L_TERM)
@@ -647,6 +810,9 @@ static int assemble(const char *ptx, size_t len, const char *arch, char **kernel
     char line[4096];
     int bad = 0;
     while (pp && fgets(line, sizeof line, pp)) {
+        /* performance notes (e.g. C7508 about setmaxnreg) are not errors */
+        if (strstr(line, "ptxas info"))
+            continue;
         bad = 1;
         fprintf(stderr, "ptxas: %s", line);
         const char *lp = strstr(line, ", line ");
@@ -679,6 +845,58 @@ static int assemble(const char *ptx, size_t len, const char *arch, char **kernel
 
 /* ---- driver ---- */
 
+/* MIN_SM 901 in ops.def: the arch-specific sm_90a only */
+static bool op_missing(int o, const char *target, unsigned sm) {
+    return rows[o].min_sm == 901 ? strcmp(target, "sm_90a") != 0 : rows[o].min_sm > sm;
+}
+
+static const char *sm_name(unsigned min_sm) {
+    static char buf[16];
+    if (min_sm == 901)
+        return "sm_90a";
+    snprintf(buf, sizeof buf, "sm_%u", min_sm);
+    return buf;
+}
+
+/* Plain sm_90 (PTX 7.8 by default): the sm_90a-only ops must fail verification saying they need
+ * sm_90a, and the Hopper ops that need PTX 8.0 must fail until it is asked for. */
+static void check_plain_sm90(oxide_context *ctx) {
+    G g = {.ctx = ctx};
+    types(&g);
+    oxide_options *o78, *o80;
+    oxide_options_create(&o78);
+    oxide_options_create(&o80);
+    oxide_options_set_target(o78, "sm_90");
+    oxide_options_set_target(o80, "sm_90");
+    oxide_options_set_ptx_version(o80, 8, 0);
+    int checked = 0;
+    for (int o = OXIDE_OP_CP_ASYNC_CA; o < OXIDE_OP_COUNT_; o++) {
+        if (rows[o].min_sm < 90)
+            continue;
+        G probe = g;
+        if (new_module(&probe, "probe") || begin_kernel(&probe, "k", (oxide_op)o) || !gen(&probe, (oxide_op)o, 0) ||
+            probe.st) {
+            failf("%s: building variant 0 failed: %s", rows[o].name, oxide_last_error());
+            continue;
+        }
+        oxide_status s78 = oxide_module_verify(probe.mod, o78);
+        const char *m78 = oxide_last_error();
+        bool a_only = rows[o].min_sm == 901;
+        if (s78 != OXIDE_ERROR_VERIFY || !strstr(m78, a_only ? "needs sm_90a" : "needs PTX ISA 8.0"))
+            failf("%s on sm_90 (PTX 7.8): expected a verify error saying it needs %s, got %s: %s", rows[o].name,
+                  a_only ? "sm_90a" : "PTX 8.0", oxide_status_name(s78), s78 ? m78 : "");
+        oxide_status s80 = oxide_module_verify(probe.mod, o80);
+        if (a_only ? s80 != OXIDE_ERROR_VERIFY : s80 != OXIDE_OK)
+            failf("%s on sm_90 with PTX 8.0: got %s (%s)", rows[o].name, oxide_status_name(s80),
+                  s80 ? oxide_last_error() : "verified");
+        oxide_module_destroy(probe.mod);
+        checked++;
+    }
+    printf("sm_90: %d Hopper ops refused without sm_90a / PTX 8.0 as expected\n", checked);
+    oxide_options_destroy(o78);
+    oxide_options_destroy(o80);
+}
+
 typedef struct variant {
     oxide_op op;
     int v;
@@ -705,7 +923,7 @@ static int run_target(oxide_context *ctx, const char *target, unsigned sm, int l
         for (int v = 0; v < 200 && nk < cap; v++) {
             /* build alone first: the builder or the verifier may refuse this combination */
             G probe = g;
-            if (new_module(&probe, "probe") || begin_kernel(&probe, "k")) {
+            if (new_module(&probe, "probe") || begin_kernel(&probe, "k", (oxide_op)o)) {
                 failf("scaffolding: %s", oxide_last_error());
                 return 1;
             }
@@ -716,9 +934,9 @@ static int run_target(oxide_context *ctx, const char *target, unsigned sm, int l
             }
             tried++;
             oxide_status st = probe.st ? probe.st : oxide_module_verify(probe.mod, opts);
-            if (st == OXIDE_OK && rows[o].min_sm > sm)
-                failf("%s variant %d verifies for %s, but the op needs sm_%u", rows[o].name, v, target,
-                      rows[o].min_sm);
+            if (st == OXIDE_OK && op_missing(o, target, sm))
+                failf("%s variant %d verifies for %s, but the op needs %s", rows[o].name, v, target,
+                      sm_name(rows[o].min_sm));
             oxide_module_destroy(probe.mod);
             if (st)
                 continue;
@@ -726,7 +944,7 @@ static int run_target(oxide_context *ctx, const char *target, unsigned sm, int l
             G one = g;
             const char *ptx;
             new_module(&one, "one");
-            begin_kernel(&one, "k");
+            begin_kernel(&one, "k", (oxide_op)o);
             gen(&one, (oxide_op)o, v);
             st = one.st ? one.st : oxide_module_compile(one.mod, opts, &ptx, NULL);
             if (st) {
@@ -739,7 +957,7 @@ static int run_target(oxide_context *ctx, const char *target, unsigned sm, int l
             char name[32], desc[96];
             snprintf(name, sizeof name, "k%d", nk);
             snprintf(desc, sizeof desc, "op %s variant %d", rows[o].name, v);
-            if (begin_kernel(&big, name) || (gen(&big, (oxide_op)o, v), big.st)) {
+            if (begin_kernel(&big, name, (oxide_op)o) || (gen(&big, (oxide_op)o, v), big.st)) {
                 failf("%s variant %d: rebuilding failed: %s", rows[o].name, v, oxide_last_error());
                 return 1;
             }
@@ -751,7 +969,7 @@ static int run_target(oxide_context *ctx, const char *target, unsigned sm, int l
         }
         if (verbose)
             printf("  %s %s: %d of %d variants\n", target, rows[o].name, ok, tried);
-        if (rows[o].min_sm > sm) {
+        if (op_missing(o, target, sm)) {
             if (ok)
                 failf("%s: %d variants accepted for %s below its min SM", rows[o].name, ok, target);
             if (!tried)
@@ -818,6 +1036,7 @@ int main(int argc, char **argv) {
     for (int t = 0; t < 2; t++)
         for (int l = 0; l < 3; l++)
             run_target(ctx, targets[t].name, targets[t].sm, levels[l]);
+    check_plain_sm90(ctx);
     oxide_context_destroy(ctx);
     if (failures)
         fprintf(stderr, "%d failure(s)\n", failures);

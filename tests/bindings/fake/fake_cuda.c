@@ -168,7 +168,18 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
     snprintf(want, sizeof want, ".entry %s(", name);
     if (!strstr((const char *)m, want))
         return CUDA_ERROR_NOT_FOUND;
-    *f = (CUfunction)strdup(name);
+    /* Interned names, so that function handles need no freeing (as with a real driver). */
+    static char names[64][128];
+    static int used;
+    for (int i = 0; i < used; i++)
+        if (!strcmp(names[i], name)) {
+            *f = (CUfunction)names[i];
+            return 0;
+        }
+    if (used == 64)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    snprintf(names[used], sizeof names[used], "%s", name);
+    *f = (CUfunction)names[used++];
     return 0;
 }
 CUresult cuFuncGetAttribute(int *v, int a, CUfunction f) {
