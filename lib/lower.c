@@ -218,7 +218,9 @@ typedef struct asm_spec {
 
 static LLVMValueRef emit_asm(lw *L, const asm_spec *a) {
     /* Translate to LLVM's asm-string syntax: operand numbers shift down by one when there is no
-     * result, '$' '{' '|' '}' need escapes, and $I/$O/$S are the instruction's attributes. */
+     * result, a literal '$' is "$$", and $I/$O/$S are the instruction's attributes. '{' '|' '}'
+     * stay as they are: NVPTX has one dialect, so they reach the PTX literally, whereas LLVM's
+     * "$(" "$|" "$)" would open dialect alternatives and drop text. */
     size_t tl = strlen(a->text);
     char *s = malloc(tl * 4 + 64), *o = s;
     if (!s) {
@@ -243,12 +245,6 @@ static LLVMValueRef emit_asm(lw *L, const asm_spec *a) {
             }
         } else if (*p == '$') {
             *o++ = '$', *o++ = '$';
-        } else if (*p == '{') {
-            *o++ = '$', *o++ = '(';
-        } else if (*p == '}') {
-            *o++ = '$', *o++ = ')';
-        } else if (*p == '|') {
-            *o++ = '$', *o++ = '|';
         } else {
             *o++ = *p;
         }
