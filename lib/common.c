@@ -86,3 +86,28 @@ const char *oxide_param_kind_name(oxide_param_kind k) {
     static const char *const names[] = {"scalar", "slice", "ptr", "bytes", "tma_desc"};
     return (unsigned)k < 5 ? names[k] : NULL;
 }
+
+size_t oxide__utf8_len(const unsigned char *s, size_t avail) {
+    unsigned c = s[0], min;
+    size_t n;
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2, min = 0x80;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3, min = 0x800;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4, min = 0x10000;
+    else
+        return 0;
+    if (avail < n)
+        return 0;
+    unsigned cp = c & (0x7fu >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    /* overlong forms, surrogates and code points past U+10FFFF are not valid UTF-8 */
+    if (cp < min || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+        return 0;
+    return n;
+}

@@ -46,6 +46,10 @@ char *oxide__strdup(oxide_arena *a, const char *s);
 char *oxide__strndup(oxide_arena *a, const char *s, size_t n);
 void oxide__arena_free(oxide_arena *a);
 
+/* Length (2..4) of the valid multi-byte UTF-8 sequence at s, 0 if the bytes there are not one
+ * (ASCII included: callers handle it first). Used by the manifest's JSON reader and writer. */
+size_t oxide__utf8_len(const unsigned char *s, size_t avail);
+
 /* Growable array of pointers living in an arena. */
 typedef struct oxide_vec {
     void **items;

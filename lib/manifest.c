@@ -163,31 +163,6 @@ static size_t put_utf8(char *d, unsigned cp) {
     return 4;
 }
 
-/* Length of the valid UTF-8 sequence at s (2..4 bytes), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t avail) {
-    unsigned c = s[0], min, cp;
-    size_t n;
-    if (c >= 0xc2 && c <= 0xdf)
-        n = 2, min = 0x80;
-    else if (c >= 0xe0 && c <= 0xef)
-        n = 3, min = 0x800;
-    else if (c >= 0xf0 && c <= 0xf4)
-        n = 4, min = 0x10000;
-    else
-        return 0;
-    if (avail < n)
-        return 0;
-    cp = c & (0x7fu >> n);
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if (cp < min || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-        return 0;
-    return n;
-}
-
 /* A JSON string, decoded into the manifest's storage (out may be NULL to only check it). */
 static bool string(parser *p, const char **out) {
     ws(p);
@@ -266,7 +241,7 @@ static bool string(parser *p, const char **out) {
             p->pos++;
             continue;
         }
-        size_t n = utf8_seq((const unsigned char *)p->s + p->pos, p->n - p->pos);
+        size_t n = oxide__utf8_len((const unsigned char *)p->s + p->pos, p->n - p->pos);
         if (!n)
             return fail(p, "invalid UTF-8 in a string");
         if (d)

@@ -61,33 +61,6 @@ static void putf(sbuf *b, const char *fmt, ...) {
         put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if the bytes there are not one. */
-static size_t utf8_len(const unsigned char *s, size_t avail) {
-    unsigned c = s[0];
-    size_t n;
-    unsigned min;
-    if (c >= 0xc2 && c <= 0xdf)
-        n = 2, min = 0x80;
-    else if (c >= 0xe0 && c <= 0xef)
-        n = 3, min = 0x800;
-    else if (c >= 0xf0 && c <= 0xf4)
-        n = 4, min = 0x10000;
-    else
-        return 0;
-    if (avail < n)
-        return 0;
-    unsigned cp = c & (0x7f >> n);
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    /* overlong forms, surrogates and code points past U+10FFFF are not valid UTF-8 */
-    if (cp < min || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-        return 0;
-    return n;
-}
-
 static void put_json_string(sbuf *b, const char *str) {
     const unsigned char *s = (const unsigned char *)(str ? str : "");
     size_t n = strlen((const char *)s);
@@ -112,7 +85,7 @@ static void put_json_string(sbuf *b, const char *str) {
             put(b, (const char *)s + i, 1);
             i++;
         } else {
-            size_t len = utf8_len(s + i, n - i);
+            size_t len = oxide__utf8_len(s + i, n - i);
             if (len) {
                 put(b, (const char *)s + i, len);
                 i += len;
