@@ -138,6 +138,22 @@ static oxide_arg in_f32(job *j, size_t n, float lo, float hi) {
     return oxide_arg_from_buffer(keep(j, random_f32(n, lo, hi)), OXIDE_SCALAR_F32, 0);
 }
 
+/* bf16 in [-1, 1): the upper half of an f32's bits */
+static oxide_arg in_bf16(job *j, size_t n) {
+    oxide_buffer *b;
+    TRY(oxide_buffer_alloc(dev, n * 2, &b), "allocating");
+    uint16_t *h = xmalloc(n * 2);
+    for (size_t i = 0; i < n; i++) {
+        float f = next_f32(-1, 1);
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        h[i] = (uint16_t)(u >> 16);
+    }
+    TRY(oxide_memcpy_htod(dev, oxide_buffer_ptr(b), h, n * 2), "uploading");
+    free(h);
+    return oxide_arg_from_buffer(keep(j, b), OXIDE_SCALAR_BF16, 0);
+}
+
 static oxide_arg out_f32(job *j, size_t n, int compared) {
     oxide_buffer *b = keep(j, random_f32(n, 0, 0));
     TRY(oxide_memset(dev, oxide_buffer_ptr(b), 0, n, 4), "memset");
@@ -182,6 +198,17 @@ static void prepare(const char *name, job *j) {
         j->nargs = 6;
         j->tolerance = 1e-5;
         geometry(j, n / OXIDE_EXAMPLE_SGEMM_BN, n / OXIDE_EXAMPLE_SGEMM_BM, OXIDE_EXAMPLE_SGEMM_THREADS, 1);
+    } else if (!strcmp(name, "gemm_mma")) {
+        const uint32_t n = 4096;
+        j->args[0] = in_bf16(j, (size_t)n * n);
+        j->args[1] = in_bf16(j, (size_t)n * n);
+        j->args[2] = out_f32(j, (size_t)n * n, 1);
+        j->args[3] = oxide_arg_u32(n);
+        j->args[4] = oxide_arg_u32(n);
+        j->args[5] = oxide_arg_u32(n);
+        j->nargs = 6;
+        j->tolerance = 1e-4;
+        geometry(j, n / OXIDE_EXAMPLE_GEMM_MMA_BN, n / OXIDE_EXAMPLE_GEMM_MMA_BM, OXIDE_EXAMPLE_GEMM_MMA_THREADS, 1);
     } else if (!strcmp(name, "softmax")) {
         const uint32_t rows = 32768, cols = 2048;
         j->args[0] = in_f32(j, (size_t)rows * cols, -8, 8);

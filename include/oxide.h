@@ -431,7 +431,10 @@ typedef enum oxide_op {
     OXIDE_OP_WGMMA_DESC = 182, /* wgmma.desc */
     OXIDE_OP_SETMAXNREG_INC = 183, /* setmaxnreg.inc */
     OXIDE_OP_SETMAXNREG_DEC = 184, /* setmaxnreg.dec */
-    OXIDE_OP_COUNT_ = 185
+    OXIDE_OP_MBARRIER_ARRIVE_CLUSTER = 185, /* mbarrier.arrive.cluster */
+    OXIDE_OP_FENCE_MBARRIER_INIT = 186, /* fence.mbarrier_init */
+    OXIDE_OP_TMA_PREFETCH_DESC = 187, /* tma.prefetch_desc */
+    OXIDE_OP_COUNT_ = 188
 } oxide_op;
 /* END GENERATED OPS */
 

@@ -907,6 +907,21 @@ static LLVMValueRef lower_tier2(lw *L, const oxide_inst *in, LLVMValueRef *ops, 
         snprintf(name, sizeof name, "%s.%ud", tmpl, dims);
         return call_intrinsic(L, name, NULL, 0, a, k);
     }
+    case OXIDE_OP_MBARRIER_ARRIVE_CLUSTER: {
+        /* the barrier at the same offset in CTA `rank` of the cluster, arrived on once with
+         * release semantics at cluster scope */
+        LLVMValueRef a[2] = {ops[0], ops[1]};
+        LLVMValueRef remote = call_intrinsic(L, "llvm.nvvm.mapa.shared.cluster", NULL, 0, a, 2);
+        if (!remote)
+            return NULL;
+        LLVMValueRef b[2] = {remote, const_i32(L, 1)};
+        return call_intrinsic(L, tmpl, NULL, 0, b, 2);
+    }
+    case OXIDE_OP_TMA_PREFETCH_DESC: {
+        LLVMValueRef p = to_generic(L, ops[0]);
+        LLVMTypeRef pt = LLVMTypeOf(p);
+        return call_intrinsic(L, tmpl, &pt, 1, &p, 1);
+    }
     case OXIDE_OP_WGMMA_BF16: case OXIDE_OP_WGMMA_F16:
         return lower_wgmma(L, in, ops, rt);
     case OXIDE_OP_WGMMA_DESC:

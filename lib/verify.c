@@ -705,9 +705,11 @@ static bool op_on_target(verifier *v, oxide_op op) {
     }
     if (info->min_sm > v->opts->sm)
         return need_sm(v, info->min_sm, what);
-    /* The Hopper async ops (TMA, expect_tx, elect.sync, fence.proxy.async, ...) came with PTX 8.0;
-     * LLVM aborts the process when an intrinsic's PTX version is missing ("Cannot select"). */
-    if (op >= OXIDE_OP_CP_ASYNC_CA && info->min_sm >= 90 && effective_ptx(v->opts) < 80) {
+    /* The Hopper async ops (TMA, expect_tx, elect.sync, fence.proxy.async, ...) came with PTX 8.0
+     * (stmatrix and try_wait.parity with 7.8); LLVM aborts the process when an intrinsic's PTX
+     * version is missing ("Cannot select"). */
+    bool ptx78 = op == OXIDE_OP_STMATRIX || op == OXIDE_OP_STMATRIX_TRANS || op == OXIDE_OP_MBARRIER_TRY_WAIT_PARITY;
+    if (op >= OXIDE_OP_CP_ASYNC_CA && info->min_sm >= 90 && !ptx78 && effective_ptx(v->opts) < 80) {
         report(v, "%s needs PTX ISA 8.0; target %s uses %d.%d (set the PTX version to 8.0, or target sm_90a)",
                what, v->opts->target, effective_ptx(v->opts) / 10, effective_ptx(v->opts) % 10);
         return false;
@@ -1104,6 +1106,8 @@ static bool check_op_specific(verifier *v, const oxide_inst *in, const oxide_typ
         return check_tensor_map(v, t1, 1) && check_coords(v, in, 4);
     case OXIDE_OP_TMA_STORE:
         return check_tensor_map(v, t0, 0) && check_coords(v, in, 2);
+    case OXIDE_OP_TMA_PREFETCH_DESC:
+        return check_tensor_map(v, t0, 0);
     case OXIDE_OP_WGMMA_BF16: case OXIDE_OP_WGMMA_F16:
         if (!wgmma_n(row)) {
             report(v, "the accumulator must be array<N/2 x f32> for an m64nNk16 shape (N a multiple of 8 up to "

@@ -1437,6 +1437,179 @@ static void test_reporting(void) {
     oxide_module_destroy(m);
 }
 
+/* ======================================================================================
+ * tier 2: tensor-core, async-copy and Hopper ops
+ * ====================================================================================== */
+
+/* One kernel holding one tier-2 op built by fn; returns the module (caller destroys). */
+static oxide_module *tier2_module(void (*fn)(fx *x, int v), int v) {
+    fx x = kernel();
+    fn(&x, v);
+    ret(x.e);
+    return x.m;
+}
+
+static oxide_value *shared_at(fx *x) { return global_ptr(x->m, x->e, "sm", OXIDE_AS_SHARED, tsptr); }
+
+static void build_cp_async(fx *x, int v) {
+    /* v: 0 ca 8 bytes (ok), 1 ca 12 bytes, 2 cg 8 bytes, 3 source in shared memory */
+    oxide_value *s = shared_at(x);
+    oxide_value *g = v == 3 ? s : OP(x->e, OXIDE_OP_INTTOPTR, tgptr, ci64(x->e, 0));
+    oxide_attr a = attr_i(OXIDE_ATTR_IMM, v == 1 ? 12 : 8);
+    OPA(x->e, v == 2 ? OXIDE_OP_CP_ASYNC_CG : OXIDE_OP_CP_ASYNC_CA, NULL, a, s, g);
+}
+
+static void build_ldmatrix(fx *x, int v) {
+    oxide_type *v8;
+    oxide_type_vector(C, ti32, 8, &v8);
+    OP(x->e, OXIDE_OP_LDMATRIX, v == 0 ? tv4i32 : v == 1 ? v8 : tv4f32, shared_at(x));
+}
+
+static void build_mma(fx *x, int v) {
+    oxide_type *v2i32;
+    oxide_type_vector(C, ti32, 2, &v2i32);
+    oxide_value *s = shared_at(x);
+    oxide_value *a = OP(x->e, OXIDE_OP_LOAD, tv4i32, s), *b = OP(x->e, OXIDE_OP_LOAD, v == 1 ? tv4i32 : v2i32, s);
+    oxide_value *c = OP(x->e, OXIDE_OP_LOAD, v == 2 ? tv2f32 : tv4f32, s);
+    OP(x->e, OXIDE_OP_MMA_BF16, NULL, a, b, c);
+}
+
+static void build_wgmma(fx *x, int v) {
+    /* v: 0 N=128 (ok), 1 N=12 (array<6 x f32>), 2 vec accumulator, 3 mode 16 */
+    oxide_type *acc_t = NULL;
+    if (v == 2)
+        acc_t = tv4f32;
+    else
+        oxide_type_array(C, tf32, v == 1 ? 6 : 64, &acc_t);
+    oxide_value *s = shared_at(x);
+    oxide_attr sw = attr_i(OXIDE_ATTR_IMM, 128);
+    oxide_value *d = OPA(x->e, OXIDE_OP_WGMMA_DESC, NULL, sw, s, ci32(x->e, 16), ci32(x->e, 1024));
+    oxide_value *acc = OP(x->e, OXIDE_OP_LOAD, acc_t, s);
+    oxide_attr mode = attr_i(OXIDE_ATTR_IMM, v == 3 ? 16 : 3);
+    OP0(x->e, OXIDE_OP_WGMMA_FENCE, NULL);
+    OPA(x->e, OXIDE_OP_WGMMA_BF16, NULL, mode, acc, d, d, OP(x->e, OXIDE_OP_TRUNC, ti1, ci32(x->e, 1)));
+}
+
+static void build_tma(fx *x, int v) {
+    /* v: 0 2-D load (ok), 1 no coordinates, 2 six coordinates, 3 an i64 coordinate, 4 tensor map in shared */
+    oxide_value *s = shared_at(x);
+    oxide_value *desc = v == 4 ? s : OP(x->e, OXIDE_OP_INTTOPTR, tptr, ci64(x->e, 0));
+    oxide_value *ops[9] = {s, desc, s};
+    size_t n = 3, dims = v == 1 ? 0 : v == 2 ? 6 : 2;
+    for (size_t i = 0; i < dims; i++)
+        ops[n++] = v == 3 && i == 1 ? ci64(x->e, 1) : ci32(x->e, (int64_t)i);
+    build(__LINE__, x->e, OXIDE_OP_TMA_LOAD, ops, n, NULL, NULL, 0);
+}
+
+static void build_setmaxnreg(fx *x, int v) {
+    oxide_attr a = attr_i(OXIDE_ATTR_IMM, v == 0 ? 240 : v == 1 ? 244 : 16);
+    OPA0(x->e, OXIDE_OP_SETMAXNREG_INC, NULL, a);
+}
+
+static void build_desc(fx *x, int v) {
+    oxide_attr a = attr_i(OXIDE_ATTR_IMM, v == 0 ? 64 : 48);
+    OPA(x->e, OXIDE_OP_WGMMA_DESC, NULL, a, shared_at(x), ci32(x->e, 16), ci32(x->e, 1024));
+}
+
+static void test_tier2(void) {
+    oxide_options *sm90;
+    MUST(oxide_options_create(&sm90));
+    MUST(oxide_options_set_target(sm90, "sm_90"));
+    oxide_module *m;
+
+    m = tier2_module(build_cp_async, 0);
+    EXPECT_OK(m, SM80, "cp.async.ca of 8 bytes");
+    oxide_module_destroy(m);
+    m = tier2_module(build_cp_async, 1);
+    EXPECT_VERIFY(m, SM80, "'cp.async.ca': copies 4, 8 or 16 bytes (imm), got 12");
+    oxide_module_destroy(m);
+    m = tier2_module(build_cp_async, 2);
+    EXPECT_VERIFY(m, SM80, "'cp.async.cg': copies 16 bytes (imm), got 8");
+    oxide_module_destroy(m);
+    m = tier2_module(build_cp_async, 3);
+    EXPECT_VERIFY(m, SM80, "operand 1: the source must be a ptr.global, got ptr.shared");
+    oxide_module_destroy(m);
+
+    m = tier2_module(build_ldmatrix, 0);
+    EXPECT_OK(m, SM80, "ldmatrix x4");
+    oxide_module_destroy(m);
+    for (int v = 1; v <= 2; v++) {
+        m = tier2_module(build_ldmatrix, v);
+        EXPECT_VERIFY(m, SM80, "the result must be i32, vec<2 x i32> or vec<4 x i32> (x1, x2, x4)");
+        oxide_module_destroy(m);
+    }
+
+    m = tier2_module(build_mma, 0);
+    EXPECT_OK(m, SM80, "mma.m16n8k16.bf16");
+    oxide_module_destroy(m);
+    m = tier2_module(build_mma, 1);
+    EXPECT_VERIFY(m, SM80, "operand 1 (B: two registers of two packed 16-bit values) must be vec<2 x i32>");
+    oxide_module_destroy(m);
+    m = tier2_module(build_mma, 2);
+    EXPECT_VERIFY(m, SM80, "operand 2 (the f32 accumulator) must be vec<4 x f32>, got vec<2 x f32>");
+    oxide_module_destroy(m);
+
+    m = tier2_module(build_wgmma, 0);
+    EXPECT_OK(m, SM90, "wgmma m64n128k16 at sm_90a");
+    EXPECT_VERIFY(m, sm90, "'wgmma.fence': op 'wgmma.fence' needs sm_90a (the arch-specific Hopper target); "
+                           "target is sm_90");
+    EXPECT_VERIFY(m, SM80, "op 'wgmma.desc' needs sm_90 or newer; target is sm_80");
+    oxide_module_destroy(m);
+    m = tier2_module(build_wgmma, 1);
+    EXPECT_VERIFY(m, SM90, "the accumulator must be array<N/2 x f32> for an m64nNk16 shape");
+    oxide_module_destroy(m);
+    m = tier2_module(build_wgmma, 2);
+    EXPECT_VERIFY(m, SM90, "got vec<4 x f32>");
+    oxide_module_destroy(m);
+    m = tier2_module(build_wgmma, 3);
+    EXPECT_VERIFY(m, SM90, "the mode bits (imm) must be 0..15, got 16");
+    oxide_module_destroy(m);
+
+    m = tier2_module(build_tma, 0);
+    EXPECT_OK(m, SM90, "2-D tma.load");
+    EXPECT_VERIFY(m, sm90, "op 'tma.load' needs PTX ISA 8.0; target sm_90 uses 7.8");
+    MUST(oxide_options_set_ptx_version(sm90, 8, 0));
+    EXPECT_OK(m, sm90, "2-D tma.load at sm_90 with PTX 8.0");
+    MUST(oxide_options_set_ptx_version(sm90, 0, 0));
+    oxide_module_destroy(m);
+    m = tier2_module(build_tma, 1);
+    EXPECT_VERIFY(m, SM90, "a tensor copy takes 1 to 5 coordinates (one per dimension), got 0");
+    oxide_module_destroy(m);
+    m = tier2_module(build_tma, 2);
+    EXPECT_VERIFY(m, SM90, "a tensor copy takes 1 to 5 coordinates (one per dimension), got 6");
+    oxide_module_destroy(m);
+    m = tier2_module(build_tma, 3);
+    EXPECT_VERIFY(m, SM90, "operand 4: coordinates are i32, got i64");
+    oxide_module_destroy(m);
+    m = tier2_module(build_tma, 4);
+    EXPECT_VERIFY(m, SM90, "operand 1: the tensor map must be in parameter, constant or global memory");
+    oxide_module_destroy(m);
+
+    m = tier2_module(build_setmaxnreg, 0);
+    EXPECT_OK(m, SM90, "setmaxnreg.inc 240");
+    oxide_module_destroy(m);
+    for (int v = 1; v <= 2; v++) {
+        m = tier2_module(build_setmaxnreg, v);
+        EXPECT_VERIFY(m, SM90, "the register count (imm) must be a multiple of 8 in 24..256");
+        oxide_module_destroy(m);
+    }
+    m = tier2_module(build_desc, 0);
+    EXPECT_OK(m, SM90, "wgmma.desc with a 64-byte swizzle");
+    oxide_module_destroy(m);
+    m = tier2_module(build_desc, 1);
+    EXPECT_VERIFY(m, SM90, "the swizzle (imm) must be 0 (none), 32, 64 or 128 bytes, got 48");
+    oxide_module_destroy(m);
+
+    /* operand classes are the builder's: a global pointer where mbarrier wants shared memory */
+    fx x = kernel();
+    oxide_value *gp = OP(x.e, OXIDE_OP_INTTOPTR, tgptr, ci64(x.e, 0));
+    oxide_value *r = NULL;
+    EXPECT_BUILD(oxide_build_op(x.e, OXIDE_OP_MBARRIER_ARRIVE, &gp, 1, NULL, NULL, 0, &r), OXIDE_ERROR_TYPE_MISMATCH,
+                 "'mbarrier.arrive': operand 0 must be a shared-memory pointer, got ptr.global");
+    oxide_module_destroy(x.m);
+    oxide_options_destroy(sm90);
+}
+
 int main(void) {
     if (oxide_context_create(&C) || oxide_options_create(&SM80) || oxide_options_create(&SM90) ||
         oxide_options_set_target(SM80, "sm_80") || oxide_options_set_target(SM90, "sm_90a")) {
@@ -1479,6 +1652,7 @@ int main(void) {
     test_ret();
     test_address_spaces();
     test_sm();
+    test_tier2();
     test_type_limits();
     test_attributes();
     test_calls();

@@ -12,6 +12,7 @@ const oxide_example_kernel oxide_example_kernels[] = {
     {"transpose", oxide_example_transpose, 80, "transpose through a padded 32x33 shared tile"},
     {"histogram", oxide_example_histogram, 80, "256-bin byte histogram: shared then global atomics"},
     {"cluster_dsmem", oxide_example_cluster_dsmem, 90, "cluster-wide sum through distributed shared memory"},
+    {"gemm_mma", oxide_example_gemm_mma, 80, "bf16 C = A * B on tensor cores: cp.async stages, ldmatrix, mma.sync"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -37,6 +37,12 @@
  *      reads every block's array through distributed shared memory:
  *      out[c * T + t] = sum over r of x[(c * S + r) * T + t] (c the cluster, S its size, T the
  *      block size; x past its end reads as 0). Grid: a multiple of S blocks.
+ *  gemm_mma(a: [bf16], b: [bf16], c: mut [f32], m: u32, n: u32, k: u32)
+ *      C = A * B, row-major, A m x k and B k x n in bf16, C m x n in f32 (f32 accumulation) on
+ *      the tensor cores (cp.async pipeline, ldmatrix, mma.sync m16n8k16). m and n multiples of
+ *      OXIDE_EXAMPLE_GEMM_MMA_BM/BN, k a multiple of OXIDE_EXAMPLE_GEMM_MMA_BK; grid (n / BN,
+ *      m / BM), blocks of OXIDE_EXAMPLE_GEMM_MMA_THREADS threads; OXIDE_EXAMPLE_GEMM_MMA_SMEM
+ *      bytes of dynamic shared memory (the manifest's dyn_smem, used when a launch passes 0).
  */
 #ifndef OXIDE_EXAMPLES_H
 #define OXIDE_EXAMPLES_H
@@ -65,6 +71,12 @@ extern "C" {
 #define OXIDE_EXAMPLE_HISTOGRAM_BINS 256
 #define OXIDE_EXAMPLE_CLUSTER_SIZE 4
 #define OXIDE_EXAMPLE_CLUSTER_THREADS 256
+#define OXIDE_EXAMPLE_GEMM_MMA_BM 128
+#define OXIDE_EXAMPLE_GEMM_MMA_BN 128
+#define OXIDE_EXAMPLE_GEMM_MMA_BK 32
+#define OXIDE_EXAMPLE_GEMM_MMA_STAGES 3
+#define OXIDE_EXAMPLE_GEMM_MMA_THREADS 256
+#define OXIDE_EXAMPLE_GEMM_MMA_SMEM 56832 /* STAGES x (128 x 40 + 32 x 136) bf16 */
 
 oxide_status oxide_example_vecadd(oxide_context *ctx, oxide_module *mod);
 oxide_status oxide_example_saxpy(oxide_context *ctx, oxide_module *mod);
@@ -74,6 +86,7 @@ oxide_status oxide_example_softmax(oxide_context *ctx, oxide_module *mod);
 oxide_status oxide_example_transpose(oxide_context *ctx, oxide_module *mod);
 oxide_status oxide_example_histogram(oxide_context *ctx, oxide_module *mod);
 oxide_status oxide_example_cluster_dsmem(oxide_context *ctx, oxide_module *mod);
+oxide_status oxide_example_gemm_mma(oxide_context *ctx, oxide_module *mod);
 
 typedef oxide_status (*oxide_example_builder)(oxide_context *ctx, oxide_module *mod);
 
