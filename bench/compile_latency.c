@@ -216,8 +216,8 @@ int main(int argc, char **argv) {
         }
         double ox = median(t, runs), nvms = src ? median(tn, runs) : NAN;
         free(src);
-        fprintf(stderr, "# %s: cold first compile oxide %.2f ms, nvrtc %.2f ms; PTX bytes oxide %zu, nvrtc %zu\n",
-                name, cold, nvcold, olen, nlen);
+        fprintf(stderr, "# %s: cold first compile oxide %.2f ms, nvrtc %.2f ms; PTX bytes oxide %zu, nvrtc %zu\n", name,
+                cold, nvcold, olen, nlen);
         printf("%s %.2f %.2f %.1f\n", name, ox, nvms, nvms / ox);
         fflush(stdout);
     }

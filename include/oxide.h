@@ -46,14 +46,14 @@ typedef enum oxide_status {
     OXIDE_ERROR_CODEGEN = 6,          /* LLVM failed to produce PTX */
     OXIDE_ERROR_NOT_FOUND = 7,        /* named thing (kernel, symbol, file, device) absent */
     OXIDE_ERROR_OUT_OF_MEMORY = 8,
-    OXIDE_ERROR_IO = 9,               /* a file could not be read or written */
-    OXIDE_ERROR_NO_DRIVER = 10,       /* libcuda.so.1 could not be loaded */
-    OXIDE_ERROR_NO_DEVICE = 11,       /* the driver sees no (such) GPU */
-    OXIDE_ERROR_CUDA = 12,            /* the CUDA driver returned an error (message names it) */
-    OXIDE_ERROR_LAUNCH = 13,          /* launch arguments do not match the kernel's manifest */
-    OXIDE_ERROR_DEVICE_FAILED = 14,   /* a kernel faulted earlier; reset the device to go on */
-    OXIDE_ERROR_MANIFEST = 15,        /* PTX has no or a malformed oxide manifest */
-    OXIDE_ERROR_STATE = 16            /* call made in the wrong state (e.g. block terminated) */
+    OXIDE_ERROR_IO = 9,             /* a file could not be read or written */
+    OXIDE_ERROR_NO_DRIVER = 10,     /* libcuda.so.1 could not be loaded */
+    OXIDE_ERROR_NO_DEVICE = 11,     /* the driver sees no (such) GPU */
+    OXIDE_ERROR_CUDA = 12,          /* the CUDA driver returned an error (message names it) */
+    OXIDE_ERROR_LAUNCH = 13,        /* launch arguments do not match the kernel's manifest */
+    OXIDE_ERROR_DEVICE_FAILED = 14, /* a kernel faulted earlier; reset the device to go on */
+    OXIDE_ERROR_MANIFEST = 15,      /* PTX has no or a malformed oxide manifest */
+    OXIDE_ERROR_STATE = 16          /* call made in the wrong state (e.g. block terminated) */
 } oxide_status;
 
 /* Stable upper-case name of a status, e.g. "OXIDE_ERROR_VERIFY"; "OXIDE_STATUS_UNKNOWN" for
@@ -145,7 +145,8 @@ OXIDE_API oxide_status oxide_type_vector(oxide_context *ctx, oxide_type *elem, u
 /* Array of count (>= 1) elements of a sized type. */
 OXIDE_API oxide_status oxide_type_array(oxide_context *ctx, oxide_type *elem, uint64_t count, oxide_type **out);
 /* Struct of nfields (>= 1) sized fields, C layout. */
-OXIDE_API oxide_status oxide_type_struct(oxide_context *ctx, oxide_type *const *fields, size_t nfields, oxide_type **out);
+OXIDE_API oxide_status oxide_type_struct(oxide_context *ctx, oxide_type *const *fields, size_t nfields,
+                                         oxide_type **out);
 OXIDE_API oxide_type_kind oxide_type_get_kind(const oxide_type *t);
 /* Text form of the type, e.g. "ptr.global", "array<256 x f32>". Lives as long as the context. */
 OXIDE_API const char *oxide_type_get_name(const oxide_type *t);
@@ -194,7 +195,8 @@ OXIDE_API void oxide_module_destroy(oxide_module *mod);
  * Errors: INVALID_ARGUMENT (bad name), STATE (name already used in the module). */
 OXIDE_API oxide_status oxide_module_add_kernel(oxide_module *mod, const char *name, oxide_function **out);
 /* Add a device function returning ret (VOID for none); parameters via oxide_function_add_param. */
-OXIDE_API oxide_status oxide_module_add_function(oxide_module *mod, const char *name, oxide_type *ret, oxide_function **out);
+OXIDE_API oxide_status oxide_module_add_function(oxide_module *mod, const char *name, oxide_type *ret,
+                                                 oxide_function **out);
 /* Look up a kernel or device function by name. Errors: NOT_FOUND. */
 OXIDE_API oxide_status oxide_module_get_function(oxide_module *mod, const char *name, oxide_function **out);
 
@@ -202,11 +204,12 @@ OXIDE_API oxide_status oxide_module_get_function(oxide_module *mod, const char *
  * init may be NULL (zero for global/constant, undefined for shared); otherwise it holds exactly
  * the type's size in bytes (not allowed for shared). */
 OXIDE_API oxide_status oxide_module_add_global(oxide_module *mod, const char *name, oxide_type *type,
-                                               oxide_addrspace as, uint32_t align, const void *init,
-                                               size_t init_size, oxide_global **out);
+                                               oxide_addrspace as, uint32_t align, const void *init, size_t init_size,
+                                               oxide_global **out);
 
 /* Device-function parameter of an IR type. Not for kernels (use oxide_kernel_add_*_param). */
-OXIDE_API oxide_status oxide_function_add_param(oxide_function *fn, const char *name, oxide_type *type, oxide_value **out);
+OXIDE_API oxide_status oxide_function_add_param(oxide_function *fn, const char *name, oxide_type *type,
+                                                oxide_value **out);
 
 /* Kernel parameters, each with its interface kind (recorded in the manifest). */
 OXIDE_API oxide_status oxide_kernel_add_scalar_param(oxide_function *k, const char *name, oxide_scalar type,
@@ -219,8 +222,8 @@ OXIDE_API oxide_status oxide_kernel_add_ptr_param(oxide_function *k, const char 
                                                   int is_mutable, oxide_value **out);
 /* By-value bytes; *out is a generic pointer to them (read-only). size 1..4096, align a power
  * of two up to 16. */
-OXIDE_API oxide_status oxide_kernel_add_bytes_param(oxide_function *k, const char *name, uint32_t size,
-                                                    uint32_t align, oxide_value **out);
+OXIDE_API oxide_status oxide_kernel_add_bytes_param(oxide_function *k, const char *name, uint32_t size, uint32_t align,
+                                                    oxide_value **out);
 /* A 128-byte TMA descriptor by value; *out is a generic pointer to it. */
 OXIDE_API oxide_status oxide_kernel_add_tma_desc_param(oxide_function *k, const char *name, oxide_value **out);
 
@@ -244,6 +247,7 @@ OXIDE_API oxide_status oxide_value_set_name(oxide_value *v, const char *name);
  * Operations: one enum value per row of lib/ops.def (generated block; do not edit by hand)
  * ====================================================================================== */
 
+/* clang-format off */
 /* BEGIN GENERATED OPS */
 typedef enum oxide_op {
     OXIDE_OP_TID_X = 0, /* tid.x */
@@ -437,6 +441,7 @@ typedef enum oxide_op {
     OXIDE_OP_COUNT_ = 188
 } oxide_op;
 /* END GENERATED OPS */
+/* clang-format on */
 
 /* Name of an op in the text format ("add"); NULL for unknown values. */
 OXIDE_API const char *oxide_op_name(oxide_op op);
@@ -463,11 +468,30 @@ typedef enum oxide_order {
     OXIDE_ORDER_SEQ_CST
 } oxide_order;
 typedef enum oxide_pred {
-    OXIDE_PRED_EQ = 0, OXIDE_PRED_NE, OXIDE_PRED_SLT, OXIDE_PRED_SLE, OXIDE_PRED_SGT, OXIDE_PRED_SGE,
-    OXIDE_PRED_ULT, OXIDE_PRED_ULE, OXIDE_PRED_UGT, OXIDE_PRED_UGE, /* icmp */
-    OXIDE_PRED_OEQ, OXIDE_PRED_ONE, OXIDE_PRED_OLT, OXIDE_PRED_OLE, OXIDE_PRED_OGT, OXIDE_PRED_OGE,
-    OXIDE_PRED_ORD, OXIDE_PRED_UNO, OXIDE_PRED_UEQ, OXIDE_PRED_UNE, OXIDE_PRED_FULT, OXIDE_PRED_FULE,
-    OXIDE_PRED_FUGT, OXIDE_PRED_FUGE /* fcmp */
+    OXIDE_PRED_EQ = 0,
+    OXIDE_PRED_NE,
+    OXIDE_PRED_SLT,
+    OXIDE_PRED_SLE,
+    OXIDE_PRED_SGT,
+    OXIDE_PRED_SGE,
+    OXIDE_PRED_ULT,
+    OXIDE_PRED_ULE,
+    OXIDE_PRED_UGT,
+    OXIDE_PRED_UGE, /* icmp */
+    OXIDE_PRED_OEQ,
+    OXIDE_PRED_ONE,
+    OXIDE_PRED_OLT,
+    OXIDE_PRED_OLE,
+    OXIDE_PRED_OGT,
+    OXIDE_PRED_OGE,
+    OXIDE_PRED_ORD,
+    OXIDE_PRED_UNO,
+    OXIDE_PRED_UEQ,
+    OXIDE_PRED_UNE,
+    OXIDE_PRED_FULT,
+    OXIDE_PRED_FULE,
+    OXIDE_PRED_FUGT,
+    OXIDE_PRED_FUGE /* fcmp */
 } oxide_pred;
 
 typedef struct oxide_attr {
@@ -487,9 +511,9 @@ typedef struct oxide_attr {
  * *result (may be NULL) receives the result value, or NULL for ops without one.
  * Errors: INVALID_ARGUMENT, TYPE_MISMATCH (message names the op and operand), STATE (the block
  * already ends in a terminator), UNSUPPORTED. */
-OXIDE_API oxide_status oxide_build_op(oxide_block *block, oxide_op op, oxide_value *const *operands,
-                                      size_t noperands, oxide_type *result_type, const oxide_attr *attrs,
-                                      size_t nattrs, oxide_value **result);
+OXIDE_API oxide_status oxide_build_op(oxide_block *block, oxide_op op, oxide_value *const *operands, size_t noperands,
+                                      oxide_type *result_type, const oxide_attr *attrs, size_t nattrs,
+                                      oxide_value **result);
 /* Shorthands for constants. */
 OXIDE_API oxide_status oxide_build_const_int(oxide_block *block, oxide_type *type, int64_t value, oxide_value **out);
 OXIDE_API oxide_status oxide_build_const_float(oxide_block *block, oxide_type *type, double value, oxide_value **out);
@@ -519,13 +543,15 @@ OXIDE_API oxide_status oxide_module_parse(oxide_context *ctx, const char *text, 
 
 /* Import LLVM bitcode (e.g. rustc's --emit=llvm-bc) into the module as one unit. Errors: PARSE,
  * UNSUPPORTED (bitcode from a newer LLVM: the message says which). */
-OXIDE_API oxide_status oxide_module_import_bitcode(oxide_module *mod, const void *data, size_t size, const char *unit_name);
+OXIDE_API oxide_status oxide_module_import_bitcode(oxide_module *mod, const void *data, size_t size,
+                                                   const char *unit_name);
 
 /* Compile to PTX text that carries the manifest (DESIGN.md section 5). Verifies first.
  * *ptx is NUL-terminated, lives until the next compile of this module or its destruction;
  * *len (may be NULL) gets its length without the NUL.
  * Errors: VERIFY, UNSUPPORTED (construct the target cannot run: names it), CODEGEN. */
-OXIDE_API oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, const char **ptx, size_t *len);
+OXIDE_API oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, const char **ptx,
+                                            size_t *len);
 
 /* Textual LLVM IR of the last oxide_module_compile (after optimisation). */
 OXIDE_API oxide_status oxide_module_get_llvm_ir(oxide_module *mod, const char **out);
@@ -730,13 +756,13 @@ OXIDE_API oxide_status oxide_kernel_native(const oxide_kernel *k, void **cu_func
 
 /* Resources of the compiled kernel (values of CUfunction_attribute, cuFuncGetAttribute). */
 typedef enum oxide_kernel_attr {
-    OXIDE_KERNEL_MAX_THREADS_PER_BLOCK = 0, /* most threads a block of it can have */
-    OXIDE_KERNEL_SHARED_BYTES = 1,          /* static shared memory per block */
-    OXIDE_KERNEL_CONST_BYTES = 2,           /* constant memory */
-    OXIDE_KERNEL_LOCAL_BYTES = 3,           /* local memory (stack, spills) per thread */
-    OXIDE_KERNEL_NUM_REGS = 4,              /* registers per thread */
-    OXIDE_KERNEL_PTX_VERSION = 5,           /* PTX ISA, major*10+minor */
-    OXIDE_KERNEL_BINARY_VERSION = 6,        /* SM of the machine code, major*10+minor */
+    OXIDE_KERNEL_MAX_THREADS_PER_BLOCK = 0,   /* most threads a block of it can have */
+    OXIDE_KERNEL_SHARED_BYTES = 1,            /* static shared memory per block */
+    OXIDE_KERNEL_CONST_BYTES = 2,             /* constant memory */
+    OXIDE_KERNEL_LOCAL_BYTES = 3,             /* local memory (stack, spills) per thread */
+    OXIDE_KERNEL_NUM_REGS = 4,                /* registers per thread */
+    OXIDE_KERNEL_PTX_VERSION = 5,             /* PTX ISA, major*10+minor */
+    OXIDE_KERNEL_BINARY_VERSION = 6,          /* SM of the machine code, major*10+minor */
     OXIDE_KERNEL_MAX_DYNAMIC_SHARED_BYTES = 8 /* dynamic shared memory a launch may ask for */
 } oxide_kernel_attr;
 OXIDE_API oxide_status oxide_kernel_get_attribute(oxide_kernel *k, oxide_kernel_attr attr, int *value);
@@ -761,7 +787,7 @@ typedef enum oxide_arg_kind {
 
 typedef struct oxide_arg {
     oxide_arg_kind kind;
-    oxide_scalar type;  /* SCALAR: its type; BUFFER: the element type */
+    oxide_scalar type;   /* SCALAR: its type; BUFFER: the element type */
     uint32_t is_mutable; /* BUFFER: non-zero lets a kernel write through it ("mut" parameters) */
     uint32_t reserved;   /* 0 */
     uint64_t value;      /* SCALAR: the value's bits in the low-order bytes (f32: its bit pattern) */
@@ -788,12 +814,18 @@ static inline oxide_arg oxide_arg_u64(uint64_t v) { return oxide_arg_scalar_bits
 static inline oxide_arg oxide_arg_f16_bits(uint16_t v) { return oxide_arg_scalar_bits(OXIDE_SCALAR_F16, v); }
 static inline oxide_arg oxide_arg_bf16_bits(uint16_t v) { return oxide_arg_scalar_bits(OXIDE_SCALAR_BF16, v); }
 static inline oxide_arg oxide_arg_f32(float v) {
-    union { float f; uint32_t u; } c;
+    union {
+        float f;
+        uint32_t u;
+    } c;
     c.f = v;
     return oxide_arg_scalar_bits(OXIDE_SCALAR_F32, c.u);
 }
 static inline oxide_arg oxide_arg_f64(double v) {
-    union { double f; uint64_t u; } c;
+    union {
+        double f;
+        uint64_t u;
+    } c;
     c.f = v;
     return oxide_arg_scalar_bits(OXIDE_SCALAR_F64, c.u);
 }
@@ -834,8 +866,7 @@ typedef struct oxide_launch_config {
  * Errors: LAUNCH (the message names the kernel, the argument and what was expected), CUDA (the
  * driver refused: names the error and the kernel), DEVICE_FAILED, STATE (stale handles). */
 OXIDE_API oxide_status oxide_kernel_launch(oxide_kernel *k, oxide_stream *stream, const uint32_t grid[3],
-                                           const uint32_t block[3], uint32_t smem, const oxide_arg *args,
-                                           size_t nargs);
+                                           const uint32_t block[3], uint32_t smem, const oxide_arg *args, size_t nargs);
 /* Launch with a full configuration: cluster shape, cooperative launch. */
 OXIDE_API oxide_status oxide_kernel_launch_ex(oxide_kernel *k, oxide_stream *stream, const oxide_launch_config *cfg,
                                               const oxide_arg *args, size_t nargs);
@@ -856,8 +887,7 @@ OXIDE_API oxide_status oxide_task_launch(oxide_kernel *k, const oxide_launch_con
                                          size_t nargs, oxide_task **out);
 OXIDE_API oxide_status oxide_task_copy_htod(oxide_device *dev, uint64_t dst, const void *src, size_t bytes,
                                             oxide_task **out);
-OXIDE_API oxide_status oxide_task_copy_dtoh(oxide_device *dev, void *dst, uint64_t src, size_t bytes,
-                                            oxide_task **out);
+OXIDE_API oxide_status oxide_task_copy_dtoh(oxide_device *dev, void *dst, uint64_t src, size_t bytes, oxide_task **out);
 OXIDE_API oxide_status oxide_task_copy_dtod(oxide_device *dev, uint64_t dst, uint64_t src, size_t bytes,
                                             oxide_task **out);
 OXIDE_API oxide_status oxide_task_memset(oxide_device *dev, uint64_t dst, uint32_t value, size_t count,

@@ -112,8 +112,10 @@ oxide_status oxide_module_add_function(oxide_module *mod, const char *name, oxid
     if (!ret)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_add_function: ret is NULL (use the void type)");
     if (ret->kind == OXIDE_TYPE_ARRAY || ret->kind == OXIDE_TYPE_STRUCT)
-        return oxide__fail(OXIDE_ERROR_UNSUPPORTED, "oxide_module_add_function: returning %s is not supported; "
-                           "return through a pointer parameter", ret->name);
+        return oxide__fail(OXIDE_ERROR_UNSUPPORTED,
+                           "oxide_module_add_function: returning %s is not supported; "
+                           "return through a pointer parameter",
+                           ret->name);
     return add_function(mod, name, false, ret, out, "oxide_module_add_function");
 }
 
@@ -205,8 +207,8 @@ static bool grow_names(oxide_function *fn) {
 
 static oxide_status name_value(oxide_function *fn, oxide_value *v, const char *name) {
     if (!valid_value_name(name))
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
-                           "'%.64s' is not a valid value name ([A-Za-z_][A-Za-z0-9_.]*)", name ? name : "(null)");
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%.64s' is not a valid value name ([A-Za-z_][A-Za-z0-9_.]*)",
+                           name ? name : "(null)");
     if ((fn->names_len + 1) * 2 > fn->names_cap && !grow_names(fn))
         return OOM("naming a value");
     oxide_value **slot = name_slot(fn, name);
@@ -243,8 +245,10 @@ oxide_status oxide_value_set_name(oxide_value *v, const char *name) {
     if (!v)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_value_set_name: value is NULL");
     if (v->kind == VAL_PARAM && v->fn->is_kernel)
-        return oxide__fail(OXIDE_ERROR_STATE, "kernel parameter %%%s of @%s cannot be renamed: its name is part of "
-                           "the kernel's interface", v->name ? v->name : "?", v->fn->name);
+        return oxide__fail(OXIDE_ERROR_STATE,
+                           "kernel parameter %%%s of @%s cannot be renamed: its name is part of "
+                           "the kernel's interface",
+                           v->name ? v->name : "?", v->fn->name);
     return name_value(v->fn, v, name);
 }
 
@@ -284,14 +288,13 @@ static oxide_status add_iface(oxide_function *k, const char *name, oxide_iface_p
     if (!k || !v0 || (t1 && !v1))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: NULL argument", what);
     if (!k->is_kernel)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: @%s is not a kernel; use oxide_function_add_param",
-                           what, k->name);
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: @%s is not a kernel; use oxide_function_add_param", what,
+                           k->name);
     if (!name || !valid_value_name(name) || strchr(name, '.'))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: '%.64s' is not a valid parameter name", what,
                            name ? name : "(null)");
     if (k->blocks.len)
-        return oxide__fail(OXIDE_ERROR_STATE, "%s: add kernel parameters before the first block of @%s", what,
-                           k->name);
+        return oxide__fail(OXIDE_ERROR_STATE, "%s: add kernel parameters before the first block of @%s", what, k->name);
     oxide_iface_param *p = oxide__alloc(&k->mod->arena, sizeof *p);
     if (!p || !(proto.name = oxide__strdup(&k->mod->arena, name)))
         return OOM(what);
@@ -353,7 +356,8 @@ oxide_status oxide_kernel_add_bytes_param(oxide_function *k, const char *name, u
     if (!k || size == 0 || size > 4096 || align == 0 || align > 16 || (align & (align - 1)))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
                            "oxide_kernel_add_bytes_param: need size 1..4096 and a power-of-two align up to 16 "
-                           "(got size %u, align %u)", size, align);
+                           "(got size %u, align %u)",
+                           size, align);
     oxide_type *ptr;
     oxide_type_pointer(k->mod->ctx, OXIDE_AS_GENERIC, &ptr);
     oxide_iface_param p = {.kind = OXIDE_PARAM_BYTES, .size = size, .align = align};
@@ -398,8 +402,8 @@ oxide_status oxide_kernel_set_cluster(oxide_function *k, uint32_t x, uint32_t y,
      * runtime opts in to non-portable sizes. */
     if (!x || !y || !z || (uint64_t)x * y * z > 16)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
-                           "oxide_kernel_set_cluster: dimensions must be >= 1 with at most 16 blocks (got %u,%u,%u)",
-                           x, y, z);
+                           "oxide_kernel_set_cluster: dimensions must be >= 1 with at most 16 blocks (got %u,%u,%u)", x,
+                           y, z);
     k->cluster[0] = x;
     k->cluster[1] = y;
     k->cluster[2] = z;
@@ -419,8 +423,8 @@ oxide_status oxide_kernel_set_dyn_smem(oxide_function *k, uint32_t bytes) {
 
 /* ---- blocks ---- */
 
-oxide_status oxide_function_add_block(oxide_function *fn, oxide_type *const *params, size_t nparams,
-                                      oxide_block **out, oxide_value **param_values) {
+oxide_status oxide_function_add_block(oxide_function *fn, oxide_type *const *params, size_t nparams, oxide_block **out,
+                                      oxide_value **param_values) {
     const char *what = "oxide_function_add_block";
     if (!fn || !out || (nparams && !params))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: NULL argument", what);
@@ -461,15 +465,12 @@ static bool is_vec_of(const oxide_type *t, bool (*pred)(const oxide_type *)) {
 
 static bool fits_class(char c, const oxide_type *t) {
     switch (c) {
-    case 'I':
-        return (oxide__type_is_int(t) || is_vec_of(t, oxide__type_is_int));
-    case 'F':
-        return (oxide__type_is_float(t) || is_vec_of(t, oxide__type_is_float));
+    case 'I': return (oxide__type_is_int(t) || is_vec_of(t, oxide__type_is_int));
+    case 'F': return (oxide__type_is_float(t) || is_vec_of(t, oxide__type_is_float));
     case 'N':
         return (oxide__type_is_int(t) || oxide__type_is_float(t) || is_vec_of(t, oxide__type_is_int) ||
                 is_vec_of(t, oxide__type_is_float));
-    default: /* T, x */
-        return t->kind != OXIDE_TYPE_VOID;
+    default: /* T, x */ return t->kind != OXIDE_TYPE_VOID;
     }
 }
 
@@ -509,10 +510,15 @@ oxide_status oxide__check_operands(oxide_context *ctx, oxide_op op, oxide_value 
         oxide_type *t = v->type;
         bool ok;
         switch (c) {
-        case 'T': case 'I': case 'F': case 'N':
+        case 'T':
+        case 'I':
+        case 'F':
+        case 'N':
             if (row && t != row)
-                return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "'%s': operand %zu has type %s, expected %s like the "
-                                   "operands before it", info->name, i, t->name, row->name);
+                return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH,
+                                   "'%s': operand %zu has type %s, expected %s like the "
+                                   "operands before it",
+                                   info->name, i, t->name, row->name);
             row = t;
             ok = fits_class(c, t);
             break;
@@ -529,7 +535,10 @@ oxide_status oxide__check_operands(oxide_context *ctx, oxide_op op, oxide_value 
     }
     oxide_type *res;
     switch (info->result) {
-    case 'T': case 'I': case 'F': case 'N': res = row; break;
+    case 'T':
+    case 'I':
+    case 'F':
+    case 'N': res = row; break;
     case 'b': res = ctx->scalars[OXIDE_TYPE_I1]; break;
     case 'i': res = ctx->scalars[OXIDE_TYPE_I32]; break;
     case 'l': res = ctx->scalars[OXIDE_TYPE_I64]; break;
@@ -540,11 +549,8 @@ oxide_status oxide__check_operands(oxide_context *ctx, oxide_op op, oxide_value 
             return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "'%s' needs an explicit result type", info->name);
         res = result_type;
         break;
-    case '?':
-        res = result_type && result_type->kind != OXIDE_TYPE_VOID ? result_type : NULL;
-        break;
-    default:
-        res = NULL;
+    case '?': res = result_type && result_type->kind != OXIDE_TYPE_VOID ? result_type : NULL; break;
+    default: res = NULL;
     }
     if (result_type && info->result != 'x' && info->result != '?' &&
         (res != result_type && !(res == NULL && result_type->kind == OXIDE_TYPE_VOID)))
@@ -557,13 +563,11 @@ oxide_status oxide__check_operands(oxide_context *ctx, oxide_op op, oxide_value 
 
 /* ---- building instructions ---- */
 
-static unsigned attr_flag(oxide_attr_key k) {
-    return (unsigned)k <= OXIDE_ATTR_SYM ? 1u << (unsigned)k : 0;
-}
+static unsigned attr_flag(oxide_attr_key k) { return (unsigned)k <= OXIDE_ATTR_SYM ? 1u << (unsigned)k : 0; }
 
 static bool is_lane_mask_op(oxide_op op) {
-    return (op >= OXIDE_OP_SHFL_IDX && op <= OXIDE_OP_MATCH_ANY) || (op >= OXIDE_OP_REDUX_ADD && op <= OXIDE_OP_REDUX_XOR) ||
-           op == OXIDE_OP_ELECT_SYNC;
+    return (op >= OXIDE_OP_SHFL_IDX && op <= OXIDE_OP_MATCH_ANY) ||
+           (op >= OXIDE_OP_REDUX_ADD && op <= OXIDE_OP_REDUX_XOR) || op == OXIDE_OP_ELECT_SYNC;
 }
 
 static oxide_status apply_attr(oxide_inst *in, oxide_type *result, const oxide_attr *a, oxide_arena *arena) {
@@ -743,16 +747,16 @@ oxide_status oxide__add_succ(oxide_inst *term, oxide_block *dest, oxide_value *c
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': cannot branch to the entry block of @%s", name,
                            fn->name);
     if (nargs != dest->params.len)
-        return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "'%s': block ^%u takes %u argument%s, got %zu", name,
-                           dest->index, dest->params.len, dest->params.len == 1 ? "" : "s", nargs);
+        return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "'%s': block ^%u takes %u argument%s, got %zu", name, dest->index,
+                           dest->params.len, dest->params.len == 1 ? "" : "s", nargs);
     for (size_t i = 0; i < nargs; i++) {
         oxide_value *p = dest->params.items[i];
         if (!args || !args[i] || args[i]->fn != fn)
             return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': argument %zu to ^%u is NULL or foreign", name, i,
                                dest->index);
         if (args[i]->type != p->type)
-            return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "'%s': argument %zu to ^%u has type %s, expected %s", name,
-                               i, dest->index, args[i]->type->name, p->type->name);
+            return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "'%s': argument %zu to ^%u has type %s, expected %s", name, i,
+                               dest->index, args[i]->type->name, p->type->name);
     }
     oxide_arena *arena = &fn->mod->arena;
     oxide_succ *s = oxide__alloc(arena, (term->nsucc + 1) * sizeof *s);
@@ -830,8 +834,8 @@ oxide_status oxide_build_cond_br(oxide_block *block, oxide_value *cond, oxide_bl
     return finish_term(in, st);
 }
 
-oxide_status oxide_build_switch(oxide_block *block, oxide_value *value, oxide_block *default_dest,
-                                const int64_t *cases, oxide_block *const *dests, size_t ncases) {
+oxide_status oxide_build_switch(oxide_block *block, oxide_value *value, oxide_block *default_dest, const int64_t *cases,
+                                oxide_block *const *dests, size_t ncases) {
     if (ncases && (!cases || !dests))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_build_switch: cases or dests is NULL");
     oxide_inst *in;
@@ -842,8 +846,8 @@ oxide_status oxide_build_switch(oxide_block *block, oxide_value *value, oxide_bl
     for (size_t i = 0; !st && i < ncases; i++) {
         for (size_t j = 0; j < i; j++)
             if (cases[j] == cases[i])
-                return finish_term(in, oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
-                                                   "'switch': case %lld appears twice", (long long)cases[i]));
+                return finish_term(in, oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'switch': case %lld appears twice",
+                                                   (long long)cases[i]));
         st = oxide__add_succ(in, dests[i], NULL, 0, cases[i]);
     }
     return finish_term(in, st);

@@ -65,7 +65,7 @@ static const struct {
     const char *name;
     size_t size;
 } scalars[] = {
-    {"bool", 1}, {"i8", 1}, {"i16", 2}, {"i32", 4}, {"i64", 8}, {"u8", 1}, {"u16", 2},
+    {"bool", 1}, {"i8", 1},  {"i16", 2}, {"i32", 4},  {"i64", 8}, {"u8", 1},  {"u16", 2},
     {"u32", 4},  {"u64", 8}, {"f16", 2}, {"bf16", 2}, {"f32", 4}, {"f64", 8},
 };
 #define NSCALARS (sizeof scalars / sizeof scalars[0])

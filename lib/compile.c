@@ -31,7 +31,10 @@ static oxide_status describe_kernels(oxide_module *mod, oxide_kernel_desc **out,
         }
         for (uint32_t q = 0; q < f->iface.len; q++)
             p[q] = *(const oxide_iface_param *)f->iface.items[q];
-        k[j] = (oxide_kernel_desc){.name = f->name, .entry = f->name, .params = p, .nparams = f->iface.len,
+        k[j] = (oxide_kernel_desc){.name = f->name,
+                                   .entry = f->name,
+                                   .params = p,
+                                   .nparams = f->iface.len,
                                    .launch_bounds = {f->launch_bounds[0], f->launch_bounds[1]},
                                    .cluster = {f->cluster[0], f->cluster[1], f->cluster[2]},
                                    .dyn_smem = f->dyn_smem};

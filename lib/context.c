@@ -9,7 +9,7 @@
 /* ---- the op table ---- */
 
 const oxide_op_info oxide_ops[OXIDE_OP_COUNT_] = {
-#define OP(ID, NAME, OPERANDS, RESULT, ATTRS, SM, LOWER, TMPL) \
+#define OP(ID, NAME, OPERANDS, RESULT, ATTRS, SM, LOWER, TMPL)                                                         \
     [OXIDE_OP_##ID] = {NAME, OPERANDS, RESULT[0], ATTRS, SM, LOWER, TMPL},
 #include "ops.def"
 #undef OP
@@ -22,7 +22,7 @@ enum {
 #undef OP
     ROW_COUNT_
 };
-#define OP(ID, NAME, OPERANDS, RESULT, ATTRS, SM, LOWER, TMPL) \
+#define OP(ID, NAME, OPERANDS, RESULT, ATTRS, SM, LOWER, TMPL)                                                         \
     _Static_assert(OXIDE_OP_##ID == (int)ROW_##ID, "include/oxide.h op enum is stale: run tools/gen_ops.py");
 #include "ops.def"
 #undef OP
@@ -39,8 +39,8 @@ oxide_op oxide__op_by_name(const char *name, size_t len) {
 
 const char *const oxide__scope_names[4] = {"cta", "cluster", "gpu", "sys"};
 const char *const oxide__order_names[5] = {"relaxed", "acquire", "release", "acq_rel", "seq_cst"};
-const char *const oxide__pred_names[24] = {"eq",  "ne",  "slt", "sle", "sgt", "sge", "ult", "ule",
-                                           "ugt", "uge", "oeq", "one", "olt", "ole", "ogt", "oge",
+const char *const oxide__pred_names[24] = {"eq",  "ne",  "slt", "sle", "sgt",  "sge",  "ult",  "ule",
+                                           "ugt", "uge", "oeq", "one", "olt",  "ole",  "ogt",  "oge",
                                            "ord", "uno", "ueq", "une", "fult", "fule", "fugt", "fuge"};
 
 /* ---- context ---- */
@@ -192,8 +192,8 @@ static oxide_status intern(oxide_context *ctx, const oxide_type *proto, oxide_ty
         return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory creating a type");
     switch (t->kind) {
     case OXIDE_TYPE_PTR: {
-        static const char *const spaces[] = {[0] = "ptr", [1] = "ptr.global", [3] = "ptr.shared",
-                                             [4] = "ptr.constant", [5] = "ptr.local"};
+        static const char *const spaces[] = {
+            [0] = "ptr", [1] = "ptr.global", [3] = "ptr.shared", [4] = "ptr.constant", [5] = "ptr.local"};
         strcpy(name, t->addrspace == OXIDE_AS_PARAM ? "ptr.param" : spaces[t->addrspace]);
         break;
     }
@@ -246,14 +246,10 @@ unsigned oxide__type_bits(const oxide_type *t) {
 
 uint64_t oxide__type_align(const oxide_type *t) {
     switch (t->kind) {
-    case OXIDE_TYPE_VOID:
-        return 1;
-    case OXIDE_TYPE_I1:
-        return 1;
-    case OXIDE_TYPE_VECTOR:
-        return oxide__type_size(t);
-    case OXIDE_TYPE_ARRAY:
-        return oxide__type_align(t->elem);
+    case OXIDE_TYPE_VOID: return 1;
+    case OXIDE_TYPE_I1: return 1;
+    case OXIDE_TYPE_VECTOR: return oxide__type_size(t);
+    case OXIDE_TYPE_ARRAY: return oxide__type_align(t->elem);
     case OXIDE_TYPE_STRUCT: {
         uint64_t a = 1;
         for (uint32_t i = 0; i < t->nfields; i++)
@@ -261,20 +257,16 @@ uint64_t oxide__type_align(const oxide_type *t) {
                 a = oxide__type_align(t->fields[i]);
         return a;
     }
-    default:
-        return oxide__type_bits(t) / 8;
+    default: return oxide__type_bits(t) / 8;
     }
 }
 
 uint64_t oxide__type_size(const oxide_type *t) {
     switch (t->kind) {
-    case OXIDE_TYPE_VOID:
-        return 0;
-    case OXIDE_TYPE_I1:
-        return 1;
+    case OXIDE_TYPE_VOID: return 0;
+    case OXIDE_TYPE_I1: return 1;
     case OXIDE_TYPE_VECTOR:
-    case OXIDE_TYPE_ARRAY:
-        return t->count * oxide__type_size(t->elem);
+    case OXIDE_TYPE_ARRAY: return t->count * oxide__type_size(t->elem);
     case OXIDE_TYPE_STRUCT: {
         uint64_t off = 0;
         for (uint32_t i = 0; i < t->nfields; i++) {
@@ -284,8 +276,7 @@ uint64_t oxide__type_size(const oxide_type *t) {
         uint64_t a = oxide__type_align(t);
         return (off + a - 1) / a * a;
     }
-    default:
-        return oxide__type_bits(t) / 8;
+    default: return oxide__type_bits(t) / 8;
     }
 }
 
@@ -294,8 +285,10 @@ static bool sized(const oxide_type *t) { return t->kind != OXIDE_TYPE_VOID; }
 oxide_status oxide_type_vector(oxide_context *ctx, oxide_type *elem, uint32_t count, oxide_type **out) {
     if (!ctx || !elem || !out)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_vector: NULL argument");
-    if (!(oxide__type_is_int(elem) || oxide__type_is_float(elem) || oxide__type_is_ptr(elem)) || elem->kind == OXIDE_TYPE_I1)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_vector: element type %s is not an integer, float or pointer", elem->name);
+    if (!(oxide__type_is_int(elem) || oxide__type_is_float(elem) || oxide__type_is_ptr(elem)) ||
+        elem->kind == OXIDE_TYPE_I1)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                           "oxide_type_vector: element type %s is not an integer, float or pointer", elem->name);
     if (count != 2 && count != 4 && count != 8)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_vector: count must be 2, 4 or 8, got %u", count);
     oxide_type proto = {.kind = OXIDE_TYPE_VECTOR, .elem = elem, .count = count};
@@ -315,11 +308,13 @@ oxide_status oxide_type_array(oxide_context *ctx, oxide_type *elem, uint64_t cou
 
 oxide_status oxide_type_struct(oxide_context *ctx, oxide_type *const *fields, size_t nfields, oxide_type **out) {
     if (!ctx || !fields || !out || nfields == 0 || nfields > 65536)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_struct: need 1..65536 fields and non-NULL arguments");
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                           "oxide_type_struct: need 1..65536 fields and non-NULL arguments");
     for (size_t i = 0; i < nfields; i++)
         if (!fields[i] || !sized(fields[i]) || oxide__type_size(fields[i]) > (1ull << 40) / nfields)
             return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
-                               "oxide_type_struct: field %zu is NULL, void, or makes the struct larger than 2^40 bytes", i);
+                               "oxide_type_struct: field %zu is NULL, void, or makes the struct larger than 2^40 bytes",
+                               i);
     oxide_type proto = {.kind = OXIDE_TYPE_STRUCT, .fields = (oxide_type **)fields, .nfields = (uint32_t)nfields};
     return intern(ctx, &proto, out);
 }
@@ -328,10 +323,9 @@ oxide_type_kind oxide_type_get_kind(const oxide_type *t) { return t ? t->kind : 
 const char *oxide_type_get_name(const oxide_type *t) { return t ? t->name : NULL; }
 
 oxide_type *oxide__scalar_ir_type(oxide_context *ctx, oxide_scalar s) {
-    static const oxide_type_kind kinds[] = {OXIDE_TYPE_I8,  OXIDE_TYPE_I8,  OXIDE_TYPE_I16, OXIDE_TYPE_I32,
-                                            OXIDE_TYPE_I64, OXIDE_TYPE_I8,  OXIDE_TYPE_I16, OXIDE_TYPE_I32,
-                                            OXIDE_TYPE_I64, OXIDE_TYPE_F16, OXIDE_TYPE_BF16, OXIDE_TYPE_F32,
-                                            OXIDE_TYPE_F64};
+    static const oxide_type_kind kinds[] = {
+        OXIDE_TYPE_I8,  OXIDE_TYPE_I8,  OXIDE_TYPE_I16, OXIDE_TYPE_I32,  OXIDE_TYPE_I64, OXIDE_TYPE_I8, OXIDE_TYPE_I16,
+        OXIDE_TYPE_I32, OXIDE_TYPE_I64, OXIDE_TYPE_F16, OXIDE_TYPE_BF16, OXIDE_TYPE_F32, OXIDE_TYPE_F64};
     return (unsigned)s < sizeof kinds / sizeof kinds[0] ? ctx->scalars[kinds[s]] : NULL;
 }
 
@@ -339,18 +333,10 @@ bool oxide__round_float(oxide_type_kind kind, double v, double *out) {
     int mant_bits, min_exp; /* stored mantissa bits, smallest normal exponent */
     double max;
     switch (kind) {
-    case OXIDE_TYPE_F64:
-        *out = v;
-        return true;
-    case OXIDE_TYPE_F32:
-        *out = (float)v;
-        return !(isfinite(v) && isinf(*out));
-    case OXIDE_TYPE_F16:
-        mant_bits = 10, min_exp = -14, max = 65504.0;
-        break;
-    default: /* BF16 */
-        mant_bits = 7, min_exp = -126, max = 0x1.fep127;
-        break;
+    case OXIDE_TYPE_F64: *out = v; return true;
+    case OXIDE_TYPE_F32: *out = (float)v; return !(isfinite(v) && isinf(*out));
+    case OXIDE_TYPE_F16: mant_bits = 10, min_exp = -14, max = 65504.0; break;
+    default: /* BF16 */ mant_bits = 7, min_exp = -126, max = 0x1.fep127; break;
     }
     if (!isfinite(v) || v == 0) {
         *out = v;

@@ -11,8 +11,18 @@
 
 /* ---- the op table, expanded ---- */
 
-enum { A_ALIGN = 1, A_VOLATILE = 2, A_SCOPE = 4, A_ORDER = 8, A_PRED = 16, A_IMM = 32, A_VALUE = 64,
-       A_STR = 128, A_ELEM = 256, A_SYM = 512 };
+enum {
+    A_ALIGN = 1,
+    A_VOLATILE = 2,
+    A_SCOPE = 4,
+    A_ORDER = 8,
+    A_PRED = 16,
+    A_IMM = 32,
+    A_VALUE = 64,
+    A_STR = 128,
+    A_ELEM = 256,
+    A_SYM = 512
+};
 typedef enum { L_INST, L_INTR, L_LIBDEV, L_ASM, L_TERM } oxide_lower_kind;
 
 typedef struct oxide_op_info {
@@ -61,12 +71,12 @@ bool oxide__vec_push(oxide_arena *a, oxide_vec *v, void *item);
 
 struct oxide_type {
     oxide_type_kind kind;
-    uint32_t addrspace;   /* PTR */
-    uint64_t count;       /* VECTOR, ARRAY */
-    oxide_type *elem;     /* VECTOR, ARRAY */
-    oxide_type **fields;  /* STRUCT */
-    uint32_t nfields;     /* STRUCT */
-    const char *name;     /* text form, e.g. "array<4 x f32>" */
+    uint32_t addrspace;  /* PTR */
+    uint64_t count;      /* VECTOR, ARRAY */
+    oxide_type *elem;    /* VECTOR, ARRAY */
+    oxide_type **fields; /* STRUCT */
+    uint32_t nfields;    /* STRUCT */
+    const char *name;    /* text form, e.g. "array<4 x f32>" */
     struct oxide_type *next_interned;
 };
 
@@ -91,13 +101,13 @@ typedef enum { VAL_PARAM, VAL_BLOCK_PARAM, VAL_INST } oxide_value_kind;
 struct oxide_value {
     oxide_value_kind kind;
     oxide_type *type;
-    const char *name;         /* NULL: printed as %N */
-    struct oxide_inst *def;   /* VAL_INST */
+    const char *name;          /* NULL: printed as %N */
+    struct oxide_inst *def;    /* VAL_INST */
     struct oxide_block *block; /* VAL_BLOCK_PARAM: owner; VAL_INST: block of def */
     oxide_function *fn;
-    uint32_t index;           /* VAL_PARAM / VAL_BLOCK_PARAM: position */
-    uint32_t id;              /* scratch numbering (printer, lowering) */
-    void *scratch;            /* per-pass scratch (e.g. LLVMValueRef) */
+    uint32_t index; /* VAL_PARAM / VAL_BLOCK_PARAM: position */
+    uint32_t id;    /* scratch numbering (printer, lowering) */
+    void *scratch;  /* per-pass scratch (e.g. LLVMValueRef) */
 };
 
 typedef struct oxide_succ {
@@ -132,7 +142,7 @@ typedef struct oxide_inst {
 
 struct oxide_block {
     oxide_function *fn;
-    uint32_t index;  /* position in fn->blocks */
+    uint32_t index;   /* position in fn->blocks */
     oxide_vec params; /* oxide_value* */
     oxide_vec insts;  /* oxide_inst* */
     void *scratch;
@@ -143,18 +153,18 @@ typedef struct oxide_iface_param {
     oxide_param_kind kind;
     oxide_scalar scalar; /* SCALAR: type; SLICE/PTR: element */
     bool is_mutable;
-    uint32_t size, align;  /* BYTES */
-    uint32_t first_value;  /* index of its first value in fn->params */
+    uint32_t size, align; /* BYTES */
+    uint32_t first_value; /* index of its first value in fn->params */
 } oxide_iface_param;
 
 struct oxide_function {
     oxide_module *mod;
     const char *name;
     bool is_kernel;
-    oxide_type *ret;  /* device functions; VOID for kernels */
-    oxide_vec params; /* oxide_value* (kernels: flattened: a slice gives two) */
-    oxide_vec iface;  /* kernels: oxide_iface_param* */
-    oxide_vec blocks; /* oxide_block* */
+    oxide_type *ret;     /* device functions; VOID for kernels */
+    oxide_vec params;    /* oxide_value* (kernels: flattened: a slice gives two) */
+    oxide_vec iface;     /* kernels: oxide_iface_param* */
+    oxide_vec blocks;    /* oxide_block* */
     oxide_value **names; /* open-addressing hash set of named values (uniqueness check) */
     uint32_t names_cap, names_len;
     uint32_t launch_bounds[2];
@@ -184,7 +194,7 @@ struct oxide_module {
     char *printed;       /* result of oxide_module_print (malloc) */
     char *ptx;           /* result of oxide_module_compile (malloc) */
     size_t ptx_len;
-    char *llvm_ir;       /* malloc */
+    char *llvm_ir;                    /* malloc */
     struct oxide_module *next, *prev; /* context's list */
 };
 
@@ -205,9 +215,9 @@ struct oxide_context {
 };
 
 struct oxide_options {
-    char target[16]; /* "sm_90a" */
-    unsigned sm;     /* 90 */
-    bool arch_specific; /* the 'a' suffix */
+    char target[16];          /* "sm_90a" */
+    unsigned sm;              /* 90 */
+    bool arch_specific;       /* the 'a' suffix */
     int ptx_major, ptx_minor; /* 0,0 = choose */
     int opt_level;
     bool fast_math;

@@ -102,8 +102,8 @@ static void fp_flags(lw *L, LLVMValueRef inst) {
     /* contract always: the same as nvcc's default --fmad=true, so a*b+c becomes fma. */
     LLVMFastMathFlags f = LLVMFastMathAllowContract;
     if (L->opts->fast_math)
-        f |= LLVMFastMathAllowReassoc | LLVMFastMathAllowReciprocal | LLVMFastMathApproxFunc |
-             LLVMFastMathNoSignedZeros;
+        f |=
+            LLVMFastMathAllowReassoc | LLVMFastMathAllowReciprocal | LLVMFastMathApproxFunc | LLVMFastMathNoSignedZeros;
     LLVMSetFastMathFlags(inst, f);
 }
 
@@ -119,8 +119,7 @@ static LLVMValueRef call_intrinsic(lw *L, const char *name, LLVMTypeRef *over, s
     return LLVMBuildCall2(L->b, fty, f, args, nargs, "");
 }
 
-static LLVMValueRef declare_fn(lw *L, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, unsigned n,
-                               bool vararg) {
+static LLVMValueRef declare_fn(lw *L, const char *name, LLVMTypeRef ret, LLVMTypeRef *params, unsigned n, bool vararg) {
     LLVMValueRef f = LLVMGetNamedFunction(L->m, name);
     if (f)
         return f;
@@ -177,8 +176,7 @@ static const char *asm_constraint(lw *L, LLVMTypeRef t) {
     switch (LLVMGetTypeKind(t)) {
     case LLVMFloatTypeKind: return "f";
     case LLVMDoubleTypeKind: return "d";
-    case LLVMPointerTypeKind:
-        return LLVMPointerSizeForAS(L->td, LLVMGetPointerAddressSpace(t)) == 4 ? "r" : "l";
+    case LLVMPointerTypeKind: return LLVMPointerSizeForAS(L->td, LLVMGetPointerAddressSpace(t)) == 4 ? "r" : "l";
     case LLVMIntegerTypeKind:
         switch (LLVMGetIntTypeWidth(t)) {
         case 16: return "h";
@@ -208,12 +206,12 @@ static const char *ptx_scope(lw *L, oxide_scope s) {
 }
 
 typedef struct asm_spec {
-    const char *text;       /* template in oxide form ($0 result, $1.. operands, $I $O $S) */
-    LLVMTypeRef ret;        /* NULL: no result */
+    const char *text; /* template in oxide form ($0 result, $1.. operands, $I $O $S) */
+    LLVMTypeRef ret;  /* NULL: no result */
     LLVMValueRef *args;
     unsigned nargs;
     bool side_effects, convergent, memory;
-    const oxide_inst *in;   /* for $I $O $S */
+    const oxide_inst *in; /* for $I $O $S */
 } asm_spec;
 
 static LLVMValueRef emit_asm(lw *L, const asm_spec *a) {
@@ -263,13 +261,14 @@ static LLVMValueRef emit_asm(lw *L, const asm_spec *a) {
     if (a->memory)
         cl += (size_t)snprintf(cons + cl, sizeof cons - cl, "%s~{memory}", cl ? "," : "");
     LLVMTypeRef fty = LLVMFunctionType(a->ret ? a->ret : L->tvoid, at, a->nargs, 0);
-    LLVMValueRef asmv = LLVMGetInlineAsm(fty, s, strlen(s), cons, strlen(cons), a->side_effects, 0,
-                                         LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef asmv =
+        LLVMGetInlineAsm(fty, s, strlen(s), cons, strlen(cons), a->side_effects, 0, LLVMInlineAsmDialectATT, 0);
     free(s);
     LLVMValueRef call = LLVMBuildCall2(L->b, fty, asmv, a->args, a->nargs, "");
     LLVMSetMetadata(call, L->md_asm, LLVMMetadataAsValue(L->c, LLVMMDStringInContext2(L->c, "", 0)));
     LLVMAttributeIndex fnidx = (LLVMAttributeIndex)LLVMAttributeFunctionIndex;
-    LLVMAddCallSiteAttribute(call, fnidx, LLVMCreateEnumAttribute(L->c, LLVMGetEnumAttributeKindForName("nounwind", 8), 0));
+    LLVMAddCallSiteAttribute(call, fnidx,
+                             LLVMCreateEnumAttribute(L->c, LLVMGetEnumAttributeKindForName("nounwind", 8), 0));
     if (a->convergent)
         LLVMAddCallSiteAttribute(call, fnidx,
                                  LLVMCreateEnumAttribute(L->c, LLVMGetEnumAttributeKindForName("convergent", 10), 0));
@@ -286,7 +285,10 @@ static bool is_float_type(LLVMTypeRef t) {
     if (LLVMGetTypeKind(t) == LLVMVectorTypeKind)
         t = LLVMGetElementType(t);
     switch (LLVMGetTypeKind(t)) {
-    case LLVMHalfTypeKind: case LLVMBFloatTypeKind: case LLVMFloatTypeKind: case LLVMDoubleTypeKind: return true;
+    case LLVMHalfTypeKind:
+    case LLVMBFloatTypeKind:
+    case LLVMFloatTypeKind:
+    case LLVMDoubleTypeKind: return true;
     default: return false;
     }
 }
@@ -329,8 +331,8 @@ static LLVMValueRef libdev_scalar(lw *L, const oxide_inst *in, LLVMValueRef *arg
     snprintf(name, sizeof name, "%s%s", base, f64 ? "" : "f");
     if (!f64 && L->opts->fast_math) {
         /* nvcc --use_fast_math's choice: the approximate libdevice forms where they exist */
-        static const char *const fast[] = {"__nv_exp", "__nv_log", "__nv_log2", "__nv_sin", "__nv_cos",
-                                           "__nv_tan", "__nv_tanh", "__nv_pow"};
+        static const char *const fast[] = {"__nv_exp", "__nv_log", "__nv_log2", "__nv_sin",
+                                           "__nv_cos", "__nv_tan", "__nv_tanh", "__nv_pow"};
         for (size_t i = 0; i < sizeof fast / sizeof fast[0]; i++)
             if (!strcmp(base, fast[i]))
                 snprintf(name, sizeof name, "__nv_fast_%sf", base + 5);
@@ -386,8 +388,11 @@ static LLVMValueRef fence(lw *L, LLVMAtomicOrdering o, oxide_scope s) {
 static LLVMValueRef atomic_rmw_asm(lw *L, const oxide_inst *in, LLVMValueRef ptr, LLVMValueRef val) {
     LLVMTypeRef t = LLVMTypeOf(val);
     LLVMTypeKind k = LLVMGetTypeKind(t);
-    unsigned bits = k == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(t)
-                    : k == LLVMFloatTypeKind ? 32 : k == LLVMDoubleTypeKind ? 64 : k == LLVMPointerTypeKind ? 64 : 0;
+    unsigned bits = k == LLVMIntegerTypeKind   ? LLVMGetIntTypeWidth(t)
+                    : k == LLVMFloatTypeKind   ? 32
+                    : k == LLVMDoubleTypeKind  ? 64
+                    : k == LLVMPointerTypeKind ? 64
+                                               : 0;
     bool fl = k == LLVMFloatTypeKind || k == LLVMDoubleTypeKind;
     if (bits != 32 && bits != 64)
         return NULL;
@@ -401,15 +406,34 @@ static LLVMValueRef atomic_rmw_asm(lw *L, const oxide_inst *in, LLVMValueRef ptr
     const char *op;
     char ty = 'b';
     switch (in->op) {
-    case OXIDE_OP_ATOMIC_ADD: op = "add"; ty = fl ? 'f' : 'u'; break;
-    case OXIDE_OP_ATOMIC_SUB: op = "add"; ty = 'u'; val = LLVMBuildNeg(L->b, val, ""); break;
+    case OXIDE_OP_ATOMIC_ADD:
+        op = "add";
+        ty = fl ? 'f' : 'u';
+        break;
+    case OXIDE_OP_ATOMIC_SUB:
+        op = "add";
+        ty = 'u';
+        val = LLVMBuildNeg(L->b, val, "");
+        break;
     case OXIDE_OP_ATOMIC_AND: op = "and"; break;
     case OXIDE_OP_ATOMIC_OR: op = "or"; break;
     case OXIDE_OP_ATOMIC_XOR: op = "xor"; break;
-    case OXIDE_OP_ATOMIC_MIN: op = "min"; ty = 's'; break;
-    case OXIDE_OP_ATOMIC_MAX: op = "max"; ty = 's'; break;
-    case OXIDE_OP_ATOMIC_UMIN: op = "min"; ty = 'u'; break;
-    case OXIDE_OP_ATOMIC_UMAX: op = "max"; ty = 'u'; break;
+    case OXIDE_OP_ATOMIC_MIN:
+        op = "min";
+        ty = 's';
+        break;
+    case OXIDE_OP_ATOMIC_MAX:
+        op = "max";
+        ty = 's';
+        break;
+    case OXIDE_OP_ATOMIC_UMIN:
+        op = "min";
+        ty = 'u';
+        break;
+    case OXIDE_OP_ATOMIC_UMAX:
+        op = "max";
+        ty = 'u';
+        break;
     case OXIDE_OP_ATOMIC_EXCH: op = "exch"; break;
     default: return NULL;
     }
@@ -427,8 +451,8 @@ static LLVMValueRef atomic_rmw_asm(lw *L, const oxide_inst *in, LLVMValueRef ptr
              in->order == OXIDE_ORDER_SEQ_CST ? "fence.sc." : "", in->order == OXIDE_ORDER_SEQ_CST ? scope : "",
              in->order == OXIDE_ORDER_SEQ_CST ? ";\n\t" : "", "", sems[in->order], scope, space, op, ty, bits);
     LLVMValueRef args[2] = {ptr, v};
-    asm_spec s = {.text = text, .ret = LLVMTypeOf(v), .args = args, .nargs = 2, .side_effects = true,
-                  .memory = true, .in = in};
+    asm_spec s = {
+        .text = text, .ret = LLVMTypeOf(v), .args = args, .nargs = 2, .side_effects = true, .memory = true, .in = in};
     LLVMValueRef r = emit_asm(L, &s);
     if (!r)
         return NULL;
@@ -468,16 +492,15 @@ static LLVMValueRef lower_atomic_rmw(lw *L, const oxide_inst *in, LLVMValueRef p
     if (o == OXIDE_ORDER_RELEASE || o == OXIDE_ORDER_ACQ_REL || o == OXIDE_ORDER_SEQ_CST)
         fence(L, o == OXIDE_ORDER_SEQ_CST ? LLVMAtomicOrderingSequentiallyConsistent : LLVMAtomicOrderingRelease,
               in->scope);
-    LLVMValueRef r = LLVMBuildAtomicRMWSyncScope(L->b, op, ptr, val, LLVMAtomicOrderingMonotonic,
-                                                 sync_scope(L, in->scope));
+    LLVMValueRef r =
+        LLVMBuildAtomicRMWSyncScope(L->b, op, ptr, val, LLVMAtomicOrderingMonotonic, sync_scope(L, in->scope));
     if (o == OXIDE_ORDER_ACQUIRE || o == OXIDE_ORDER_ACQ_REL || o == OXIDE_ORDER_SEQ_CST)
         fence(L, LLVMAtomicOrderingAcquire, in->scope);
     return r;
 }
 
 /* Warp shuffles move 32-bit registers: narrower values are widened, 64-bit ones split. */
-static LLVMValueRef shfl32(lw *L, const char *kind, LLVMValueRef mask, LLVMValueRef v, LLVMValueRef lane,
-                           unsigned c) {
+static LLVMValueRef shfl32(lw *L, const char *kind, LLVMValueRef mask, LLVMValueRef v, LLVMValueRef lane, unsigned c) {
     char name[48];
     snprintf(name, sizeof name, "llvm.nvvm.shfl.sync.%s.i32", kind);
     LLVMValueRef args[4] = {mask, v, lane, const_i32(L, c)};
@@ -502,8 +525,8 @@ static LLVMValueRef lower_shfl(lw *L, const oxide_inst *in, LLVMValueRef v, LLVM
     }
     LLVMTypeRef it = LLVMIntTypeInContext(L->c, bits);
     LLVMValueRef x = LLVMGetTypeKind(t) == LLVMPointerTypeKind ? LLVMBuildPtrToInt(L->b, v, it, "")
-                     : t == it                                  ? v
-                                                                : LLVMBuildBitCast(L->b, v, it, "");
+                     : t == it                                 ? v
+                                                               : LLVMBuildBitCast(L->b, v, it, "");
     LLVMValueRef r;
     if (bits <= 32) {
         LLVMValueRef w = bits == 32 ? x : LLVMBuildZExt(L->b, x, L->ti32, "");
@@ -557,14 +580,11 @@ static oxide_status emit_printf(lw *L, const char *fmt, size_t fmtlen, LLVMValue
                 else if (LLVMGetIntTypeWidth(t) < 32)
                     a = LLVMBuildSExt(L->b, a, L->ti32, "");
                 break;
-            case LLVMHalfTypeKind: case LLVMBFloatTypeKind: case LLVMFloatTypeKind:
-                a = LLVMBuildFPExt(L->b, a, L->tf64, "");
-                break;
-            case LLVMDoubleTypeKind:
-                break;
-            case LLVMPointerTypeKind:
-                a = to_generic(L, a);
-                break;
+            case LLVMHalfTypeKind:
+            case LLVMBFloatTypeKind:
+            case LLVMFloatTypeKind: a = LLVMBuildFPExt(L->b, a, L->tf64, ""); break;
+            case LLVMDoubleTypeKind: break;
+            case LLVMPointerTypeKind: a = to_generic(L, a); break;
             default:
                 failf(L, OXIDE_ERROR_UNSUPPORTED, "%s in @%s: argument %u is not a scalar or pointer", what,
                       L->ofn->name, i);
@@ -730,7 +750,8 @@ static LLVMValueRef emit_asm_raw(lw *L, const char *text, const char *cons, LLVM
     LLVMValueRef call = LLVMBuildCall2(L->b, fty, asmv, args, n, "");
     LLVMSetMetadata(call, L->md_asm, LLVMMetadataAsValue(L->c, LLVMMDStringInContext2(L->c, "", 0)));
     LLVMAttributeIndex fnidx = (LLVMAttributeIndex)LLVMAttributeFunctionIndex;
-    LLVMAddCallSiteAttribute(call, fnidx, LLVMCreateEnumAttribute(L->c, LLVMGetEnumAttributeKindForName("nounwind", 8), 0));
+    LLVMAddCallSiteAttribute(call, fnidx,
+                             LLVMCreateEnumAttribute(L->c, LLVMGetEnumAttributeKindForName("nounwind", 8), 0));
     LLVMAddCallSiteAttribute(call, fnidx,
                              LLVMCreateEnumAttribute(L->c, LLVMGetEnumAttributeKindForName("convergent", 10), 0));
     return call;
@@ -823,13 +844,18 @@ static LLVMValueRef lower_tier2(lw *L, const oxide_inst *in, LLVMValueRef *ops, 
     const char *tmpl = oxide_ops[in->op].tmpl;
     char name[128];
     switch (in->op) {
-    case OXIDE_OP_CP_ASYNC_CA: case OXIDE_OP_CP_ASYNC_CG: case OXIDE_OP_CP_ASYNC_CA_ZFILL:
+    case OXIDE_OP_CP_ASYNC_CA:
+    case OXIDE_OP_CP_ASYNC_CG:
+    case OXIDE_OP_CP_ASYNC_CA_ZFILL:
     case OXIDE_OP_CP_ASYNC_CG_ZFILL:
         /* the .s forms take the source size: bytes past it are filled with zeros */
         snprintf(name, sizeof name, "%s.%lld%s", tmpl, (long long)in->imm, n == 3 ? ".s" : "");
         return call_intrinsic(L, name, NULL, 0, ops, n);
-    case OXIDE_OP_CP_ASYNC_WAIT: case OXIDE_OP_BULK_WAIT: case OXIDE_OP_BULK_WAIT_READ:
-    case OXIDE_OP_SETMAXNREG_INC: case OXIDE_OP_SETMAXNREG_DEC: {
+    case OXIDE_OP_CP_ASYNC_WAIT:
+    case OXIDE_OP_BULK_WAIT:
+    case OXIDE_OP_BULK_WAIT_READ:
+    case OXIDE_OP_SETMAXNREG_INC:
+    case OXIDE_OP_SETMAXNREG_DEC: {
         LLVMValueRef a = const_i32(L, (uint64_t)in->imm);
         return call_intrinsic(L, tmpl, NULL, 0, &a, 1);
     }
@@ -837,14 +863,16 @@ static LLVMValueRef lower_tier2(lw *L, const oxide_inst *in, LLVMValueRef *ops, 
         LLVMValueRef a = LLVMConstInt(L->ti64, (uint64_t)in->imm, 0);
         return call_intrinsic(L, tmpl, NULL, 0, &a, 1);
     }
-    case OXIDE_OP_LDMATRIX: case OXIDE_OP_LDMATRIX_TRANS: {
+    case OXIDE_OP_LDMATRIX:
+    case OXIDE_OP_LDMATRIX_TRANS: {
         unsigned k = fragment_regs(rt);
         snprintf(name, sizeof name, "%s.x%u%s.b16", tmpl, k, in->op == OXIDE_OP_LDMATRIX_TRANS ? ".trans" : "");
         LLVMTypeRef pt = LLVMTypeOf(ops[0]);
         LLVMValueRef r = call_intrinsic(L, name, &pt, 1, ops, 1);
         return r && k > 1 ? struct_to(L, r, rt, k) : r;
     }
-    case OXIDE_OP_STMATRIX: case OXIDE_OP_STMATRIX_TRANS: {
+    case OXIDE_OP_STMATRIX:
+    case OXIDE_OP_STMATRIX_TRANS: {
         unsigned k = fragment_regs(LLVMTypeOf(ops[1]));
         snprintf(name, sizeof name, "%s.x%u%s.b16", tmpl, k, in->op == OXIDE_OP_STMATRIX_TRANS ? ".trans" : "");
         LLVMValueRef a[5] = {ops[0]};
@@ -853,7 +881,8 @@ static LLVMValueRef lower_tier2(lw *L, const oxide_inst *in, LLVMValueRef *ops, 
         LLVMTypeRef pt = LLVMTypeOf(ops[0]);
         return call_intrinsic(L, name, &pt, 1, a, 1 + k);
     }
-    case OXIDE_OP_MMA_BF16: case OXIDE_OP_MMA_F16: {
+    case OXIDE_OP_MMA_BF16:
+    case OXIDE_OP_MMA_F16: {
         /* f16 inputs travel as <2 x half>, bf16 ones as the packed i32 */
         LLVMTypeRef h2 = LLVMVectorType(LLVMHalfTypeInContext(L->c), 2);
         LLVMValueRef a[10];
@@ -874,7 +903,8 @@ static LLVMValueRef lower_tier2(lw *L, const oxide_inst *in, LLVMValueRef *ops, 
         LLVMValueRef r = call_intrinsic(L, tmpl, NULL, 0, &a, 1);
         return r ? LLVMBuildExtractValue(L->b, r, 1, "") : NULL;
     }
-    case OXIDE_OP_TMA_LOAD: case OXIDE_OP_TMA_LOAD_MULTICAST: {
+    case OXIDE_OP_TMA_LOAD:
+    case OXIDE_OP_TMA_LOAD_MULTICAST: {
         /* g2s(dst shared::cluster, mbarrier, tensor map, coords..., cta mask, cache hint,
          *     use mask, use hint, cta group) */
         bool mc = in->op == OXIDE_OP_TMA_LOAD_MULTICAST;
@@ -922,10 +952,9 @@ static LLVMValueRef lower_tier2(lw *L, const oxide_inst *in, LLVMValueRef *ops, 
         LLVMTypeRef pt = LLVMTypeOf(p);
         return call_intrinsic(L, tmpl, &pt, 1, &p, 1);
     }
-    case OXIDE_OP_WGMMA_BF16: case OXIDE_OP_WGMMA_F16:
-        return lower_wgmma(L, in, ops, rt);
-    case OXIDE_OP_WGMMA_DESC:
-        return lower_wgmma_desc(L, in, ops);
+    case OXIDE_OP_WGMMA_BF16:
+    case OXIDE_OP_WGMMA_F16: return lower_wgmma(L, in, ops, rt);
+    case OXIDE_OP_WGMMA_DESC: return lower_wgmma_desc(L, in, ops);
     default:
         /* the rest map one to one onto their intrinsic */
         return call_intrinsic(L, tmpl, NULL, 0, ops, n);
@@ -956,31 +985,30 @@ static oxide_status lower_inst(lw *L, const oxide_inst *in) {
         goto done;
     }
     switch (info->lower) {
-    case L_INTR:
-        r = lower_intrinsic(L, in, ops, n);
-        goto done;
-    case L_LIBDEV:
-        r = per_element(L, in, ops, n, LLVMTypeOf(ops[0]), libdev_scalar);
-        goto done;
+    case L_INTR: r = lower_intrinsic(L, in, ops, n); goto done;
+    case L_LIBDEV: r = per_element(L, in, ops, n, LLVMTypeOf(ops[0]), libdev_scalar); goto done;
     case L_ASM:
         if (in->result && is_float_type(rt)) {
             r = per_element(L, in, ops, n, rt, asm_scalar);
         } else {
             bool sync = !in->result; /* barrier, fence, cluster barriers: order memory */
             bool warp = in->op == OXIDE_OP_ACTIVEMASK || (in->op >= OXIDE_OP_REDUX_ADD && in->op <= OXIDE_OP_REDUX_XOR);
-            asm_spec s = {.text = info->tmpl, .ret = rt, .args = ops, .nargs = n, .side_effects = sync ||
-                          in->op == OXIDE_OP_ACTIVEMASK, .convergent = sync || warp, .memory = sync, .in = in};
+            asm_spec s = {.text = info->tmpl,
+                          .ret = rt,
+                          .args = ops,
+                          .nargs = n,
+                          .side_effects = sync || in->op == OXIDE_OP_ACTIVEMASK,
+                          .convergent = sync || warp,
+                          .memory = sync,
+                          .in = in};
             r = emit_asm(L, &s);
         }
         goto done;
-    default:
-        break;
+    default: break;
     }
 
     switch (in->op) {
-    case OXIDE_OP_CONST:
-        r = lower_const(L, in);
-        break;
+    case OXIDE_OP_CONST: r = lower_const(L, in); break;
     case OXIDE_OP_ADD:
         r = is_float_type(rt) ? LLVMBuildFAdd(b, ops[0], ops[1], "") : LLVMBuildAdd(b, ops[0], ops[1], "");
         fp_flags(L, r);
@@ -997,8 +1025,14 @@ static oxide_status lower_inst(lw *L, const oxide_inst *in) {
     case OXIDE_OP_UDIV: r = LLVMBuildUDiv(b, ops[0], ops[1], ""); break;
     case OXIDE_OP_SREM: r = LLVMBuildSRem(b, ops[0], ops[1], ""); break;
     case OXIDE_OP_UREM: r = LLVMBuildURem(b, ops[0], ops[1], ""); break;
-    case OXIDE_OP_FDIV: r = LLVMBuildFDiv(b, ops[0], ops[1], ""); fp_flags(L, r); break;
-    case OXIDE_OP_FREM: r = LLVMBuildFRem(b, ops[0], ops[1], ""); fp_flags(L, r); break;
+    case OXIDE_OP_FDIV:
+        r = LLVMBuildFDiv(b, ops[0], ops[1], "");
+        fp_flags(L, r);
+        break;
+    case OXIDE_OP_FREM:
+        r = LLVMBuildFRem(b, ops[0], ops[1], "");
+        fp_flags(L, r);
+        break;
     case OXIDE_OP_NEG:
         r = is_float_type(rt) ? LLVMBuildFNeg(b, ops[0], "") : LLVMBuildNeg(b, ops[0], "");
         fp_flags(L, r);
@@ -1011,7 +1045,10 @@ static oxide_status lower_inst(lw *L, const oxide_inst *in) {
     case OXIDE_OP_LSHR: r = LLVMBuildLShr(b, ops[0], ops[1], ""); break;
     case OXIDE_OP_ASHR: r = LLVMBuildAShr(b, ops[0], ops[1], ""); break;
     case OXIDE_OP_ICMP: r = LLVMBuildICmp(b, ipred(in->pred), ops[0], ops[1], ""); break;
-    case OXIDE_OP_FCMP: r = LLVMBuildFCmp(b, fpred(in->pred), ops[0], ops[1], ""); fp_flags(L, r); break;
+    case OXIDE_OP_FCMP:
+        r = LLVMBuildFCmp(b, fpred(in->pred), ops[0], ops[1], "");
+        fp_flags(L, r);
+        break;
     case OXIDE_OP_SELECT: r = LLVMBuildSelect(b, ops[0], ops[1], ops[2], ""); break;
     case OXIDE_OP_CLZ: {
         LLVMTypeRef t = LLVMTypeOf(ops[0]);
@@ -1078,31 +1115,35 @@ static oxide_status lower_inst(lw *L, const oxide_inst *in) {
             r = cast_ptr(L, g, rt);
         break;
     }
-    case OXIDE_OP_DYN_SMEM:
-        r = cast_ptr(L, dyn_smem(L), rt);
-        break;
+    case OXIDE_OP_DYN_SMEM: r = cast_ptr(L, dyn_smem(L), rt); break;
     case OXIDE_OP_CALL: {
         oxide_function *callee = oxide__module_find_function(L->mod, in->sym);
         if (!callee || !callee->scratch)
             failf(L, OXIDE_ERROR_VERIFY, "call in @%s: no function named @%s", L->ofn->name, in->sym);
         else if (callee->is_kernel)
-            failf(L, OXIDE_ERROR_UNSUPPORTED, "call in @%s: @%s is a kernel; kernels cannot be called",
-                  L->ofn->name, in->sym);
+            failf(L, OXIDE_ERROR_UNSUPPORTED, "call in @%s: @%s is a kernel; kernels cannot be called", L->ofn->name,
+                  in->sym);
         else
             r = call_fn(L, (LLVMValueRef)callee->scratch, ops, n);
         if (!in->result)
             r = NULL;
         break;
     }
-    case OXIDE_OP_ATOMIC_ADD: case OXIDE_OP_ATOMIC_SUB: case OXIDE_OP_ATOMIC_AND: case OXIDE_OP_ATOMIC_OR:
-    case OXIDE_OP_ATOMIC_XOR: case OXIDE_OP_ATOMIC_MIN: case OXIDE_OP_ATOMIC_MAX: case OXIDE_OP_ATOMIC_UMIN:
-    case OXIDE_OP_ATOMIC_UMAX: case OXIDE_OP_ATOMIC_EXCH:
-        r = lower_atomic_rmw(L, in, ops[0], ops[1]);
-        break;
+    case OXIDE_OP_ATOMIC_ADD:
+    case OXIDE_OP_ATOMIC_SUB:
+    case OXIDE_OP_ATOMIC_AND:
+    case OXIDE_OP_ATOMIC_OR:
+    case OXIDE_OP_ATOMIC_XOR:
+    case OXIDE_OP_ATOMIC_MIN:
+    case OXIDE_OP_ATOMIC_MAX:
+    case OXIDE_OP_ATOMIC_UMIN:
+    case OXIDE_OP_ATOMIC_UMAX:
+    case OXIDE_OP_ATOMIC_EXCH: r = lower_atomic_rmw(L, in, ops[0], ops[1]); break;
     case OXIDE_OP_ATOMIC_CAS: {
         LLVMAtomicOrdering ok = llvm_order(in->order), bad;
         switch (in->order) {
-        case OXIDE_ORDER_ACQ_REL: case OXIDE_ORDER_ACQUIRE: bad = LLVMAtomicOrderingAcquire; break;
+        case OXIDE_ORDER_ACQ_REL:
+        case OXIDE_ORDER_ACQUIRE: bad = LLVMAtomicOrderingAcquire; break;
         case OXIDE_ORDER_SEQ_CST: bad = LLVMAtomicOrderingSequentiallyConsistent; break;
         default: bad = LLVMAtomicOrderingMonotonic;
         }
@@ -1131,10 +1172,13 @@ static oxide_status lower_inst(lw *L, const oxide_inst *in) {
         LLVMSetAlignment(s, natural_align(in->operands[0]->type));
         break;
     }
-    case OXIDE_OP_SHFL_IDX: case OXIDE_OP_SHFL_UP: case OXIDE_OP_SHFL_DOWN: case OXIDE_OP_SHFL_XOR:
-        r = lower_shfl(L, in, ops[0], ops[1]);
-        break;
-    case OXIDE_OP_VOTE_ALL: case OXIDE_OP_VOTE_ANY: case OXIDE_OP_VOTE_BALLOT: {
+    case OXIDE_OP_SHFL_IDX:
+    case OXIDE_OP_SHFL_UP:
+    case OXIDE_OP_SHFL_DOWN:
+    case OXIDE_OP_SHFL_XOR: r = lower_shfl(L, in, ops[0], ops[1]); break;
+    case OXIDE_OP_VOTE_ALL:
+    case OXIDE_OP_VOTE_ANY:
+    case OXIDE_OP_VOTE_BALLOT: {
         LLVMValueRef a[2] = {const_i32(L, (uint32_t)in->imm), ops[0]};
         r = call_intrinsic(L, info->tmpl, NULL, 0, a, 2);
         break;
@@ -1150,8 +1194,8 @@ static oxide_status lower_inst(lw *L, const oxide_inst *in) {
             break;
         }
         LLVMValueRef a[2] = {const_i32(L, (uint32_t)in->imm), v};
-        r = call_intrinsic(L, bits == 64 ? "llvm.nvvm.match.any.sync.i64" : "llvm.nvvm.match.any.sync.i32", NULL, 0,
-                           a, 2);
+        r = call_intrinsic(L, bits == 64 ? "llvm.nvvm.match.any.sync.i64" : "llvm.nvvm.match.any.sync.i32", NULL, 0, a,
+                           2);
         break;
     }
     case OXIDE_OP_PRINTF: {
@@ -1159,11 +1203,8 @@ static oxide_status lower_inst(lw *L, const oxide_inst *in) {
         emit_printf(L, fmt, strlen(fmt), ops, n, "printf");
         break;
     }
-    case OXIDE_OP_ASSERT:
-        lower_assert(L, in);
-        break;
-    default:
-        failf(L, OXIDE_ERROR_CODEGEN, "lowering of '%s' is not implemented", info->name);
+    case OXIDE_OP_ASSERT: lower_assert(L, in); break;
+    default: failf(L, OXIDE_ERROR_CODEGEN, "lowering of '%s' is not implemented", info->name);
     }
 done:
     if (ops != small)
@@ -1221,9 +1262,7 @@ static LLVMBasicBlockRef edge(lw *L, const oxide_inst *term, uint32_t si, LLVMBa
 static oxide_status lower_term(lw *L, const oxide_inst *in) {
     LLVMBasicBlockRef from = LLVMGetInsertBlock(L->b);
     switch (in->op) {
-    case OXIDE_OP_BR:
-        LLVMBuildBr(L->b, edge(L, in, 0, from));
-        break;
+    case OXIDE_OP_BR: LLVMBuildBr(L->b, edge(L, in, 0, from)); break;
     case OXIDE_OP_COND_BR: {
         LLVMBasicBlockRef t = edge(L, in, 0, from), f = edge(L, in, 1, from);
         LLVMBuildCondBr(L->b, V(in->operands[0]), t, f);
@@ -1247,8 +1286,7 @@ static oxide_status lower_term(lw *L, const oxide_inst *in) {
         call_intrinsic(L, "llvm.trap", NULL, 0, NULL, 0);
         LLVMBuildUnreachable(L->b);
         break;
-    default:
-        LLVMBuildUnreachable(L->b);
+    default: LLVMBuildUnreachable(L->b);
     }
     return L->st;
 }
@@ -1256,7 +1294,8 @@ static oxide_status lower_term(lw *L, const oxide_inst *in) {
 /* ---- functions ---- */
 
 static void add_attr(lw *L, LLVMValueRef fn, LLVMAttributeIndex idx, const char *name, uint64_t v) {
-    LLVMAddAttributeAtIndex(fn, idx, LLVMCreateEnumAttribute(L->c, LLVMGetEnumAttributeKindForName(name, strlen(name)), v));
+    LLVMAddAttributeAtIndex(fn, idx,
+                            LLVMCreateEnumAttribute(L->c, LLVMGetEnumAttributeKindForName(name, strlen(name)), v));
 }
 
 static void add_str_attr(lw *L, LLVMValueRef fn, const char *k, const char *v) {
@@ -1266,8 +1305,7 @@ static void add_str_attr(lw *L, LLVMValueRef fn, const char *k, const char *v) {
 
 /* Names LLVM or the lowering give a meaning of their own. */
 static bool reserved_name(const char *n) {
-    return !strncmp(n, "llvm.", 5) || !strncmp(n, "__nv_", 5) || !strcmp(n, "vprintf") ||
-           !strcmp(n, "__nvvm_reflect");
+    return !strncmp(n, "llvm.", 5) || !strncmp(n, "__nv_", 5) || !strcmp(n, "vprintf") || !strcmp(n, "__nvvm_reflect");
 }
 
 static oxide_status declare_function(lw *L, oxide_function *f) {
@@ -1307,7 +1345,8 @@ static oxide_status declare_function(lw *L, oxide_function *f) {
             } else if (p->kind == OXIDE_PARAM_BYTES || p->kind == OXIDE_PARAM_TMA_DESC) {
                 /* by-value bytes: NVPTX makes this ".param .align A .b8 name[N]" */
                 LLVMTypeRef bt = LLVMArrayType2(L->ti8, p->size);
-                LLVMAddAttributeAtIndex(fn, idx, LLVMCreateTypeAttribute(L->c, LLVMGetEnumAttributeKindForName("byval", 5), bt));
+                LLVMAddAttributeAtIndex(fn, idx,
+                                        LLVMCreateTypeAttribute(L->c, LLVMGetEnumAttributeKindForName("byval", 5), bt));
                 add_attr(L, fn, idx, "align", p->align);
                 /* TMA reads the descriptor where the launch put it: grid_constant lets its address
                  * be taken (cvta.param) instead of copying the parameter to local memory */
@@ -1446,7 +1485,8 @@ static oxide_status lower_body(lw *L, oxide_function *f) {
                 !LLVMGetValueName2(in->result->scratch, &(size_t){0})[0])
                 LLVMSetValueName2(in->result->scratch, in->result->name, strlen(in->result->name));
         }
-        if (!L->st && (!b->insts.len || oxide_ops[((oxide_inst *)b->insts.items[b->insts.len - 1])->op].lower != L_TERM))
+        if (!L->st &&
+            (!b->insts.len || oxide_ops[((oxide_inst *)b->insts.items[b->insts.len - 1])->op].lower != L_TERM))
             failf(L, OXIDE_ERROR_VERIFY, "block ^%u of @%s does not end in a terminator", b->index, f->name);
     }
     /* blocks the entry cannot reach: never executed, and their phis get no incoming values */
@@ -1516,8 +1556,8 @@ static void line_info_begin(lw *L) {
     L->difile = LLVMDIBuilderCreateFile(L->dib, file, strlen(file), "", 0);
     /* 3 = DICompileUnit::DebugDirectivesOnly (what -lineinfo gives: .file/.loc, no DWARF
      * sections); the C enum stops at LineTablesOnly but the value maps straight through. */
-    LLVMDIBuilderCreateCompileUnit(L->dib, LLVMDWARFSourceLanguageC, L->difile, "oxide", 5, L->opts->opt_level > 0,
-                                   "", 0, 0, "", 0, (LLVMDWARFEmissionKind)3, 0, 0, 0, "", 0, "", 0);
+    LLVMDIBuilderCreateCompileUnit(L->dib, LLVMDWARFSourceLanguageC, L->difile, "oxide", 5, L->opts->opt_level > 0, "",
+                                   0, 0, "", 0, (LLVMDWARFEmissionKind)3, 0, 0, 0, "", 0, "", 0);
     LLVMAddModuleFlag(L->m, LLVMModuleFlagBehaviorWarning, "Debug Info Version", 18,
                       LLVMValueAsMetadata(LLVMConstInt(L->ti32, LLVMDebugMetadataVersion(), 0)));
     LLVMAddModuleFlag(L->m, LLVMModuleFlagBehaviorWarning, "Dwarf Version", 13,

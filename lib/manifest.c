@@ -49,8 +49,8 @@ static void *m_alloc(oxide_manifest *m, size_t size) {
 typedef struct parser {
     const char *s; /* the JSON text: from '{' to the end of the line */
     size_t n, pos;
-    uint32_t line;  /* PTX line, for messages */
-    size_t col0;    /* column of s[0] in that line (0-based) */
+    uint32_t line; /* PTX line, for messages */
+    size_t col0;   /* column of s[0] in that line (0-based) */
     oxide_manifest *m;
     oxide_status st; /* first failure */
     char msg[512];
@@ -482,8 +482,10 @@ static bool param(parser *p, rt_mparam *prm, uint32_t index) {
         k++;
     if (k == 5) {
         p->pos = c.kind_pos;
-        return fail(p, "parameter '%s' has unknown kind \"%s\" (this reader knows scalar, slice, ptr, bytes, "
-                       "tma_desc; a newer oxide wrote it?)", prm->name, c.kind);
+        return fail(p,
+                    "parameter '%s' has unknown kind \"%s\" (this reader knows scalar, slice, ptr, bytes, "
+                    "tma_desc; a newer oxide wrote it?)",
+                    prm->name, c.kind);
     }
     prm->kind = (oxide_param_kind)k;
     switch (prm->kind) {
@@ -813,7 +815,9 @@ const char *oxide_manifest_target(const oxide_manifest *m) { return m ? m->targe
 oxide_status oxide_manifest_kernel_find(const oxide_manifest *m, const char *name, size_t *index) {
     if (!m || !name || !index)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_manifest_kernel_find: %s is NULL",
-                           !m ? "m" : !name ? "name" : "index");
+                           !m      ? "m"
+                           : !name ? "name"
+                                   : "index");
     for (size_t i = 0; i < m->nkernels; i++)
         if (!strcmp(m->kernels[i].name, name)) {
             *index = i;
@@ -850,8 +854,8 @@ oxide_status oxide_manifest_param(const oxide_manifest *m, size_t k, size_t p, c
     if (!m)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_manifest_param: m is NULL");
     if (k >= m->nkernels)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_manifest_param: kernel index %zu out of range (%zu kernels)",
-                           k, m->nkernels);
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                           "oxide_manifest_param: kernel index %zu out of range (%zu kernels)", k, m->nkernels);
     const rt_mkernel *mk = &m->kernels[k];
     if (p >= mk->nparams)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,

@@ -116,11 +116,8 @@ static void put_param(sbuf *b, const oxide_iface_param *p) {
         put_json_string(b, scalar ? scalar : "unknown");
         puts_(b, p->is_mutable ? ",\"mut\":true" : ",\"mut\":false");
         break;
-    case OXIDE_PARAM_BYTES:
-        putf(b, ",\"size\":%u,\"align\":%u", p->size, p->align);
-        break;
-    case OXIDE_PARAM_TMA_DESC:
-        break;
+    case OXIDE_PARAM_BYTES: putf(b, ",\"size\":%u,\"align\":%u", p->size, p->align); break;
+    case OXIDE_PARAM_TMA_DESC: break;
     }
     puts_(b, "}");
 }

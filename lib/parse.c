@@ -85,12 +85,9 @@ static oxide_status berr(const tok *t, oxide_status st) {
 
 static const char *describe(P *p, const tok *t, char out[48]) {
     switch (t->k) {
-    case T_EOF:
-        return "end of input";
-    case T_NL:
-        return "end of line";
-    case T_STR:
-        return "a string";
+    case T_EOF: return "end of input";
+    case T_NL: return "end of line";
+    case T_STR: return "a string";
     default:
         snprintf(out, 48, "'%.*s%s'", (int)(t->len > 32 ? 32 : t->len), p->src + t->pos, t->len > 32 ? "..." : "");
         return out;
@@ -175,8 +172,8 @@ static oxide_status lex(P *p) {
                     break;
                 if ((unsigned char)s[j] < 0x20 && s[j] != '\t') {
                     tok at = {T_EOF, 0, 0, line, col + (uint32_t)(j - i)};
-                    return perr(&at, "control character 0x%02x in a string: write it as \\x%02x",
-                                (unsigned char)s[j], (unsigned char)s[j]);
+                    return perr(&at, "control character 0x%02x in a string: write it as \\x%02x", (unsigned char)s[j],
+                                (unsigned char)s[j]);
                 }
                 j += s[j] == '\\' && j + 1 < n && s[j + 1] != '\n' ? 2 : 1;
             }
@@ -373,14 +370,22 @@ static const struct {
     oxide_type_kind kind;
     int as; /* -1: not a pointer */
 } simple_types[] = {
-    {"void", OXIDE_TYPE_VOID, -1},   {"i1", OXIDE_TYPE_I1, -1},
-    {"i8", OXIDE_TYPE_I8, -1},       {"i16", OXIDE_TYPE_I16, -1},
-    {"i32", OXIDE_TYPE_I32, -1},     {"i64", OXIDE_TYPE_I64, -1},
-    {"i128", OXIDE_TYPE_I128, -1},   {"f16", OXIDE_TYPE_F16, -1},
-    {"bf16", OXIDE_TYPE_BF16, -1},   {"f32", OXIDE_TYPE_F32, -1},
-    {"f64", OXIDE_TYPE_F64, -1},     {"ptr", OXIDE_TYPE_PTR, OXIDE_AS_GENERIC},
-    {"ptr.global", OXIDE_TYPE_PTR, OXIDE_AS_GLOBAL},     {"ptr.shared", OXIDE_TYPE_PTR, OXIDE_AS_SHARED},
-    {"ptr.constant", OXIDE_TYPE_PTR, OXIDE_AS_CONSTANT}, {"ptr.local", OXIDE_TYPE_PTR, OXIDE_AS_LOCAL},
+    {"void", OXIDE_TYPE_VOID, -1},
+    {"i1", OXIDE_TYPE_I1, -1},
+    {"i8", OXIDE_TYPE_I8, -1},
+    {"i16", OXIDE_TYPE_I16, -1},
+    {"i32", OXIDE_TYPE_I32, -1},
+    {"i64", OXIDE_TYPE_I64, -1},
+    {"i128", OXIDE_TYPE_I128, -1},
+    {"f16", OXIDE_TYPE_F16, -1},
+    {"bf16", OXIDE_TYPE_BF16, -1},
+    {"f32", OXIDE_TYPE_F32, -1},
+    {"f64", OXIDE_TYPE_F64, -1},
+    {"ptr", OXIDE_TYPE_PTR, OXIDE_AS_GENERIC},
+    {"ptr.global", OXIDE_TYPE_PTR, OXIDE_AS_GLOBAL},
+    {"ptr.shared", OXIDE_TYPE_PTR, OXIDE_AS_SHARED},
+    {"ptr.constant", OXIDE_TYPE_PTR, OXIDE_AS_CONSTANT},
+    {"ptr.local", OXIDE_TYPE_PTR, OXIDE_AS_LOCAL},
     {"ptr.param", OXIDE_TYPE_PTR, OXIDE_AS_PARAM},
 };
 
@@ -479,9 +484,10 @@ static oxide_status use_value(P *p, pfunc *pf, oxide_value **out) {
         return perr(t, "expected a value '%%name', found %s", describe(p, t, d));
     *out = map_get(&pf->vals, txt(p, t) + 1, t->len - 1);
     if (!*out)
-        return perr(t, map_get(&pf->owner, txt(p, t) + 1, t->len - 1)
-                              ? "%s is used where its definition does not come first (nor dominate)"
-                              : "use of undefined value %s",
+        return perr(t,
+                    map_get(&pf->owner, txt(p, t) + 1, t->len - 1)
+                        ? "%s is used where its definition does not come first (nor dominate)"
+                        : "use of undefined value %s",
                     describe(p, t, d));
     adv(p);
     return OXIDE_OK;
@@ -596,8 +602,9 @@ static oxide_status kernel_param(P *p, pfunc *pf) {
         adv(p);
         st = oxide_kernel_add_scalar_param(pf->fn, name, s, &v[0]);
     } else {
-        return perr(kind, "expected a kernel parameter kind (a scalar, slice<T>, ptr<T>, bytes<SIZE, ALIGN> "
-                             "or tma_desc), found %s",
+        return perr(kind,
+                    "expected a kernel parameter kind (a scalar, slice<T>, ptr<T>, bytes<SIZE, ALIGN> "
+                    "or tma_desc), found %s",
                     describe(p, kind, d));
     }
     if (st)
@@ -653,7 +660,7 @@ static oxide_status kernel_attrs(P *p, oxide_function *fn) {
                 st = get_u32(p, &v[i]);
         if (st || (st = expect(p, ')')))
             return st;
-        st = a == 0 ? oxide_kernel_set_launch_bounds(fn, v[0], v[1])
+        st = a == 0   ? oxide_kernel_set_launch_bounds(fn, v[0], v[1])
              : a == 1 ? oxide_kernel_set_cluster(fn, v[0], v[1], v[2])
                       : oxide_kernel_set_dyn_smem(fn, v[0]);
         if (st)
@@ -847,11 +854,16 @@ static const struct {
     unsigned bit;
     oxide_attr_key key;
 } attr_names[] = {
-    {"sym", A_SYM, OXIDE_ATTR_SYM},       {"pred", A_PRED, OXIDE_ATTR_PRED},
-    {"elem", A_ELEM, OXIDE_ATTR_ELEM},    {"align", A_ALIGN, OXIDE_ATTR_ALIGN},
-    {"volatile", A_VOLATILE, OXIDE_ATTR_VOLATILE}, {"scope", A_SCOPE, OXIDE_ATTR_SCOPE},
-    {"order", A_ORDER, OXIDE_ATTR_ORDER}, {"imm", A_IMM, OXIDE_ATTR_IMM},
-    {"value", A_VALUE, OXIDE_ATTR_VALUE}, {"str", A_STR, OXIDE_ATTR_STR},
+    {"sym", A_SYM, OXIDE_ATTR_SYM},
+    {"pred", A_PRED, OXIDE_ATTR_PRED},
+    {"elem", A_ELEM, OXIDE_ATTR_ELEM},
+    {"align", A_ALIGN, OXIDE_ATTR_ALIGN},
+    {"volatile", A_VOLATILE, OXIDE_ATTR_VOLATILE},
+    {"scope", A_SCOPE, OXIDE_ATTR_SCOPE},
+    {"order", A_ORDER, OXIDE_ATTR_ORDER},
+    {"imm", A_IMM, OXIDE_ATTR_IMM},
+    {"value", A_VALUE, OXIDE_ATTR_VALUE},
+    {"str", A_STR, OXIDE_ATTR_STR},
 };
 #define NATTRS (sizeof attr_names / sizeof attr_names[0])
 
@@ -936,26 +948,16 @@ static oxide_status parse_attrs(P *p, oxide_op op, oxide_attr *attrs, size_t *na
                 return oom();
             adv(p);
             break;
-        case A_PRED:
-            st = enum_word(p, oxide__pred_names, 24, &at->i);
-            break;
-        case A_SCOPE:
-            st = enum_word(p, oxide__scope_names, 4, &at->i);
-            break;
-        case A_ORDER:
-            st = enum_word(p, oxide__order_names, 5, &at->i);
-            break;
-        case A_ELEM:
-            st = parse_type(p, 0, &at->t);
-            break;
+        case A_PRED: st = enum_word(p, oxide__pred_names, 24, &at->i); break;
+        case A_SCOPE: st = enum_word(p, oxide__scope_names, 4, &at->i); break;
+        case A_ORDER: st = enum_word(p, oxide__order_names, 5, &at->i); break;
+        case A_ELEM: st = parse_type(p, 0, &at->t); break;
         case A_ALIGN:
         case A_VOLATILE:
             st = get_u64(p, attr_names[a].bit == A_ALIGN ? UINT32_MAX : 1, &u);
             at->i = (int64_t)u;
             break;
-        case A_IMM:
-            st = get_i64(p, &at->i);
-            break;
+        case A_IMM: st = get_i64(p, &at->i); break;
         case A_VALUE: /* read once the result type says integer or float */
             *value = v;
             adv(p);
@@ -1024,8 +1026,8 @@ static oxide_status branch(P *p, pfunc *pf, oxide_block *bl, oxide_op op, tok *o
         if ((st = use_value(p, pf, &v)) || (st = expect(p, ',')) || (st = succ(p, pf, &b1, &a1)) ||
             (st = expect(p, ',')) || (st = succ(p, pf, &b2, &a2)) || (st = expect_eol(p)))
             return st;
-        st = oxide_build_cond_br(bl, v, b1, (oxide_value *const *)a1.items, a1.len, b2,
-                                 (oxide_value *const *)a2.items, a2.len);
+        st = oxide_build_cond_br(bl, v, b1, (oxide_value *const *)a1.items, a1.len, b2, (oxide_value *const *)a2.items,
+                                 a2.len);
     } else {
         tok *t = NULL;
         if ((st = use_value(p, pf, &v)) || (st = expect(p, ',')) || (t = cur(p), st = succ(p, pf, &b1, &a1)))

@@ -259,20 +259,14 @@ static void put_iface_param(buf *b, const oxide_function *fn, const oxide_iface_
     puts_(b, ": ");
     const char *scalar = oxide_scalar_name(p->scalar);
     switch (p->kind) {
-    case OXIDE_PARAM_SCALAR:
-        puts_(b, scalar ? scalar : "?");
-        break;
+    case OXIDE_PARAM_SCALAR: puts_(b, scalar ? scalar : "?"); break;
     case OXIDE_PARAM_SLICE:
     case OXIDE_PARAM_PTR:
         putf(b, "%s<%s%s>", p->kind == OXIDE_PARAM_SLICE ? "slice" : "ptr", p->is_mutable ? "mut " : "",
              scalar ? scalar : "?");
         break;
-    case OXIDE_PARAM_BYTES:
-        putf(b, "bytes<%u, %u>", p->size, p->align);
-        break;
-    case OXIDE_PARAM_TMA_DESC:
-        puts_(b, "tma_desc");
-        break;
+    case OXIDE_PARAM_BYTES: putf(b, "bytes<%u, %u>", p->size, p->align); break;
+    case OXIDE_PARAM_TMA_DESC: puts_(b, "tma_desc"); break;
     }
 }
 
@@ -333,8 +327,8 @@ static void put_function(buf *b, oxide_function *fn) {
 }
 
 static void put_global(buf *b, const oxide_global *g) {
-    static const char *const spaces[] = {[OXIDE_AS_GLOBAL] = "global", [OXIDE_AS_SHARED] = "shared",
-                                         [OXIDE_AS_CONSTANT] = "constant"};
+    static const char *const spaces[] = {
+        [OXIDE_AS_GLOBAL] = "global", [OXIDE_AS_SHARED] = "shared", [OXIDE_AS_CONSTANT] = "constant"};
     const char *space = (unsigned)g->as <= OXIDE_AS_CONSTANT ? spaces[g->as] : NULL;
     puts_(b, "global @");
     puts_(b, g->name);

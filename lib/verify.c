@@ -109,11 +109,9 @@ static bool type_eq(const oxide_type *a, const oxide_type *b) {
     if (!a || !b || a->kind != b->kind)
         return false;
     switch (a->kind) {
-    case OXIDE_TYPE_PTR:
-        return a->addrspace == b->addrspace;
+    case OXIDE_TYPE_PTR: return a->addrspace == b->addrspace;
     case OXIDE_TYPE_VECTOR:
-    case OXIDE_TYPE_ARRAY:
-        return a->count == b->count && type_eq(a->elem, b->elem);
+    case OXIDE_TYPE_ARRAY: return a->count == b->count && type_eq(a->elem, b->elem);
     case OXIDE_TYPE_STRUCT:
         if (a->nfields != b->nfields)
             return false;
@@ -121,8 +119,7 @@ static bool type_eq(const oxide_type *a, const oxide_type *b) {
             if (!type_eq(a->fields[i], b->fields[i]))
                 return false;
         return true;
-    default:
-        return true;
+    default: return true;
     }
 }
 
@@ -453,9 +450,7 @@ static const char *describe(const fn_state *fs, const oxide_value *val, char *bu
     }
     uint32_t b, p;
     switch (val->kind) {
-    case VAL_PARAM:
-        snprintf(buf, cap, "function parameter %u", val->index);
-        break;
+    case VAL_PARAM: snprintf(buf, cap, "function parameter %u", val->index); break;
     case VAL_BLOCK_PARAM:
         snprintf(buf, cap, "parameter %u of ^%u", val->index, val->block ? val->block->index : 0);
         break;
@@ -522,8 +517,10 @@ static bool check_available(verifier *v, const fn_state *fs, const oxide_value *
     case VAL_INST: {
         uint32_t db, dp;
         if (!val->def || val->def->result != val || !inst_map_get(&fs->insts, val->def, &db, &dp)) {
-            report(v, "%s (%s) is not defined by an instruction of this function (removed, or moved "
-                      "from elsewhere)", what, describe(fs, val, d, sizeof d));
+            report(v,
+                   "%s (%s) is not defined by an instruction of this function (removed, or moved "
+                   "from elsewhere)",
+                   what, describe(fs, val, d, sizeof d));
             return false;
         }
         if (db == ub) {
@@ -545,9 +542,7 @@ static bool check_available(verifier *v, const fn_state *fs, const oxide_value *
         }
         return true;
     }
-    default:
-        report(v, "%s has an unknown value kind %d", what, (int)val->kind);
-        return false;
+    default: report(v, "%s has an unknown value kind %d", what, (int)val->kind); return false;
     }
 }
 
@@ -557,15 +552,12 @@ static bool check_available(verifier *v, const fn_state *fs, const oxide_value *
 static const char *cast_rule(oxide_op op, const oxide_type *from, const oxide_type *to) {
     unsigned fb = bits(from), tb = bits(to);
     switch (op) {
-    case OXIDE_OP_TRUNC:
-        return is_int(from) && is_int(to) && tb < fb ? NULL : "needs an integer to a narrower integer";
+    case OXIDE_OP_TRUNC: return is_int(from) && is_int(to) && tb < fb ? NULL : "needs an integer to a narrower integer";
     case OXIDE_OP_ZEXT:
-    case OXIDE_OP_SEXT:
-        return is_int(from) && is_int(to) && tb > fb ? NULL : "needs an integer to a wider integer";
+    case OXIDE_OP_SEXT: return is_int(from) && is_int(to) && tb > fb ? NULL : "needs an integer to a wider integer";
     case OXIDE_OP_FPTRUNC:
         return is_float(from) && is_float(to) && tb < fb ? NULL : "needs a float to a narrower float";
-    case OXIDE_OP_FPEXT:
-        return is_float(from) && is_float(to) && tb > fb ? NULL : "needs a float to a wider float";
+    case OXIDE_OP_FPEXT: return is_float(from) && is_float(to) && tb > fb ? NULL : "needs a float to a wider float";
     case OXIDE_OP_FPTOUI:
     case OXIDE_OP_FPTOSI:
         if (!is_float(from) || !is_int(to))
@@ -578,10 +570,8 @@ static const char *cast_rule(oxide_op op, const oxide_type *from, const oxide_ty
         if (!is_int(from) || !is_float(to))
             return "needs an integer to a float";
         return fb > 64 ? "from i128 is not supported on NVPTX" : NULL;
-    case OXIDE_OP_PTRTOINT:
-        return is_ptr(from) && is_int(to) ? NULL : "needs a pointer to an integer";
-    case OXIDE_OP_INTTOPTR:
-        return is_int(from) && is_ptr(to) ? NULL : "needs an integer to a pointer";
+    case OXIDE_OP_PTRTOINT: return is_ptr(from) && is_int(to) ? NULL : "needs a pointer to an integer";
+    case OXIDE_OP_INTTOPTR: return is_int(from) && is_ptr(to) ? NULL : "needs an integer to a pointer";
     case OXIDE_OP_ADDRSPACECAST:
         if (!is_ptr(from) || !is_ptr(to))
             return "needs a pointer to a pointer";
@@ -591,8 +581,7 @@ static const char *cast_rule(oxide_op op, const oxide_type *from, const oxide_ty
         if (from->addrspace != OXIDE_AS_GENERIC && to->addrspace != OXIDE_AS_GENERIC)
             return "needs one side to be the generic space (cast through ptr)";
         return NULL;
-    default:
-        return NULL;
+    default: return NULL;
     }
 }
 
@@ -607,8 +596,8 @@ static void check_cast(verifier *v, const oxide_inst *in, const oxide_type *from
         else if (fp || tp) {
             /* LLVM rejects pointer <-> non-pointer bitcasts; those are ptrtoint/inttoptr. */
             if (!(is_ptr(from) && is_ptr(to) && from->addrspace == to->addrspace))
-                report(v, "cannot bitcast %s to %s: use ptrtoint, inttoptr or addrspacecast for pointers",
-                       tname(from), tname(to));
+                report(v, "cannot bitcast %s to %s: use ptrtoint, inttoptr or addrspacecast for pointers", tname(from),
+                       tname(to));
         } else if (oxide__type_size(from) * 8 != oxide__type_size(to) * 8 ||
                    (bits(from) && bits(to) && bits(from) != bits(to)))
             report(v, "cannot bitcast %s to %s: sizes differ", tname(from), tname(to));
@@ -651,12 +640,11 @@ static bool check_space(verifier *v, const oxide_type *ptr, access_kind acc, uns
         return true; /* type errors are reported by the operand check */
     uint32_t as = ptr->addrspace;
     switch (acc) {
-    case ACC_LOAD:
-        return true;
+    case ACC_LOAD: return true;
     case ACC_STORE:
         if (as == OXIDE_AS_CONSTANT || as == OXIDE_AS_PARAM) {
-            report(v, "operand %u: cannot store through a %s pointer (%s memory is read-only)", operand,
-                   tname(ptr), as_name(as));
+            report(v, "operand %u: cannot store through a %s pointer (%s memory is read-only)", operand, tname(ptr),
+                   as_name(as));
             return false;
         }
         return true;
@@ -710,8 +698,8 @@ static bool op_on_target(verifier *v, oxide_op op) {
      * version is missing ("Cannot select"). */
     bool ptx78 = op == OXIDE_OP_STMATRIX || op == OXIDE_OP_STMATRIX_TRANS || op == OXIDE_OP_MBARRIER_TRY_WAIT_PARITY;
     if (op >= OXIDE_OP_CP_ASYNC_CA && info->min_sm >= 90 && !ptx78 && effective_ptx(v->opts) < 80) {
-        report(v, "%s needs PTX ISA 8.0; target %s uses %d.%d (set the PTX version to 8.0, or target sm_90a)",
-               what, v->opts->target, effective_ptx(v->opts) / 10, effective_ptx(v->opts) % 10);
+        report(v, "%s needs PTX ISA 8.0; target %s uses %d.%d (set the PTX version to 8.0, or target sm_90a)", what,
+               v->opts->target, effective_ptx(v->opts) / 10, effective_ptx(v->opts) % 10);
         return false;
     }
     return true;
@@ -725,11 +713,13 @@ static bool ends_with(const char *s, const char *suffix) {
 }
 
 static bool is_lane_mask_op(oxide_op op) {
-    return (op >= OXIDE_OP_SHFL_IDX && op <= OXIDE_OP_MATCH_ANY) || (op >= OXIDE_OP_REDUX_ADD && op <= OXIDE_OP_REDUX_XOR) ||
-           op == OXIDE_OP_ELECT_SYNC;
+    return (op >= OXIDE_OP_SHFL_IDX && op <= OXIDE_OP_MATCH_ANY) ||
+           (op >= OXIDE_OP_REDUX_ADD && op <= OXIDE_OP_REDUX_XOR) || op == OXIDE_OP_ELECT_SYNC;
 }
 
-static const oxide_type *elem_type(const oxide_type *t) { return is_kind(t, OXIDE_TYPE_VECTOR) && t->elem ? t->elem : t; }
+static const oxide_type *elem_type(const oxide_type *t) {
+    return is_kind(t, OXIDE_TYPE_VECTOR) && t->elem ? t->elem : t;
+}
 
 /* Integers PTX atomics and warp matches work on (narrower ones are widened or emulated by the
  * lowering; i1 has no memory form and nothing here is 128 bits wide on sm_80). */
@@ -860,8 +850,10 @@ static bool check_op_specific(verifier *v, const oxide_inst *in, const oxide_typ
     /* The PTX approximations exist in .f32 only. The lowering computes f16/bf16 in f32, which
      * loses nothing, but would silently cut f64 to f32. */
     if (ends_with(info->name, ".approx") && row && elem_type(row)->kind == OXIDE_TYPE_F64) {
-        report(v, "computes in f32 (PTX has only .f32 approximations), got %s; use the exact op or convert "
-                  "explicitly", tname(row));
+        report(v,
+               "computes in f32 (PTX has only .f32 approximations), got %s; use the exact op or convert "
+               "explicitly",
+               tname(row));
         return false;
     }
 
@@ -888,11 +880,19 @@ static bool check_op_specific(verifier *v, const oxide_inst *in, const oxide_typ
             return false;
         }
         return true;
-    case OXIDE_OP_TRUNC: case OXIDE_OP_ZEXT: case OXIDE_OP_SEXT: case OXIDE_OP_FPTRUNC: case OXIDE_OP_FPEXT:
-    case OXIDE_OP_FPTOUI: case OXIDE_OP_FPTOSI: case OXIDE_OP_UITOFP: case OXIDE_OP_SITOFP:
-    case OXIDE_OP_PTRTOINT: case OXIDE_OP_INTTOPTR: case OXIDE_OP_BITCAST: case OXIDE_OP_ADDRSPACECAST:
-        check_cast(v, in, t0, res);
-        return v->nerrors == e0;
+    case OXIDE_OP_TRUNC:
+    case OXIDE_OP_ZEXT:
+    case OXIDE_OP_SEXT:
+    case OXIDE_OP_FPTRUNC:
+    case OXIDE_OP_FPEXT:
+    case OXIDE_OP_FPTOUI:
+    case OXIDE_OP_FPTOSI:
+    case OXIDE_OP_UITOFP:
+    case OXIDE_OP_SITOFP:
+    case OXIDE_OP_PTRTOINT:
+    case OXIDE_OP_INTTOPTR:
+    case OXIDE_OP_BITCAST:
+    case OXIDE_OP_ADDRSPACECAST: check_cast(v, in, t0, res); return v->nerrors == e0;
     case OXIDE_OP_EXTRACT: {
         const char *why = NULL;
         const oxide_type *el = aggregate_elem(t0, in->imm, &why);
@@ -964,9 +964,7 @@ static bool check_op_specific(verifier *v, const oxide_inst *in, const oxide_typ
             return false;
         }
         return true;
-    case OXIDE_OP_CALL:
-        check_call(v, in);
-        return v->nerrors == e0;
+    case OXIDE_OP_CALL: check_call(v, in); return v->nerrors == e0;
     case OXIDE_OP_BARRIER:
     case OXIDE_OP_BARRIER_COUNT:
         /* PTX has 16 named barriers per CTA. */
@@ -984,8 +982,14 @@ static bool check_op_specific(verifier *v, const oxide_inst *in, const oxide_typ
             return false;
         }
         return true;
-    case OXIDE_OP_ATOMIC_SUB: case OXIDE_OP_ATOMIC_AND: case OXIDE_OP_ATOMIC_OR: case OXIDE_OP_ATOMIC_XOR:
-    case OXIDE_OP_ATOMIC_MIN: case OXIDE_OP_ATOMIC_MAX: case OXIDE_OP_ATOMIC_UMIN: case OXIDE_OP_ATOMIC_UMAX:
+    case OXIDE_OP_ATOMIC_SUB:
+    case OXIDE_OP_ATOMIC_AND:
+    case OXIDE_OP_ATOMIC_OR:
+    case OXIDE_OP_ATOMIC_XOR:
+    case OXIDE_OP_ATOMIC_MIN:
+    case OXIDE_OP_ATOMIC_MAX:
+    case OXIDE_OP_ATOMIC_UMIN:
+    case OXIDE_OP_ATOMIC_UMAX:
     case OXIDE_OP_ATOMIC_CAS:
         if (!check_space(v, t0, ACC_ATOMIC, 0))
             return false;
@@ -1026,7 +1030,10 @@ static bool check_op_specific(verifier *v, const oxide_inst *in, const oxide_typ
             return false;
         }
         return true;
-    case OXIDE_OP_SHFL_IDX: case OXIDE_OP_SHFL_UP: case OXIDE_OP_SHFL_DOWN: case OXIDE_OP_SHFL_XOR:
+    case OXIDE_OP_SHFL_IDX:
+    case OXIDE_OP_SHFL_UP:
+    case OXIDE_OP_SHFL_DOWN:
+    case OXIDE_OP_SHFL_XOR:
         /* shfl.sync moves a 32-bit register; the lowering widens narrower values and splits
          * 64-bit ones in two, and has nothing for wider ones. */
         if (!(is_int(row) || is_float(row) || is_ptr(row) || is_kind(row, OXIDE_TYPE_VECTOR)) ||
@@ -1049,7 +1056,9 @@ static bool check_op_specific(verifier *v, const oxide_inst *in, const oxide_typ
             return false;
         }
         return true;
-    case OXIDE_OP_CP_ASYNC_CA: case OXIDE_OP_CP_ASYNC_CG: case OXIDE_OP_CP_ASYNC_CA_ZFILL:
+    case OXIDE_OP_CP_ASYNC_CA:
+    case OXIDE_OP_CP_ASYNC_CG:
+    case OXIDE_OP_CP_ASYNC_CA_ZFILL:
     case OXIDE_OP_CP_ASYNC_CG_ZFILL: {
         bool cg = op == OXIDE_OP_CP_ASYNC_CG || op == OXIDE_OP_CP_ASYNC_CG_ZFILL;
         /* cp.async.cg (L2 only) moves 16 bytes; .ca also 4 and 8 */
@@ -1063,22 +1072,28 @@ static bool check_op_specific(verifier *v, const oxide_inst *in, const oxide_typ
         }
         return true;
     }
-    case OXIDE_OP_CP_ASYNC_WAIT: case OXIDE_OP_BULK_WAIT: case OXIDE_OP_BULK_WAIT_READ: case OXIDE_OP_WGMMA_WAIT:
+    case OXIDE_OP_CP_ASYNC_WAIT:
+    case OXIDE_OP_BULK_WAIT:
+    case OXIDE_OP_BULK_WAIT_READ:
+    case OXIDE_OP_WGMMA_WAIT:
         /* ptxas takes any small constant; 0..63 covers every pipeline depth that fits in shared memory */
         return check_imm_range(v, in, 0, 63, "the number of pending groups (imm)");
-    case OXIDE_OP_LDMATRIX: case OXIDE_OP_LDMATRIX_TRANS:
+    case OXIDE_OP_LDMATRIX:
+    case OXIDE_OP_LDMATRIX_TRANS:
         if (!matrix_count(res)) {
             report(v, "the result must be i32, vec<2 x i32> or vec<4 x i32> (x1, x2, x4), got %s", tname(res));
             return false;
         }
         return true;
-    case OXIDE_OP_STMATRIX: case OXIDE_OP_STMATRIX_TRANS:
+    case OXIDE_OP_STMATRIX:
+    case OXIDE_OP_STMATRIX_TRANS:
         if (!matrix_count(t1)) {
             report(v, "operand 1 must be i32, vec<2 x i32> or vec<4 x i32> (x1, x2, x4), got %s", tname(t1));
             return false;
         }
         return true;
-    case OXIDE_OP_MMA_BF16: case OXIDE_OP_MMA_F16:
+    case OXIDE_OP_MMA_BF16:
+    case OXIDE_OP_MMA_F16:
         if (!is_vec(t0, OXIDE_TYPE_I32, 4)) {
             report(v, "operand 0 (A: four registers of two packed 16-bit values) must be vec<4 x i32>, got %s",
                    tname(t0));
@@ -1100,18 +1115,17 @@ static bool check_op_specific(verifier *v, const oxide_inst *in, const oxide_typ
             return false;
         }
         return true;
-    case OXIDE_OP_TMA_LOAD:
-        return check_tensor_map(v, t1, 1) && check_coords(v, in, 3);
-    case OXIDE_OP_TMA_LOAD_MULTICAST:
-        return check_tensor_map(v, t1, 1) && check_coords(v, in, 4);
-    case OXIDE_OP_TMA_STORE:
-        return check_tensor_map(v, t0, 0) && check_coords(v, in, 2);
-    case OXIDE_OP_TMA_PREFETCH_DESC:
-        return check_tensor_map(v, t0, 0);
-    case OXIDE_OP_WGMMA_BF16: case OXIDE_OP_WGMMA_F16:
+    case OXIDE_OP_TMA_LOAD: return check_tensor_map(v, t1, 1) && check_coords(v, in, 3);
+    case OXIDE_OP_TMA_LOAD_MULTICAST: return check_tensor_map(v, t1, 1) && check_coords(v, in, 4);
+    case OXIDE_OP_TMA_STORE: return check_tensor_map(v, t0, 0) && check_coords(v, in, 2);
+    case OXIDE_OP_TMA_PREFETCH_DESC: return check_tensor_map(v, t0, 0);
+    case OXIDE_OP_WGMMA_BF16:
+    case OXIDE_OP_WGMMA_F16:
         if (!wgmma_n(row)) {
-            report(v, "the accumulator must be array<N/2 x f32> for an m64nNk16 shape (N a multiple of 8 up to "
-                      "256, e.g. array<64 x f32> for N = 128), got %s", tname(row));
+            report(v,
+                   "the accumulator must be array<N/2 x f32> for an m64nNk16 shape (N a multiple of 8 up to "
+                   "256, e.g. array<64 x f32> for N = 128), got %s",
+                   tname(row));
             return false;
         }
         /* bit 0: transpose A, bit 1: transpose B, bit 2: negate A, bit 3: negate B */
@@ -1122,7 +1136,8 @@ static bool check_op_specific(verifier *v, const oxide_inst *in, const oxide_typ
             return false;
         }
         return true;
-    case OXIDE_OP_SETMAXNREG_INC: case OXIDE_OP_SETMAXNREG_DEC:
+    case OXIDE_OP_SETMAXNREG_INC:
+    case OXIDE_OP_SETMAXNREG_DEC:
         if (in->imm < 24 || in->imm > 256 || in->imm % 8) {
             report(v, "the register count (imm) must be a multiple of 8 in 24..256, got %lld", (long long)in->imm);
             return false;
@@ -1138,14 +1153,15 @@ static bool check_op_specific(verifier *v, const oxide_inst *in, const oxide_typ
             /* vprintf takes a buffer of C-promoted scalars: nothing wider than 64 bits, no i1. */
             bool ok = (is_int(t) && bits(t) >= 8 && bits(t) <= 64) || is_float(t) || is_ptr(t);
             if (!ok) {
-                report(v, "operand %u: printf arguments must be integers of 8 to 64 bits, floats or pointers, "
-                          "got %s", i, tname(t));
+                report(v,
+                       "operand %u: printf arguments must be integers of 8 to 64 bits, floats or pointers, "
+                       "got %s",
+                       i, tname(t));
                 return false;
             }
         }
         return true;
-    default:
-        return true;
+    default: return true;
     }
 }
 
@@ -1184,28 +1200,20 @@ static bool check_result(verifier *v, const oxide_inst *in, const oxide_type *ro
             return false;
         }
         return true;
-    case 'T': case 'I': case 'F': case 'N':
-        want = row;
-        break;
-    case 'b':
-        want = ctx ? ctx->scalars[OXIDE_TYPE_I1] : NULL;
-        break;
-    case 'i':
-        want = ctx ? ctx->scalars[OXIDE_TYPE_I32] : NULL;
-        break;
-    case 'l':
-        want = ctx ? ctx->scalars[OXIDE_TYPE_I64] : NULL;
-        break;
-    case 'p':
-        want = in->noperands ? in->operands[0]->type : NULL;
-        break;
+    case 'T':
+    case 'I':
+    case 'F':
+    case 'N': want = row; break;
+    case 'b': want = ctx ? ctx->scalars[OXIDE_TYPE_I1] : NULL; break;
+    case 'i': want = ctx ? ctx->scalars[OXIDE_TYPE_I32] : NULL; break;
+    case 'l': want = ctx ? ctx->scalars[OXIDE_TYPE_I64] : NULL; break;
+    case 'p': want = in->noperands ? in->operands[0]->type : NULL; break;
     case 'g':
         if (is_ptr(got) && got->addrspace == OXIDE_AS_GENERIC)
             return true;
         report(v, "the result must be ptr (generic), got %s", tname(got));
         return false;
-    default:
-        return true;
+    default: return true;
     }
     if (want && !type_eq(want, got)) {
         report(v, "the result must be %s, got %s", tname(want), tname(got));
@@ -1272,8 +1280,8 @@ static void check_inst(verifier *v, fn_state *fs, const oxide_block *blk, const 
     /* rule 1: the same operand rules as the builder */
     const oxide_op_info *info = &oxide_ops[in->op];
     oxide_type *row = NULL;
-    if (oxide__check_operands(v->mod->ctx, in->op, in->operands, in->noperands,
-                              in->result ? in->result->type : NULL, &row) != OXIDE_OK) {
+    if (oxide__check_operands(v->mod->ctx, in->op, in->operands, in->noperands, in->result ? in->result->type : NULL,
+                              &row) != OXIDE_OK) {
         report(v, "%s", strip_op_prefix(oxide_last_error(), info->name));
         return;
     }
@@ -1433,17 +1441,15 @@ static void check_interface(verifier *v, const oxide_function *fn) {
             break;
         case OXIDE_PARAM_BYTES:
             if (ip->size < 1 || ip->size > 4096 || !is_pow2(ip->align) || ip->align > 16) {
-                report(v, "kernel parameter %u (%s): bytes need size 1..4096 and a power-of-two align up to 16, "
-                          "got size %u align %u", i, nm, ip->size, ip->align);
+                report(v,
+                       "kernel parameter %u (%s): bytes need size 1..4096 and a power-of-two align up to 16, "
+                       "got size %u align %u",
+                       i, nm, ip->size, ip->align);
                 return;
             }
             /* fall through */
-        case OXIDE_PARAM_TMA_DESC:
-            want_ptr = OXIDE_AS_GENERIC;
-            break;
-        default:
-            report(v, "kernel parameter %u (%s): unknown interface kind %d", i, nm, (int)ip->kind);
-            return;
+        case OXIDE_PARAM_TMA_DESC: want_ptr = OXIDE_AS_GENERIC; break;
+        default: report(v, "kernel parameter %u (%s): unknown interface kind %d", i, nm, (int)ip->kind); return;
         }
         for (uint32_t k = 0; k < nvals; k++) {
             if (next + k >= fn->params.len) {
@@ -1536,7 +1542,8 @@ static oxide_status check_function(verifier *v, oxide_function *fn) {
             continue;
         }
         if (b == 0 && blk->params.len)
-            report(v, "the entry block has %u parameter%s; it must have none", blk->params.len, plural(blk->params.len));
+            report(v, "the entry block has %u parameter%s; it must have none", blk->params.len,
+                   plural(blk->params.len));
         for (uint32_t i = 0; i < blk->params.len; i++) {
             const oxide_value *p = blk->params.items[i];
             if (!p || p->kind != VAL_BLOCK_PARAM || p->block != blk || p->index != i || p->fn != fn) {

@@ -38,10 +38,10 @@ static void init_devices(void) {
         d->index = i;
         if ((r = oxide__cu.DeviceGet(&d->cu_dev, i)) != CUDA_SUCCESS ||
             (r = oxide__cu.DeviceGetName(d->name, (int)sizeof d->name, d->cu_dev)) != CUDA_SUCCESS ||
-            (r = oxide__cu.DeviceGetAttribute(&d->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                                              d->cu_dev)) != CUDA_SUCCESS ||
-            (r = oxide__cu.DeviceGetAttribute(&d->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                                              d->cu_dev)) != CUDA_SUCCESS ||
+            (r = oxide__cu.DeviceGetAttribute(&d->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->cu_dev)) !=
+                CUDA_SUCCESS ||
+            (r = oxide__cu.DeviceGetAttribute(&d->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->cu_dev)) !=
+                CUDA_SUCCESS ||
             (r = oxide__cu.DeviceGetAttribute(&d->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d->cu_dev)) !=
                 CUDA_SUCCESS ||
             (r = oxide__cu.DeviceGetAttribute(&d->max_smem_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
@@ -135,10 +135,10 @@ oxide_status oxide__rt_check_device(const oxide_device *dev) {
     return OXIDE_OK;
 }
 
-#define CHECK_DEV(dev, fn)                                                                                   \
-    do {                                                                                                     \
-        if (oxide__rt_check_device(dev) != OXIDE_OK)                                                         \
-            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s", fn, oxide_last_error());             \
+#define CHECK_DEV(dev, fn)                                                                                             \
+    do {                                                                                                               \
+        if (oxide__rt_check_device(dev) != OXIDE_OK)                                                                   \
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s", fn, oxide_last_error());                        \
     } while (0)
 
 oxide_status oxide_device_name(const oxide_device *dev, const char **name) {
@@ -267,8 +267,8 @@ oxide_status oxide_device_reset(oxide_device *dev) {
     if (r != CUDA_SUCCESS) {
         pthread_mutex_unlock(&dev->lock);
         char text[160];
-        return oxide__fail(OXIDE_ERROR_CUDA, "oxide_device_reset: resetting device %d (%s): %s", dev->index,
-                           dev->name, oxide__cuda_error_text(r, text, sizeof text));
+        return oxide__fail(OXIDE_ERROR_CUDA, "oxide_device_reset: resetting device %d (%s): %s", dev->index, dev->name,
+                           oxide__cuda_error_text(r, text, sizeof text));
     }
     /* The reset destroyed every stream, event, allocation and module of the context: the handles
      * oxide gave out are stale from here on, and the pools hold nothing valid. */
@@ -327,8 +327,8 @@ oxide_status oxide__rt_check_gen(oxide_device *dev, uint32_t gen, const char *wh
     if (gen == oxide__rt_gen(dev))
         return OXIDE_OK;
     return oxide__fail(OXIDE_ERROR_STATE,
-                       "%s was made before oxide_device_reset() of device %d and is no longer valid (destroy it)",
-                       what, dev->index);
+                       "%s was made before oxide_device_reset() of device %d and is no longer valid (destroy it)", what,
+                       dev->index);
 }
 
 bool oxide__rt_is_sticky(CUresult r) {
@@ -464,6 +464,8 @@ oxide_status oxide__rt_pool_event(oxide_device *dev, CUevent *out) {
     return OXIDE_OK;
 }
 
-void oxide__rt_unpool_stream(oxide_device *dev, CUstream s, uint32_t gen) { pool_push(dev, &dev->free_streams, s, gen); }
+void oxide__rt_unpool_stream(oxide_device *dev, CUstream s, uint32_t gen) {
+    pool_push(dev, &dev->free_streams, s, gen);
+}
 
 void oxide__rt_unpool_event(oxide_device *dev, CUevent e, uint32_t gen) { pool_push(dev, &dev->free_events, e, gen); }

@@ -41,15 +41,15 @@ static void load_driver(void) {
     oxide_cuda cu;
     void *sym_;
     memset(&cu, 0, sizeof cu);
-#define OXIDE_CUDA_LOAD(field, sym, req, ret, params)                                                        \
-    sym_ = dlsym(lib, sym);                                                                                  \
-    memcpy(&cu.field, &sym_, sizeof sym_); /* ISO C cannot convert void * to a function pointer */           \
-    if (!sym_ && req) {                                                                                  \
-        load_failed(OXIDE_ERROR_NO_DRIVER,                                                                   \
-                    "the CUDA driver %s is too old: it lacks %s (oxide needs a driver for CUDA 12.0 or "      \
-                    "later)",                                                                                \
-                    path, sym);                                                                              \
-        return;                                                                                              \
+#define OXIDE_CUDA_LOAD(field, sym, req, ret, params)                                                                  \
+    sym_ = dlsym(lib, sym);                                                                                            \
+    memcpy(&cu.field, &sym_, sizeof sym_); /* ISO C cannot convert void * to a function pointer */                     \
+    if (!sym_ && req) {                                                                                                \
+        load_failed(OXIDE_ERROR_NO_DRIVER,                                                                             \
+                    "the CUDA driver %s is too old: it lacks %s (oxide needs a driver for CUDA 12.0 or "               \
+                    "later)",                                                                                          \
+                    path, sym);                                                                                        \
+        return;                                                                                                        \
     }
     OXIDE_CUDA_FUNCTIONS(OXIDE_CUDA_LOAD)
 #undef OXIDE_CUDA_LOAD
@@ -67,8 +67,8 @@ static void load_driver(void) {
             load_failed(OXIDE_ERROR_NO_DRIVER,
                         "no CUDA driver: %s is the CUDA toolkit's stub library, not a driver (cuInit: %s)", path, text);
         else if (r == CUDA_ERROR_INSUFFICIENT_DRIVER)
-            load_failed(OXIDE_ERROR_NO_DRIVER, "the CUDA driver %s is older than its libraries need (cuInit: %s)",
-                        path, text);
+            load_failed(OXIDE_ERROR_NO_DRIVER, "the CUDA driver %s is older than its libraries need (cuInit: %s)", path,
+                        text);
         else
             load_failed(OXIDE_ERROR_CUDA, "the CUDA driver (%s) failed to initialise (cuInit: %s)", path, text);
         return;

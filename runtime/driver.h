@@ -118,72 +118,72 @@ typedef struct CUlaunchConfig {
 /* X(field, symbol, required, return type, parameters). The symbol is the versioned one that
  * cuda.h's macros select (cuMemAlloc -> cuMemAlloc_v2), so dlsym finds the current ABI. Optional
  * entries may be missing from older drivers; the features that need them say so. */
-#define OXIDE_CUDA_FUNCTIONS(X)                                                                               \
-    X(GetErrorName, "cuGetErrorName", 1, CUresult, (CUresult, const char **))                                \
-    X(GetErrorString, "cuGetErrorString", 1, CUresult, (CUresult, const char **))                            \
-    X(Init, "cuInit", 1, CUresult, (unsigned int))                                                           \
-    X(DriverGetVersion, "cuDriverGetVersion", 1, CUresult, (int *))                                          \
-    X(DeviceGet, "cuDeviceGet", 1, CUresult, (CUdevice *, int))                                              \
-    X(DeviceGetCount, "cuDeviceGetCount", 1, CUresult, (int *))                                              \
-    X(DeviceGetName, "cuDeviceGetName", 1, CUresult, (char *, int, CUdevice))                                \
-    X(DeviceGetAttribute, "cuDeviceGetAttribute", 1, CUresult, (int *, int, CUdevice))                       \
-    X(DeviceTotalMem, "cuDeviceTotalMem_v2", 1, CUresult, (size_t *, CUdevice))                              \
-    X(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 1, CUresult, (CUcontext *, CUdevice))              \
-    X(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", 1, CUresult, (CUdevice))                      \
-    X(DevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2", 1, CUresult, (CUdevice))                          \
-    X(CtxGetCurrent, "cuCtxGetCurrent", 1, CUresult, (CUcontext *))                                          \
-    X(CtxSetCurrent, "cuCtxSetCurrent", 1, CUresult, (CUcontext))                                            \
-    X(CtxSynchronize, "cuCtxSynchronize", 1, CUresult, (void))                                               \
-    X(StreamCreate, "cuStreamCreate", 1, CUresult, (CUstream *, unsigned int))                               \
-    X(StreamDestroy, "cuStreamDestroy_v2", 1, CUresult, (CUstream))                                          \
-    X(StreamSynchronize, "cuStreamSynchronize", 1, CUresult, (CUstream))                                     \
-    X(StreamQuery, "cuStreamQuery", 1, CUresult, (CUstream))                                                 \
-    X(StreamWaitEvent, "cuStreamWaitEvent", 1, CUresult, (CUstream, CUevent, unsigned int))                  \
-    X(StreamBeginCapture, "cuStreamBeginCapture_v2", 1, CUresult, (CUstream, int))                           \
-    X(StreamEndCapture, "cuStreamEndCapture", 1, CUresult, (CUstream, CUgraph *))                            \
-    X(EventCreate, "cuEventCreate", 1, CUresult, (CUevent *, unsigned int))                                  \
-    X(EventDestroy, "cuEventDestroy_v2", 1, CUresult, (CUevent))                                             \
-    X(EventRecord, "cuEventRecord", 1, CUresult, (CUevent, CUstream))                                        \
-    X(EventSynchronize, "cuEventSynchronize", 1, CUresult, (CUevent))                                        \
-    X(EventQuery, "cuEventQuery", 1, CUresult, (CUevent))                                                    \
-    X(EventElapsedTime, "cuEventElapsedTime_v2", 0, CUresult, (float *, CUevent, CUevent))                   \
-    X(EventElapsedTimeV1, "cuEventElapsedTime", 0, CUresult, (float *, CUevent, CUevent))                    \
-    X(MemAlloc, "cuMemAlloc_v2", 1, CUresult, (CUdeviceptr *, size_t))                                       \
-    X(MemFree, "cuMemFree_v2", 1, CUresult, (CUdeviceptr))                                                   \
-    X(MemGetInfo, "cuMemGetInfo_v2", 1, CUresult, (size_t *, size_t *))                                      \
-    X(MemHostAlloc, "cuMemHostAlloc", 1, CUresult, (void **, size_t, unsigned int))                          \
-    X(MemFreeHost, "cuMemFreeHost", 1, CUresult, (void *))                                                   \
-    X(MemcpyHtoD, "cuMemcpyHtoD_v2", 1, CUresult, (CUdeviceptr, const void *, size_t))                       \
-    X(MemcpyDtoH, "cuMemcpyDtoH_v2", 1, CUresult, (void *, CUdeviceptr, size_t))                             \
-    X(MemcpyDtoD, "cuMemcpyDtoD_v2", 1, CUresult, (CUdeviceptr, CUdeviceptr, size_t))                        \
-    X(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", 1, CUresult, (CUdeviceptr, const void *, size_t, CUstream))   \
-    X(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", 1, CUresult, (void *, CUdeviceptr, size_t, CUstream))         \
-    X(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", 1, CUresult, (CUdeviceptr, CUdeviceptr, size_t, CUstream))    \
-    X(MemsetD8, "cuMemsetD8_v2", 1, CUresult, (CUdeviceptr, unsigned char, size_t))                          \
-    X(MemsetD16, "cuMemsetD16_v2", 1, CUresult, (CUdeviceptr, unsigned short, size_t))                       \
-    X(MemsetD32, "cuMemsetD32_v2", 1, CUresult, (CUdeviceptr, unsigned int, size_t))                         \
-    X(MemsetD8Async, "cuMemsetD8Async", 1, CUresult, (CUdeviceptr, unsigned char, size_t, CUstream))         \
-    X(MemsetD16Async, "cuMemsetD16Async", 1, CUresult, (CUdeviceptr, unsigned short, size_t, CUstream))      \
-    X(MemsetD32Async, "cuMemsetD32Async", 1, CUresult, (CUdeviceptr, unsigned int, size_t, CUstream))        \
-    X(ModuleLoadDataEx, "cuModuleLoadDataEx", 1, CUresult,                                                   \
-      (CUmodule *, const void *, unsigned int, CUjit_option *, void **))                                     \
-    X(ModuleUnload, "cuModuleUnload", 1, CUresult, (CUmodule))                                               \
-    X(ModuleGetFunction, "cuModuleGetFunction", 1, CUresult, (CUfunction *, CUmodule, const char *))         \
-    X(FuncGetAttribute, "cuFuncGetAttribute", 1, CUresult, (int *, int, CUfunction))                         \
-    X(FuncSetAttribute, "cuFuncSetAttribute", 1, CUresult, (CUfunction, int, int))                           \
-    X(FuncGetParamInfo, "cuFuncGetParamInfo", 0, CUresult, (CUfunction, size_t, size_t *, size_t *))        \
-    X(LaunchKernel, "cuLaunchKernel", 1, CUresult,                                                           \
-      (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,      \
-       unsigned int, CUstream, void **, void **))                                                           \
-    X(LaunchKernelEx, "cuLaunchKernelEx", 0, CUresult, (const CUlaunchConfig *, CUfunction, void **, void **)) \
-    X(LaunchHostFunc, "cuLaunchHostFunc", 1, CUresult, (CUstream, CUhostFn, void *))                         \
-    X(OccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor", 1, CUresult, \
-      (int *, CUfunction, int, size_t))                                                                      \
-    X(OccupancyMaxPotentialBlockSize, "cuOccupancyMaxPotentialBlockSize", 1, CUresult,                       \
-      (int *, int *, CUfunction, CUoccupancyB2DSize, size_t, int))                                           \
-    X(GraphInstantiate, "cuGraphInstantiateWithFlags", 1, CUresult, (CUgraphExec *, CUgraph, unsigned long long)) \
-    X(GraphLaunch, "cuGraphLaunch", 1, CUresult, (CUgraphExec, CUstream))                                    \
-    X(GraphDestroy, "cuGraphDestroy", 1, CUresult, (CUgraph))                                                \
+#define OXIDE_CUDA_FUNCTIONS(X)                                                                                        \
+    X(GetErrorName, "cuGetErrorName", 1, CUresult, (CUresult, const char **))                                          \
+    X(GetErrorString, "cuGetErrorString", 1, CUresult, (CUresult, const char **))                                      \
+    X(Init, "cuInit", 1, CUresult, (unsigned int))                                                                     \
+    X(DriverGetVersion, "cuDriverGetVersion", 1, CUresult, (int *))                                                    \
+    X(DeviceGet, "cuDeviceGet", 1, CUresult, (CUdevice *, int))                                                        \
+    X(DeviceGetCount, "cuDeviceGetCount", 1, CUresult, (int *))                                                        \
+    X(DeviceGetName, "cuDeviceGetName", 1, CUresult, (char *, int, CUdevice))                                          \
+    X(DeviceGetAttribute, "cuDeviceGetAttribute", 1, CUresult, (int *, int, CUdevice))                                 \
+    X(DeviceTotalMem, "cuDeviceTotalMem_v2", 1, CUresult, (size_t *, CUdevice))                                        \
+    X(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 1, CUresult, (CUcontext *, CUdevice))                        \
+    X(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", 1, CUresult, (CUdevice))                                \
+    X(DevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2", 1, CUresult, (CUdevice))                                    \
+    X(CtxGetCurrent, "cuCtxGetCurrent", 1, CUresult, (CUcontext *))                                                    \
+    X(CtxSetCurrent, "cuCtxSetCurrent", 1, CUresult, (CUcontext))                                                      \
+    X(CtxSynchronize, "cuCtxSynchronize", 1, CUresult, (void))                                                         \
+    X(StreamCreate, "cuStreamCreate", 1, CUresult, (CUstream *, unsigned int))                                         \
+    X(StreamDestroy, "cuStreamDestroy_v2", 1, CUresult, (CUstream))                                                    \
+    X(StreamSynchronize, "cuStreamSynchronize", 1, CUresult, (CUstream))                                               \
+    X(StreamQuery, "cuStreamQuery", 1, CUresult, (CUstream))                                                           \
+    X(StreamWaitEvent, "cuStreamWaitEvent", 1, CUresult, (CUstream, CUevent, unsigned int))                            \
+    X(StreamBeginCapture, "cuStreamBeginCapture_v2", 1, CUresult, (CUstream, int))                                     \
+    X(StreamEndCapture, "cuStreamEndCapture", 1, CUresult, (CUstream, CUgraph *))                                      \
+    X(EventCreate, "cuEventCreate", 1, CUresult, (CUevent *, unsigned int))                                            \
+    X(EventDestroy, "cuEventDestroy_v2", 1, CUresult, (CUevent))                                                       \
+    X(EventRecord, "cuEventRecord", 1, CUresult, (CUevent, CUstream))                                                  \
+    X(EventSynchronize, "cuEventSynchronize", 1, CUresult, (CUevent))                                                  \
+    X(EventQuery, "cuEventQuery", 1, CUresult, (CUevent))                                                              \
+    X(EventElapsedTime, "cuEventElapsedTime_v2", 0, CUresult, (float *, CUevent, CUevent))                             \
+    X(EventElapsedTimeV1, "cuEventElapsedTime", 0, CUresult, (float *, CUevent, CUevent))                              \
+    X(MemAlloc, "cuMemAlloc_v2", 1, CUresult, (CUdeviceptr *, size_t))                                                 \
+    X(MemFree, "cuMemFree_v2", 1, CUresult, (CUdeviceptr))                                                             \
+    X(MemGetInfo, "cuMemGetInfo_v2", 1, CUresult, (size_t *, size_t *))                                                \
+    X(MemHostAlloc, "cuMemHostAlloc", 1, CUresult, (void **, size_t, unsigned int))                                    \
+    X(MemFreeHost, "cuMemFreeHost", 1, CUresult, (void *))                                                             \
+    X(MemcpyHtoD, "cuMemcpyHtoD_v2", 1, CUresult, (CUdeviceptr, const void *, size_t))                                 \
+    X(MemcpyDtoH, "cuMemcpyDtoH_v2", 1, CUresult, (void *, CUdeviceptr, size_t))                                       \
+    X(MemcpyDtoD, "cuMemcpyDtoD_v2", 1, CUresult, (CUdeviceptr, CUdeviceptr, size_t))                                  \
+    X(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", 1, CUresult, (CUdeviceptr, const void *, size_t, CUstream))             \
+    X(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", 1, CUresult, (void *, CUdeviceptr, size_t, CUstream))                   \
+    X(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", 1, CUresult, (CUdeviceptr, CUdeviceptr, size_t, CUstream))              \
+    X(MemsetD8, "cuMemsetD8_v2", 1, CUresult, (CUdeviceptr, unsigned char, size_t))                                    \
+    X(MemsetD16, "cuMemsetD16_v2", 1, CUresult, (CUdeviceptr, unsigned short, size_t))                                 \
+    X(MemsetD32, "cuMemsetD32_v2", 1, CUresult, (CUdeviceptr, unsigned int, size_t))                                   \
+    X(MemsetD8Async, "cuMemsetD8Async", 1, CUresult, (CUdeviceptr, unsigned char, size_t, CUstream))                   \
+    X(MemsetD16Async, "cuMemsetD16Async", 1, CUresult, (CUdeviceptr, unsigned short, size_t, CUstream))                \
+    X(MemsetD32Async, "cuMemsetD32Async", 1, CUresult, (CUdeviceptr, unsigned int, size_t, CUstream))                  \
+    X(ModuleLoadDataEx, "cuModuleLoadDataEx", 1, CUresult,                                                             \
+      (CUmodule *, const void *, unsigned int, CUjit_option *, void **))                                               \
+    X(ModuleUnload, "cuModuleUnload", 1, CUresult, (CUmodule))                                                         \
+    X(ModuleGetFunction, "cuModuleGetFunction", 1, CUresult, (CUfunction *, CUmodule, const char *))                   \
+    X(FuncGetAttribute, "cuFuncGetAttribute", 1, CUresult, (int *, int, CUfunction))                                   \
+    X(FuncSetAttribute, "cuFuncSetAttribute", 1, CUresult, (CUfunction, int, int))                                     \
+    X(FuncGetParamInfo, "cuFuncGetParamInfo", 0, CUresult, (CUfunction, size_t, size_t *, size_t *))                   \
+    X(LaunchKernel, "cuLaunchKernel", 1, CUresult,                                                                     \
+      (CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,   \
+       CUstream, void **, void **))                                                                                    \
+    X(LaunchKernelEx, "cuLaunchKernelEx", 0, CUresult, (const CUlaunchConfig *, CUfunction, void **, void **))         \
+    X(LaunchHostFunc, "cuLaunchHostFunc", 1, CUresult, (CUstream, CUhostFn, void *))                                   \
+    X(OccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor", 1, CUresult,           \
+      (int *, CUfunction, int, size_t))                                                                                \
+    X(OccupancyMaxPotentialBlockSize, "cuOccupancyMaxPotentialBlockSize", 1, CUresult,                                 \
+      (int *, int *, CUfunction, CUoccupancyB2DSize, size_t, int))                                                     \
+    X(GraphInstantiate, "cuGraphInstantiateWithFlags", 1, CUresult, (CUgraphExec *, CUgraph, unsigned long long))      \
+    X(GraphLaunch, "cuGraphLaunch", 1, CUresult, (CUgraphExec, CUstream))                                              \
+    X(GraphDestroy, "cuGraphDestroy", 1, CUresult, (CUgraph))                                                          \
     X(GraphExecDestroy, "cuGraphExecDestroy", 1, CUresult, (CUgraphExec))
 
 typedef struct oxide_cuda {

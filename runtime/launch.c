@@ -114,8 +114,10 @@ oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args,
     if (__builtin_expect(nargs != k->nparams || (nargs && !args), 0))
         return bad_count(k, args ? nargs : 0);
     if (__builtin_expect(k->nptx > RT_MAX_PTX_PARAMS, 0))
-        return oxide__fail(OXIDE_ERROR_LAUNCH, "launch %s: %u PTX parameters are more than oxide checks (%d); use "
-                           "oxide_kernel_launch_raw", k->name, k->nptx, RT_MAX_PTX_PARAMS);
+        return oxide__fail(OXIDE_ERROR_LAUNCH,
+                           "launch %s: %u PTX parameters are more than oxide checks (%d); use "
+                           "oxide_kernel_launch_raw",
+                           k->name, k->nptx, RT_MAX_PTX_PARAMS);
     void **p = params;
     for (uint32_t i = 0; i < nargs; i++) {
         const rt_param *mp = &k->params[i];
@@ -127,13 +129,15 @@ oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args,
             *p++ = scalar_bytes(a, mp->size);
             break;
         case OXIDE_PARAM_SLICE:
-            if (a->kind != OXIDE_ARG_BUFFER || a->type != (oxide_scalar)mp->scalar || (mp->is_mutable && !a->is_mutable))
+            if (a->kind != OXIDE_ARG_BUFFER || a->type != (oxide_scalar)mp->scalar ||
+                (mp->is_mutable && !a->is_mutable))
                 return bad_arg(k, i, a);
             *p++ = (void *)&a->ptr;
             *p++ = (void *)&a->len;
             break;
         case OXIDE_PARAM_PTR:
-            if (a->kind != OXIDE_ARG_BUFFER || a->type != (oxide_scalar)mp->scalar || (mp->is_mutable && !a->is_mutable))
+            if (a->kind != OXIDE_ARG_BUFFER || a->type != (oxide_scalar)mp->scalar ||
+                (mp->is_mutable && !a->is_mutable))
                 return bad_arg(k, i, a);
             *p++ = (void *)&a->ptr;
             break;
@@ -168,9 +172,12 @@ static oxide_status launch_failed(struct oxide_kernel *k, CUresult r, const uint
                  regs, shared, maxt, k->dev->max_smem_optin);
     } else if (r == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) {
         int per_sm = 0;
-        oxide__cu.OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->fn, (int)(block[0] * block[1] * block[2]), smem);
-        snprintf(extra, sizeof extra, " (a cooperative grid must fit on the device at once: at most %d blocks of this "
-                 "size, %d per SM on %d SMs)", per_sm * k->dev->sm_count, per_sm, k->dev->sm_count);
+        oxide__cu.OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->fn, (int)(block[0] * block[1] * block[2]),
+                                                            smem);
+        snprintf(extra, sizeof extra,
+                 " (a cooperative grid must fit on the device at once: at most %d blocks of this "
+                 "size, %d per SM on %d SMs)",
+                 per_sm * k->dev->sm_count, per_sm, k->dev->sm_count);
     }
     char shape[160] = "";
     if (cluster)
@@ -225,8 +232,10 @@ oxide_status oxide__rt_launch(struct oxide_kernel *k, CUstream cs, oxide_stream 
                                    NULL);
     } else {
         if (!oxide__cu.LaunchKernelEx)
-            return oxide__fail(OXIDE_ERROR_UNSUPPORTED, "launch %s: cluster and cooperative launches need "
-                               "cuLaunchKernelEx (a driver for CUDA 12.0 or later)", k->name);
+            return oxide__fail(OXIDE_ERROR_UNSUPPORTED,
+                               "launch %s: cluster and cooperative launches need "
+                               "cuLaunchKernelEx (a driver for CUDA 12.0 or later)",
+                               k->name);
         CUlaunchAttribute attrs[2];
         unsigned n = 0;
         memset(attrs, 0, sizeof attrs);
@@ -258,8 +267,7 @@ oxide_status oxide__rt_launch(struct oxide_kernel *k, CUstream cs, oxide_stream 
     return OXIDE_OK;
 }
 
-static oxide_status resolve(oxide_kernel *k, oxide_stream *stream, CUstream *cs, oxide_stream **track,
-                            const char *fn) {
+static oxide_status resolve(oxide_kernel *k, oxide_stream *stream, CUstream *cs, oxide_stream **track, const char *fn) {
     oxide_status st = oxide__rt_check_kernel(k);
     if (__builtin_expect(st != OXIDE_OK, 0))
         return oxide__fail(st, "%s: %s", fn, oxide_last_error());
@@ -268,9 +276,10 @@ static oxide_status resolve(oxide_kernel *k, oxide_stream *stream, CUstream *cs,
         *track = &k->dev->default_stream;
         return OXIDE_OK;
     }
-    if (__builtin_expect(stream->magic == RT_STREAM && stream->dev == k->dev &&
-                             (stream->is_default || stream->gen == atomic_load_explicit(&k->dev->gen, memory_order_relaxed)),
-                         1)) {
+    if (__builtin_expect(
+            stream->magic == RT_STREAM && stream->dev == k->dev &&
+                (stream->is_default || stream->gen == atomic_load_explicit(&k->dev->gen, memory_order_relaxed)),
+            1)) {
         *cs = stream->cu;
         *track = stream;
         return OXIDE_OK;
@@ -279,8 +288,8 @@ static oxide_status resolve(oxide_kernel *k, oxide_stream *stream, CUstream *cs,
     return oxide__fail(st, "launch %s: %s", k->name, oxide_last_error());
 }
 
-oxide_status oxide_kernel_launch(oxide_kernel *k, oxide_stream *stream, const uint32_t grid[3],
-                                 const uint32_t block[3], uint32_t smem, const oxide_arg *args, size_t nargs) {
+oxide_status oxide_kernel_launch(oxide_kernel *k, oxide_stream *stream, const uint32_t grid[3], const uint32_t block[3],
+                                 uint32_t smem, const oxide_arg *args, size_t nargs) {
     CUstream cs;
     oxide_stream *track;
     oxide_status st = resolve(k, stream, &cs, &track, "oxide_kernel_launch");

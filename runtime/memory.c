@@ -4,10 +4,10 @@
 
 #include "rt.h"
 
-#define CHECK_DEV(dev, fn)                                                                                   \
-    do {                                                                                                     \
-        if (oxide__rt_check_device(dev) != OXIDE_OK)                                                         \
-            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s", fn, oxide_last_error());             \
+#define CHECK_DEV(dev, fn)                                                                                             \
+    do {                                                                                                               \
+        if (oxide__rt_check_device(dev) != OXIDE_OK)                                                                   \
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s", fn, oxide_last_error());                        \
     } while (0)
 
 static oxide_status enter_stream(oxide_stream *s, const char *fn, CUstream *cs) {
@@ -149,55 +149,50 @@ oxide_status oxide_host_free(void *ptr) {
 
 /* ---- copies ---- */
 
-#define SYNC_COPY(fn, call, desc)                                                                            \
-    CHECK_DEV(dev, fn);                                                                                      \
-    if (!bytes)                                                                                              \
-        return OXIDE_OK;                                                                                     \
-    if (!dst || !src)                                                                                        \
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, !dst ? "dst" : "src");       \
-    oxide_status st = oxide__rt_enter(dev);                                                                  \
-    if (st != OXIDE_OK)                                                                                      \
-        return st;                                                                                           \
-    CUresult r = call;                                                                                       \
-    if (r != CUDA_SUCCESS)                                                                                   \
-        return oxide__rt_cuda(dev, r, atomic_load_explicit(&dev->last_kernel, memory_order_relaxed),         \
-                              "%s of %zu bytes " desc " on device %d", fn, bytes, dev->index);               \
+#define SYNC_COPY(fn, call, desc)                                                                                      \
+    CHECK_DEV(dev, fn);                                                                                                \
+    if (!bytes)                                                                                                        \
+        return OXIDE_OK;                                                                                               \
+    if (!dst || !src)                                                                                                  \
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, !dst ? "dst" : "src");                  \
+    oxide_status st = oxide__rt_enter(dev);                                                                            \
+    if (st != OXIDE_OK)                                                                                                \
+        return st;                                                                                                     \
+    CUresult r = call;                                                                                                 \
+    if (r != CUDA_SUCCESS)                                                                                             \
+        return oxide__rt_cuda(dev, r, atomic_load_explicit(&dev->last_kernel, memory_order_relaxed),                   \
+                              "%s of %zu bytes " desc " on device %d", fn, bytes, dev->index);                         \
     return OXIDE_OK;
 
-oxide_status oxide_memcpy_htod(oxide_device *dev, uint64_t dst, const void *src, size_t bytes) {
-    SYNC_COPY("oxide_memcpy_htod", oxide__cu.MemcpyHtoD(dst, src, bytes), "host to device")
-}
+oxide_status oxide_memcpy_htod(oxide_device *dev, uint64_t dst, const void *src, size_t bytes){
+    SYNC_COPY("oxide_memcpy_htod", oxide__cu.MemcpyHtoD(dst, src, bytes), "host to device")}
 
-oxide_status oxide_memcpy_dtoh(oxide_device *dev, void *dst, uint64_t src, size_t bytes) {
-    SYNC_COPY("oxide_memcpy_dtoh", oxide__cu.MemcpyDtoH(dst, src, bytes), "device to host")
-}
+oxide_status oxide_memcpy_dtoh(oxide_device *dev, void *dst, uint64_t src, size_t bytes){
+    SYNC_COPY("oxide_memcpy_dtoh", oxide__cu.MemcpyDtoH(dst, src, bytes), "device to host")}
 
-oxide_status oxide_memcpy_dtod(oxide_device *dev, uint64_t dst, uint64_t src, size_t bytes) {
-    SYNC_COPY("oxide_memcpy_dtod", oxide__cu.MemcpyDtoD(dst, src, bytes), "device to device")
-}
+oxide_status oxide_memcpy_dtod(oxide_device *dev, uint64_t dst, uint64_t src, size_t bytes){
+    SYNC_COPY("oxide_memcpy_dtod", oxide__cu.MemcpyDtoD(dst, src, bytes), "device to device")}
 
-#define ASYNC_COPY(fn, call, desc)                                                                           \
-    CUstream cs;                                                                                             \
-    oxide_status st = enter_stream(stream, fn, &cs);                                                         \
-    if (st != OXIDE_OK)                                                                                      \
-        return st;                                                                                           \
-    if (!bytes)                                                                                              \
-        return OXIDE_OK;                                                                                     \
-    if (!dst || !src)                                                                                        \
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, !dst ? "dst" : "src");       \
-    CUresult r = call;                                                                                       \
-    if (r != CUDA_SUCCESS)                                                                                   \
-        return oxide__rt_cuda(stream->dev, r, atomic_load_explicit(&stream->last_kernel, memory_order_relaxed), \
-                              "%s of %zu bytes " desc " on device %d", fn, bytes, stream->dev->index);       \
+#define ASYNC_COPY(fn, call, desc)                                                                                     \
+    CUstream cs;                                                                                                       \
+    oxide_status st = enter_stream(stream, fn, &cs);                                                                   \
+    if (st != OXIDE_OK)                                                                                                \
+        return st;                                                                                                     \
+    if (!bytes)                                                                                                        \
+        return OXIDE_OK;                                                                                               \
+    if (!dst || !src)                                                                                                  \
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn, !dst ? "dst" : "src");                  \
+    CUresult r = call;                                                                                                 \
+    if (r != CUDA_SUCCESS)                                                                                             \
+        return oxide__rt_cuda(stream->dev, r, atomic_load_explicit(&stream->last_kernel, memory_order_relaxed),        \
+                              "%s of %zu bytes " desc " on device %d", fn, bytes, stream->dev->index);                 \
     return OXIDE_OK;
 
-oxide_status oxide_memcpy_htod_async(oxide_stream *stream, uint64_t dst, const void *src, size_t bytes) {
-    ASYNC_COPY("oxide_memcpy_htod_async", oxide__cu.MemcpyHtoDAsync(dst, src, bytes, cs), "host to device")
-}
+oxide_status oxide_memcpy_htod_async(oxide_stream *stream, uint64_t dst, const void *src, size_t bytes){
+    ASYNC_COPY("oxide_memcpy_htod_async", oxide__cu.MemcpyHtoDAsync(dst, src, bytes, cs), "host to device")}
 
-oxide_status oxide_memcpy_dtoh_async(oxide_stream *stream, void *dst, uint64_t src, size_t bytes) {
-    ASYNC_COPY("oxide_memcpy_dtoh_async", oxide__cu.MemcpyDtoHAsync(dst, src, bytes, cs), "device to host")
-}
+oxide_status oxide_memcpy_dtoh_async(oxide_stream *stream, void *dst, uint64_t src, size_t bytes){
+    ASYNC_COPY("oxide_memcpy_dtoh_async", oxide__cu.MemcpyDtoHAsync(dst, src, bytes, cs), "device to host")}
 
 oxide_status oxide_memcpy_dtod_async(oxide_stream *stream, uint64_t dst, uint64_t src, size_t bytes) {
     ASYNC_COPY("oxide_memcpy_dtod_async", oxide__cu.MemcpyDtoDAsync(dst, src, bytes, cs), "device to device")

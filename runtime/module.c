@@ -251,7 +251,8 @@ static oxide_status load(oxide_device *dev, const void *image, bool is_ptx, cons
     info[0] = error[0] = 0;
     CUjit_option opts[5] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
                             CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
-    void *vals[5] = {info, (void *)(uintptr_t)JIT_LOG_SIZE, error, (void *)(uintptr_t)JIT_LOG_SIZE, (void *)(uintptr_t)0};
+    void *vals[5] = {info, (void *)(uintptr_t)JIT_LOG_SIZE, error, (void *)(uintptr_t)JIT_LOG_SIZE,
+                     (void *)(uintptr_t)0};
     CUresult r = oxide__cu.ModuleLoadDataEx(&lm->cu, image, 5, opts, vals);
     info[JIT_LOG_SIZE - 1] = error[JIT_LOG_SIZE - 1] = 0;
     oxide_status st = OXIDE_OK;
@@ -316,7 +317,9 @@ static oxide_status load(oxide_device *dev, const void *image, bool is_ptx, cons
 oxide_status oxide_loaded_module_load_ptx(oxide_device *dev, const char *ptx, size_t len, oxide_loaded_module **out) {
     if (oxide__rt_check_device(dev) != OXIDE_OK || !ptx || !out)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_loaded_module_load_ptx: %s is NULL or invalid",
-                           !ptx ? "ptx" : !out ? "out" : "dev");
+                           !ptx   ? "ptx"
+                           : !out ? "out"
+                                  : "dev");
     oxide_manifest *m = NULL;
     oxide_status st = oxide__manifest_read(ptx, len, &m);
     if (st != OXIDE_OK)
@@ -345,11 +348,12 @@ oxide_status oxide_loaded_module_load_ptx(oxide_device *dev, const char *ptx, si
 }
 
 oxide_status oxide_loaded_module_load_cubin(oxide_device *dev, const void *image, size_t size,
-                                            const char *manifest_text, size_t manifest_len,
-                                            oxide_loaded_module **out) {
+                                            const char *manifest_text, size_t manifest_len, oxide_loaded_module **out) {
     if (oxide__rt_check_device(dev) != OXIDE_OK || !image || !size || !out)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_loaded_module_load_cubin: %s is NULL or invalid",
-                           !image || !size ? "image" : !out ? "out" : "dev");
+                           !image || !size ? "image"
+                           : !out          ? "out"
+                                           : "dev");
     oxide_manifest *m = NULL;
     oxide_status st = OXIDE_OK;
     if (manifest_text && (st = oxide_manifest_parse(manifest_text, manifest_len, &m)) != OXIDE_OK)
@@ -380,7 +384,9 @@ const char *oxide_loaded_module_jit_log(const oxide_loaded_module *lm) {
 oxide_status oxide_loaded_module_get_kernel(oxide_loaded_module *lm, const char *name, oxide_kernel **out) {
     if (!lm || lm->magic != RT_MODULE || !name || !out)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_loaded_module_get_kernel: %s is NULL or invalid",
-                           !name ? "name" : !out ? "out" : "lm");
+                           !name  ? "name"
+                           : !out ? "out"
+                                  : "lm");
     oxide_status st = oxide__rt_check_gen(lm->dev, lm->gen, "the module");
     if (st != OXIDE_OK)
         return st;
@@ -509,8 +515,8 @@ oxide_status oxide_kernel_occupancy(oxide_kernel *k, uint32_t block_threads, siz
     int n = 0;
     CUresult r = oxide__cu.OccupancyMaxActiveBlocksPerMultiprocessor(&n, k->fn, (int)block_threads, dyn_smem);
     if (r != CUDA_SUCCESS)
-        return oxide__rt_cuda(k->dev, r, NULL, "oxide_kernel_occupancy of '%s' (%u threads, %zu bytes shared)",
-                              k->name, block_threads, dyn_smem);
+        return oxide__rt_cuda(k->dev, r, NULL, "oxide_kernel_occupancy of '%s' (%u threads, %zu bytes shared)", k->name,
+                              block_threads, dyn_smem);
     *blocks_per_sm = n;
     return OXIDE_OK;
 }

@@ -108,11 +108,11 @@ struct oxide_kernel {
     struct oxide_loaded_module *lm;
     const char *name, *entry;
     const rt_mkernel *mk; /* NULL: no manifest, raw launches only */
-    rt_param *params;                /* mk's parameters, compact */
-    uint32_t nparams;                /* manifest parameters */
-    uint32_t nptx;                   /* PTX parameters (a slice is two) */
-    uint32_t cluster[3];             /* from the manifest; {1,1,1} if none */
-    bool cluster_fixed;              /* the PTX fixes the cluster shape (.reqnctapercluster) */
+    rt_param *params;     /* mk's parameters, compact */
+    uint32_t nparams;     /* manifest parameters */
+    uint32_t nptx;        /* PTX parameters (a slice is two) */
+    uint32_t cluster[3];  /* from the manifest; {1,1,1} if none */
+    bool cluster_fixed;   /* the PTX fixes the cluster shape (.reqnctapercluster) */
     uint32_t dyn_smem;
     _Atomic uint32_t smem_optin; /* MAX_DYNAMIC_SHARED_SIZE_BYTES set so far */
     _Atomic int nonportable;     /* NON_PORTABLE_CLUSTER_SIZE_ALLOWED set */
@@ -124,7 +124,7 @@ struct oxide_loaded_module {
     oxide_device *dev;
     uint32_t gen;
     CUmodule cu;
-    oxide_manifest *manifest; /* NULL if none */
+    oxide_manifest *manifest;     /* NULL if none */
     struct oxide_kernel *kernels; /* one per manifest kernel */
     struct oxide_kernel *extra;   /* found by entry name, made on demand */
     pthread_mutex_t lock;         /* extra */

@@ -154,9 +154,7 @@ oxide_status oxide_stream_native(const oxide_stream *s, void **cu_stream) {
     return OXIDE_OK;
 }
 
-oxide_device *oxide_stream_get_device(const oxide_stream *s) {
-    return s && s->magic == RT_STREAM ? s->dev : NULL;
-}
+oxide_device *oxide_stream_get_device(const oxide_stream *s) { return s && s->magic == RT_STREAM ? s->dev : NULL; }
 
 oxide_status oxide_stream_begin_capture(oxide_stream *s) {
     oxide_status st = enter_stream(s, "oxide_stream_begin_capture");

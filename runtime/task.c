@@ -407,8 +407,14 @@ static oxide_status run(const oxide_task *t, CUstream cs, oxide_stream *track, b
     }
     }
     if (r != CUDA_SUCCESS) {
-        static const char *const names[] = {"launch", "host-to-device copy", "device-to-host copy",
-                                            "device-to-device copy", "memset", "host function", "sequence", "join"};
+        static const char *const names[] = {"launch",
+                                            "host-to-device copy",
+                                            "device-to-host copy",
+                                            "device-to-device copy",
+                                            "memset",
+                                            "host function",
+                                            "sequence",
+                                            "join"};
         const char *hint = r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && (t->kind == T_HTOD || t->kind == T_DTOH)
                                ? " (during graph capture, copies need pinned host memory: oxide_host_alloc)"
                                : "";
@@ -511,7 +517,8 @@ oxide_status oxide_graph_create(oxide_task *t, oxide_graph **out) {
 
 oxide_status oxide_graph_launch(oxide_graph *g, oxide_stream *stream) {
     if (!g || g->magic != RT_GRAPH)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_graph_launch: %s", g ? "not a graph handle" : "graph is NULL");
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_graph_launch: %s",
+                           g ? "not a graph handle" : "graph is NULL");
     oxide_status st = oxide__rt_check_gen(g->dev, g->gen, "the graph");
     if (st != OXIDE_OK)
         return st;

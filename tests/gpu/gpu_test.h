@@ -26,53 +26,53 @@
 
 static int failures, checks;
 
-#define CHECK(cond)                                                                                          \
-    do {                                                                                                     \
-        checks++;                                                                                            \
-        if (!(cond)) {                                                                                       \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond,         \
-                    oxide_last_error());                                                                     \
-            failures++;                                                                                      \
-        }                                                                                                    \
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        checks++;                                                                                                      \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond,                    \
+                    oxide_last_error());                                                                               \
+            failures++;                                                                                                \
+        }                                                                                                              \
     } while (0)
 
 /* The call must succeed; on failure report and go on. */
-#define OK(call)                                                                                             \
-    do {                                                                                                     \
-        checks++;                                                                                            \
-        oxide_status st_ = (call);                                                                           \
-        if (st_ != OXIDE_OK) {                                                                               \
-            fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, oxide_status_name(st_),        \
-                    oxide_last_error());                                                                     \
-            failures++;                                                                                      \
-        }                                                                                                    \
+#define OK(call)                                                                                                       \
+    do {                                                                                                               \
+        checks++;                                                                                                      \
+        oxide_status st_ = (call);                                                                                     \
+        if (st_ != OXIDE_OK) {                                                                                         \
+            fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, oxide_status_name(st_),                  \
+                    oxide_last_error());                                                                               \
+            failures++;                                                                                                \
+        }                                                                                                              \
     } while (0)
 
 /* The call must succeed, or the test cannot go on. */
-#define MUST(call)                                                                                           \
-    do {                                                                                                     \
-        oxide_status st_ = (call);                                                                           \
-        if (st_ != OXIDE_OK) {                                                                               \
-            printf("FAILED: %s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, oxide_status_name(st_),         \
-                   oxide_last_error());                                                                      \
-            exit(1);                                                                                         \
-        }                                                                                                    \
+#define MUST(call)                                                                                                     \
+    do {                                                                                                               \
+        oxide_status st_ = (call);                                                                                     \
+        if (st_ != OXIDE_OK) {                                                                                         \
+            printf("FAILED: %s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, oxide_status_name(st_),                   \
+                   oxide_last_error());                                                                                \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
 /* The call must fail with status want and a message containing every given fragment. */
-#define FAILS_WITH(call, want, ...)                                                                          \
-    do {                                                                                                     \
-        checks++;                                                                                            \
-        oxide_status st_ = (call);                                                                           \
-        const char *frags_[] = {__VA_ARGS__, NULL};                                                          \
-        int ok_ = st_ == (want);                                                                             \
-        for (int i_ = 0; ok_ && frags_[i_]; i_++)                                                            \
-            ok_ = strstr(oxide_last_error(), frags_[i_]) != NULL;                                            \
-        if (!ok_) {                                                                                          \
-            fprintf(stderr, "%s:%d: %s: wanted %s, got %s: \"%s\"\n", __FILE__, __LINE__, #call,             \
-                    oxide_status_name(want), oxide_status_name(st_), oxide_last_error());                    \
-            failures++;                                                                                      \
-        }                                                                                                    \
+#define FAILS_WITH(call, want, ...)                                                                                    \
+    do {                                                                                                               \
+        checks++;                                                                                                      \
+        oxide_status st_ = (call);                                                                                     \
+        const char *frags_[] = {__VA_ARGS__, NULL};                                                                    \
+        int ok_ = st_ == (want);                                                                                       \
+        for (int i_ = 0; ok_ && frags_[i_]; i_++)                                                                      \
+            ok_ = strstr(oxide_last_error(), frags_[i_]) != NULL;                                                      \
+        if (!ok_) {                                                                                                    \
+            fprintf(stderr, "%s:%d: %s: wanted %s, got %s: \"%s\"\n", __FILE__, __LINE__, #call,                       \
+                    oxide_status_name(want), oxide_status_name(st_), oxide_last_error());                              \
+            failures++;                                                                                                \
+        }                                                                                                              \
     } while (0)
 
 /* Exit 77 with a visible reason where there is no driver or no GPU. */

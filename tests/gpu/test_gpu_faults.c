@@ -93,7 +93,8 @@ static int fault_child(void) {
     printf("fault reported as: %s: %s\n", oxide_status_name(st), oxide_last_error());
     CHECK(st == OXIDE_ERROR_CUDA);
     CHECK(strstr(oxide_last_error(), "'oob_write'") != NULL);
-    CHECK(strstr(oxide_last_error(), "CUDA_ERROR_ILLEGAL_ADDRESS") || strstr(oxide_last_error(), "CUDA_ERROR_LAUNCH_FAILED"));
+    CHECK(strstr(oxide_last_error(), "CUDA_ERROR_ILLEGAL_ADDRESS") ||
+          strstr(oxide_last_error(), "CUDA_ERROR_LAUNCH_FAILED"));
     CHECK(strstr(oxide_last_error(), "marked failed") != NULL);
     /* every later call on the device says so, without calling the driver */
     FAILS_WITH(oxide_device_check(dev), OXIDE_ERROR_DEVICE_FAILED, "oob_write", "oxide_device_reset");
@@ -126,8 +127,8 @@ static int fault_child(void) {
     FAILS_WITH(oxide_loaded_module_get_kernel(lm, "vecadd", &k), OXIDE_ERROR_STATE, "oxide_device_reset");
     FAILS_WITH(oxide_kernel_launch(vecadd, NULL, ONE, ONE, 0, args, 3), OXIDE_ERROR_STATE, "no longer valid");
     FAILS_WITH(oxide_stream_synchronize(s), OXIDE_ERROR_STATE, "no longer valid");
-    oxide_stream_destroy(s);        /* host-only now */
-    oxide_buffer_free(buf);         /* host-only now */
+    oxide_stream_destroy(s);         /* host-only now */
+    oxide_buffer_free(buf);          /* host-only now */
     oxide_loaded_module_destroy(lm); /* host-only now */
     MUST(oxide_loaded_module_load_ptx(dev, ptx, len, &lm));
     CHECK(run_vecadd(dev, lm, 0) == 0);
@@ -167,8 +168,7 @@ static void test_load_failures(oxide_device *dev, const char *ptx) {
                "does not match its PTX entry");
     free(t);
     t = replace(ptx, "\"entry\":\"spin\"", "\"entry\":\"spin_nowhere\"", &len);
-    FAILS_WITH(oxide_loaded_module_load_ptx(dev, t, len, &lm), OXIDE_ERROR_MANIFEST, "spin_nowhere",
-               "no such .entry");
+    FAILS_WITH(oxide_loaded_module_load_ptx(dev, t, len, &lm), OXIDE_ERROR_MANIFEST, "spin_nowhere", "no such .entry");
     free(t);
     t = replace(ptx, "\"kernels\":[", "\"kernels\":[[", &len);
     FAILS_WITH(oxide_loaded_module_load_ptx(dev, t, len, &lm), OXIDE_ERROR_MANIFEST, "PTX line 8");

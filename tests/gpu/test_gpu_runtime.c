@@ -32,9 +32,8 @@ static void test_device(void) {
     OK(oxide_driver_version(&version));
     CHECK(idx == 0 && sms > 0 && attr == sms && total > 0 && total2 == total && free_b > 0 && free_b <= total);
     CHECK(ctx != NULL && cu_dev >= 0 && version >= 12000);
-    printf("device 0: %s, compute capability %d.%d, %d SMs, %.1f GiB (%.1f free), driver CUDA %d.%d\n", name,
-           cc_major, cc_minor, sms, total / 1073741824.0, free_b / 1073741824.0, version / 1000,
-           version % 1000 / 10);
+    printf("device 0: %s, compute capability %d.%d, %d SMs, %.1f GiB (%.1f free), driver CUDA %d.%d\n", name, cc_major,
+           cc_minor, sms, total / 1073741824.0, free_b / 1073741824.0, version / 1000, version % 1000 / 10);
     oxide_device *again = NULL;
     OK(oxide_device_get(0, &again));
     CHECK(again == dev);
@@ -108,8 +107,7 @@ static void test_vecadd(void) {
     FAILS_WITH(oxide_kernel_launch(k, NULL, grid, block, 0, bad_args, 3), OXIDE_ERROR_LAUNCH,
                "argument 3 'out' is a mutable slice of f32, got a mutable buffer of f64");
     bad_args[2] = oxide_arg_f32(1.0f);
-    FAILS_WITH(oxide_kernel_launch(k, NULL, grid, block, 0, bad_args, 3), OXIDE_ERROR_LAUNCH,
-               "got a scalar f32");
+    FAILS_WITH(oxide_kernel_launch(k, NULL, grid, block, 0, bad_args, 3), OXIDE_ERROR_LAUNCH, "got a scalar f32");
     FAILS_WITH(oxide_kernel_launch(k, NULL, grid, block, 0, NULL, 3), OXIDE_ERROR_LAUNCH, "expects 3 arguments");
     /* the slice contract: a mutable slice may not overlap another slice (the compiler relies on it) */
     bad_args[2] = oxide_arg_from_buffer(da, OXIDE_SCALAR_F32, 1);
@@ -134,16 +132,18 @@ static void test_scalars_bytes_tma(void) {
     oxide_buffer *d;
     MUST(oxide_buffer_alloc(dev, 1 << 16, &d));
     double out[16];
-    oxide_arg args[14] = {
-        oxide_arg_i8(-100),           oxide_arg_i16(-30000),        oxide_arg_i32(-2000000000),
-        oxide_arg_i64(-(1ll << 50)),  oxide_arg_u8(250),            oxide_arg_u16(65000),
-        oxide_arg_u32(4000000000u),   oxide_arg_u64(1ull << 52),    oxide_arg_f32(-1.25f),
-        oxide_arg_f64(3.0e300),       oxide_arg_bool(1),            oxide_arg_f16_bits(0x3c00),
-        oxide_arg_bf16_bits(0x3f80),  oxide_arg_buffer(OXIDE_SCALAR_F64, oxide_buffer_ptr(d), 16, 1)};
+    oxide_arg args[14] = {oxide_arg_i8(-100),          oxide_arg_i16(-30000),
+                          oxide_arg_i32(-2000000000),  oxide_arg_i64(-(1ll << 50)),
+                          oxide_arg_u8(250),           oxide_arg_u16(65000),
+                          oxide_arg_u32(4000000000u),  oxide_arg_u64(1ull << 52),
+                          oxide_arg_f32(-1.25f),       oxide_arg_f64(3.0e300),
+                          oxide_arg_bool(1),           oxide_arg_f16_bits(0x3c00),
+                          oxide_arg_bf16_bits(0x3f80), oxide_arg_buffer(OXIDE_SCALAR_F64, oxide_buffer_ptr(d), 16, 1)};
     OK(oxide_kernel_launch(kernel("scalars"), NULL, ONE, ONE, 0, args, 14));
     OK(oxide_memcpy_dtoh(dev, out, oxide_buffer_ptr(d), 13 * sizeof(double)));
-    const double want[13] = {-100, -30000, -2000000000, -(double)(1ll << 50), 250, 65000, 4000000000.0,
-                             (double)(1ull << 52), -1.25, 3.0e300, 1, 0x3c00, 0x3f80};
+    const double want[13] = {
+        -100, -30000, -2000000000, -(double)(1ll << 50), 250, 65000, 4000000000.0, (double)(1ull << 52), -1.25, 3.0e300,
+        1,    0x3c00, 0x3f80};
     for (int i = 0; i < 13; i++)
         if (out[i] != want[i]) {
             fprintf(stderr, "scalars: parameter %d arrived as %g, sent %g\n", i + 1, out[i], want[i]);

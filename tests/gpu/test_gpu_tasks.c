@@ -21,7 +21,9 @@ static oxide_kernel *kernel(const char *name) {
     return k;
 }
 
-static void read_back(float *dst, oxide_buffer *b, size_t n) { OK(oxide_memcpy_dtoh(dev, dst, oxide_buffer_ptr(b), n * 4)); }
+static void read_back(float *dst, oxide_buffer *b, size_t n) {
+    OK(oxide_memcpy_dtoh(dev, dst, oxide_buffer_ptr(b), n * 4));
+}
 
 static size_t count_not(const float *v, size_t n, float want) {
     size_t bad = 0;

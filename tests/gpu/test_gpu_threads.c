@@ -50,7 +50,8 @@ static void *worker(void *arg) {
         (*bad)++;
     }
     float *hx = malloc(N * 4), *hy = malloc(N * 4);
-    if (oxide_memcpy_dtoh(dev, hx, oxide_buffer_ptr(x), N * 4) || oxide_memcpy_dtoh(dev, hy, oxide_buffer_ptr(y), N * 4))
+    if (oxide_memcpy_dtoh(dev, hx, oxide_buffer_ptr(x), N * 4) ||
+        oxide_memcpy_dtoh(dev, hy, oxide_buffer_ptr(y), N * 4))
         (*bad)++;
     for (int i = 0; i < N; i++)
         if (hx[i] != 2.0f * ROUNDS || hy[i] != (float)ROUNDS) {

@@ -9,8 +9,7 @@ int main(void) {
     oxide_function *k;
     oxide_value *a, *alen, *tid;
     oxide_block *b;
-    if (oxide_context_create(&ctx) || oxide_module_create(ctx, "m", &mod) ||
-        oxide_module_add_kernel(mod, "k", &k) ||
+    if (oxide_context_create(&ctx) || oxide_module_create(ctx, "m", &mod) || oxide_module_add_kernel(mod, "k", &k) ||
         oxide_kernel_add_slice_param(k, "a", OXIDE_SCALAR_F32, 1, &a, &alen) ||
         oxide_function_add_block(k, NULL, 0, &b, NULL) ||
         oxide_build_op(b, OXIDE_OP_TID_X, NULL, 0, NULL, NULL, 0, &tid) ||

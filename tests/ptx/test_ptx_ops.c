@@ -17,8 +17,18 @@
 #include "oxide.h"
 
 /* the table itself, for operand letters and minimum SMs (data only; nothing internal is linked) */
-enum { A_ALIGN = 1, A_VOLATILE = 2, A_SCOPE = 4, A_ORDER = 8, A_PRED = 16, A_IMM = 32, A_VALUE = 64,
-       A_STR = 128, A_ELEM = 256, A_SYM = 512 };
+enum {
+    A_ALIGN = 1,
+    A_VOLATILE = 2,
+    A_SCOPE = 4,
+    A_ORDER = 8,
+    A_PRED = 16,
+    A_IMM = 32,
+    A_VALUE = 64,
+    A_STR = 128,
+    A_ELEM = 256,
+    A_SYM = 512
+};
 enum { L_INST, L_INTR, L_LIBDEV, L_ASM, L_TERM };
 static const struct row {
     const char *name, *operands, *result;
@@ -53,7 +63,7 @@ typedef struct G {
     oxide_module *mod;
     oxide_function *k;
     oxide_block *b;
-    oxide_value *p; /* ptr.global scratch memory: inputs are loaded from it, results stored to it */
+    oxide_value *p;    /* ptr.global scratch memory: inputs are loaded from it, results stored to it */
     oxide_value *desc; /* tma_desc parameter (TMA kernels only) */
     int slot;
     oxide_status st;
@@ -281,7 +291,8 @@ static int gen_generic(G *g, oxide_op o, int v) {
             return 0;
         row = cls ? class_type(g, cls, v % ntypes) : NULL;
         if (npred > 1)
-            at[na++] = (oxide_attr){.key = OXIDE_ATTR_PRED, .i = (o == OXIDE_OP_FCMP ? OXIDE_PRED_OEQ : 0) + v / ntypes};
+            at[na++] =
+                (oxide_attr){.key = OXIDE_ATTR_PRED, .i = (o == OXIDE_OP_FCMP ? OXIDE_PRED_OEQ : 0) + v / ntypes};
         if (o == OXIDE_OP_MAP_SHARED)
             space = v % 2 ? 2 : 1;
     }
@@ -289,7 +300,10 @@ static int gen_generic(G *g, oxide_op o, int v) {
     size_t n = 0;
     for (const char *c = r->operands; *c && *c != '*'; c++) {
         switch (*c) {
-        case 'T': case 'I': case 'F': case 'N': ops[n++] = input(g, row); break;
+        case 'T':
+        case 'I':
+        case 'F':
+        case 'N': ops[n++] = input(g, row); break;
         case 'b': ops[n++] = input(g, g->i1); break;
         case 'i': ops[n++] = o == OXIDE_OP_MAP_SHARED ? ci(g, g->i32, 1) : input(g, g->i32); break;
         case 'l': ops[n++] = input(g, g->i64); break;
@@ -306,23 +320,76 @@ static int gen_generic(G *g, oxide_op o, int v) {
 }
 
 static int gen_cast(G *g, oxide_op o, int v) {
-    struct { oxide_type *from, *to; } c[6] = {{0}};
+    struct {
+        oxide_type *from, *to;
+    } c[6] = {{0}};
     int n = 0;
 #define C(a, b) (c[n].from = (a), c[n].to = (b), n++)
     switch (o) {
-    case OXIDE_OP_TRUNC: C(g->i64, g->i32); C(g->i32, g->i8); C(g->i32, g->i1); C(g->i64, g->i16); break;
-    case OXIDE_OP_ZEXT: C(g->i32, g->i64); C(g->i1, g->i32); C(g->i8, g->i16); break;
-    case OXIDE_OP_SEXT: C(g->i16, g->i64); C(g->i1, g->i32); C(g->i8, g->i32); break;
-    case OXIDE_OP_FPTRUNC: C(g->f64, g->f32); C(g->f32, g->f16); C(g->f32, g->bf16); C(g->f64, g->f16); break;
-    case OXIDE_OP_FPEXT: C(g->f32, g->f64); C(g->f16, g->f32); C(g->bf16, g->f32); C(g->bf16, g->f64); break;
-    case OXIDE_OP_FPTOUI: case OXIDE_OP_FPTOSI:
-        C(g->f32, g->i32); C(g->f64, g->i64); C(g->f16, g->i16); C(g->bf16, g->i32); C(g->f32, g->i8); break;
-    case OXIDE_OP_UITOFP: case OXIDE_OP_SITOFP:
-        C(g->i32, g->f32); C(g->i64, g->f64); C(g->i16, g->f16); C(g->i32, g->bf16); C(g->i1, g->f32); break;
-    case OXIDE_OP_PTRTOINT: C(g->pg, g->i64); C(g->pgen, g->i64); break;
-    case OXIDE_OP_INTTOPTR: C(g->i64, g->pg); C(g->i64, g->pgen); break;
-    case OXIDE_OP_BITCAST: C(g->f32, g->i32); C(g->i64, g->f64); C(g->v2f32, g->i64); C(g->f16, g->i16); break;
-    case OXIDE_OP_ADDRSPACECAST: C(g->pg, g->pgen); C(g->pgen, g->pg); C(g->ps, g->pgen); C(g->pgen, g->ps); break;
+    case OXIDE_OP_TRUNC:
+        C(g->i64, g->i32);
+        C(g->i32, g->i8);
+        C(g->i32, g->i1);
+        C(g->i64, g->i16);
+        break;
+    case OXIDE_OP_ZEXT:
+        C(g->i32, g->i64);
+        C(g->i1, g->i32);
+        C(g->i8, g->i16);
+        break;
+    case OXIDE_OP_SEXT:
+        C(g->i16, g->i64);
+        C(g->i1, g->i32);
+        C(g->i8, g->i32);
+        break;
+    case OXIDE_OP_FPTRUNC:
+        C(g->f64, g->f32);
+        C(g->f32, g->f16);
+        C(g->f32, g->bf16);
+        C(g->f64, g->f16);
+        break;
+    case OXIDE_OP_FPEXT:
+        C(g->f32, g->f64);
+        C(g->f16, g->f32);
+        C(g->bf16, g->f32);
+        C(g->bf16, g->f64);
+        break;
+    case OXIDE_OP_FPTOUI:
+    case OXIDE_OP_FPTOSI:
+        C(g->f32, g->i32);
+        C(g->f64, g->i64);
+        C(g->f16, g->i16);
+        C(g->bf16, g->i32);
+        C(g->f32, g->i8);
+        break;
+    case OXIDE_OP_UITOFP:
+    case OXIDE_OP_SITOFP:
+        C(g->i32, g->f32);
+        C(g->i64, g->f64);
+        C(g->i16, g->f16);
+        C(g->i32, g->bf16);
+        C(g->i1, g->f32);
+        break;
+    case OXIDE_OP_PTRTOINT:
+        C(g->pg, g->i64);
+        C(g->pgen, g->i64);
+        break;
+    case OXIDE_OP_INTTOPTR:
+        C(g->i64, g->pg);
+        C(g->i64, g->pgen);
+        break;
+    case OXIDE_OP_BITCAST:
+        C(g->f32, g->i32);
+        C(g->i64, g->f64);
+        C(g->v2f32, g->i64);
+        C(g->f16, g->i16);
+        break;
+    case OXIDE_OP_ADDRSPACECAST:
+        C(g->pg, g->pgen);
+        C(g->pgen, g->pg);
+        C(g->ps, g->pgen);
+        C(g->pgen, g->ps);
+        break;
     default: break;
     }
 #undef C
@@ -387,12 +454,14 @@ static int gen_memory(G *g, oxide_op o, int v) {
             return 0;
         oxide_type *arr;
         oxide_type_array(g->ctx, g->f32, 4, &arr);
-        oxide_attr a[2] = {{.key = OXIDE_ATTR_ELEM, .t = v == 0 ? arr : v == 1 ? g->i64 : g->st_fi},
+        oxide_attr a[2] = {{.key = OXIDE_ATTR_ELEM,
+                            .t = v == 0   ? arr
+                                 : v == 1 ? g->i64
+                                          : g->st_fi},
                            {.key = OXIDE_ATTR_ALIGN, .i = 16}};
         oxide_value *m = op(g, o, NULL, 0, NULL, a, v == 2 ? 2 : 1);
         /* index with a runtime value so the stack slot cannot be promoted away */
-        oxide_value *idx = op(g, OXIDE_OP_AND, (oxide_value *[]){input(g, g->i64), ci(g, g->i64, 1)}, 2, NULL,
-                              NULL, 0);
+        oxide_value *idx = op(g, OXIDE_OP_AND, (oxide_value *[]){input(g, g->i64), ci(g, g->i64, 1)}, 2, NULL, NULL, 0);
         oxide_attr e = {.key = OXIDE_ATTR_ELEM, .t = g->f32};
         oxide_value *q = op(g, OXIDE_OP_OFFSET, (oxide_value *[]){m, idx}, 2, NULL, &e, 1);
         op(g, OXIDE_OP_STORE, (oxide_value *[]){input(g, g->f32), q}, 2, NULL, NULL, 0);
@@ -424,7 +493,8 @@ static int gen_memory(G *g, oxide_op o, int v) {
         ret(g);
         return 1;
     }
-    case OXIDE_OP_EXTRACT: case OXIDE_OP_INSERT: {
+    case OXIDE_OP_EXTRACT:
+    case OXIDE_OP_INSERT: {
         if (v >= 3)
             return 0;
         oxide_type *agg = v == 0 ? g->v4f32 : v == 1 ? g->st_fi : g->v2i64;
@@ -438,7 +508,8 @@ static int gen_memory(G *g, oxide_op o, int v) {
         ret(g);
         return 1;
     }
-    case OXIDE_OP_ATOMIC_LOAD: case OXIDE_OP_ATOMIC_STORE: {
+    case OXIDE_OP_ATOMIC_LOAD:
+    case OXIDE_OP_ATOMIC_STORE: {
         /* types x spaces relaxed, then orders x scopes on an i32 in global memory */
         oxide_type *at[] = {g->i32, g->i64, g->f32, g->f64, g->pg, g->i16};
         int nb = 6 * 3;
@@ -460,8 +531,7 @@ static int gen_memory(G *g, oxide_op o, int v) {
         ret(g);
         return 1;
     }
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -524,10 +594,9 @@ static int gen_control(G *g, oxide_op o, int v) {
         ret(g);
         return 1;
     }
-    case OXIDE_OP_RET:
-        ret(g);
-        return 1;
-    case OXIDE_OP_TRAP: case OXIDE_OP_UNREACHABLE: {
+    case OXIDE_OP_RET: ret(g); return 1;
+    case OXIDE_OP_TRAP:
+    case OXIDE_OP_UNREACHABLE: {
         oxide_block *t = block(g, NULL, 0, NULL), *f = block(g, NULL, 0, NULL);
         if (!g->st)
             g->st = oxide_build_cond_br(g->b, input(g, g->i1), t, NULL, 0, f, NULL, 0);
@@ -537,8 +606,7 @@ static int gen_control(G *g, oxide_op o, int v) {
         ret(g);
         return 1;
     }
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -564,7 +632,8 @@ static int gen_special(G *g, oxide_op o, int v) {
         ret(g);
         return 1;
     }
-    case OXIDE_OP_BARRIER: case OXIDE_OP_BARRIER_COUNT: {
+    case OXIDE_OP_BARRIER:
+    case OXIDE_OP_BARRIER_COUNT: {
         if (v >= 2)
             return 0;
         oxide_attr a = {.key = OXIDE_ATTR_IMM, .i = v ? 3 : 0};
@@ -584,8 +653,8 @@ static int gen_special(G *g, oxide_op o, int v) {
         if (v >= 2)
             return 0;
         oxide_attr a = {.key = OXIDE_ATTR_STR, .s = v ? "no arguments, 100%%\n" : "%d %lld %f %f %p %hhd\n"};
-        oxide_value *args[6] = {input(g, g->i32), input(g, g->i64), input(g, g->f32), input(g, g->f64),
-                                generic_ptr(g), input(g, g->i8)};
+        oxide_value *args[6] = {input(g, g->i32), input(g, g->i64), input(g, g->f32),
+                                input(g, g->f64), generic_ptr(g),   input(g, g->i8)};
         op(g, o, args, v ? 0 : 6, NULL, &a, 1);
         ret(g);
         return 1;
@@ -599,8 +668,7 @@ static int gen_special(G *g, oxide_op o, int v) {
         ret(g);
         return 1;
     }
-    default:
-        return -1;
+    default: return -1;
     }
 }
 
@@ -629,10 +697,10 @@ static void wgmma_seq(G *g, oxide_op o, unsigned nn, int64_t mode) {
     oxide_type_array(g->ctx, g->f32, nn / 2, &acc_t);
     oxide_value *acc = input(g, acc_t);
     oxide_value *s = shared_ptr(g);
-    oxide_value *da = imm_op(g, OXIDE_OP_WGMMA_DESC, (oxide_value *[]){s, ci(g, g->i32, 128), ci(g, g->i32, 1024)},
-                             3, NULL, 128);
-    oxide_value *db = imm_op(g, OXIDE_OP_WGMMA_DESC, (oxide_value *[]){addr(g, s, 512), ci(g, g->i32, 16),
-                             ci(g, g->i32, 512)}, 3, NULL, 64);
+    oxide_value *da =
+        imm_op(g, OXIDE_OP_WGMMA_DESC, (oxide_value *[]){s, ci(g, g->i32, 128), ci(g, g->i32, 1024)}, 3, NULL, 128);
+    oxide_value *db = imm_op(g, OXIDE_OP_WGMMA_DESC,
+                             (oxide_value *[]){addr(g, s, 512), ci(g, g->i32, 16), ci(g, g->i32, 512)}, 3, NULL, 64);
     op(g, OXIDE_OP_WGMMA_FENCE, NULL, 0, NULL, NULL, 0);
     oxide_value *d = imm_op(g, o, (oxide_value *[]){acc, da, db, input(g, g->i1)}, 4, NULL, mode);
     d = imm_op(g, o, (oxide_value *[]){d, db, da, ci(g, g->i1, 1)}, 4, NULL, 0);
@@ -643,7 +711,9 @@ static void wgmma_seq(G *g, oxide_op o, unsigned nn, int64_t mode) {
 
 static int gen_tier2(G *g, oxide_op o, int v) {
     switch (o) {
-    case OXIDE_OP_CP_ASYNC_CA: case OXIDE_OP_CP_ASYNC_CA_ZFILL: case OXIDE_OP_CP_ASYNC_CG:
+    case OXIDE_OP_CP_ASYNC_CA:
+    case OXIDE_OP_CP_ASYNC_CA_ZFILL:
+    case OXIDE_OP_CP_ASYNC_CG:
     case OXIDE_OP_CP_ASYNC_CG_ZFILL: {
         static const int sizes[] = {4, 8, 16};
         bool cg = o == OXIDE_OP_CP_ASYNC_CG || o == OXIDE_OP_CP_ASYNC_CG_ZFILL;
@@ -656,12 +726,18 @@ static int gen_tier2(G *g, oxide_op o, int v) {
         imm_op(g, OXIDE_OP_CP_ASYNC_WAIT, NULL, 0, NULL, 0);
         break;
     }
-    case OXIDE_OP_CP_ASYNC_WAIT: case OXIDE_OP_BULK_WAIT: case OXIDE_OP_BULK_WAIT_READ: case OXIDE_OP_WGMMA_WAIT:
+    case OXIDE_OP_CP_ASYNC_WAIT:
+    case OXIDE_OP_BULK_WAIT:
+    case OXIDE_OP_BULK_WAIT_READ:
+    case OXIDE_OP_WGMMA_WAIT:
         if (v >= 3)
             return 0;
         imm_op(g, o, NULL, 0, NULL, v == 0 ? 0 : v == 1 ? 1 : 7);
         break;
-    case OXIDE_OP_LDMATRIX: case OXIDE_OP_LDMATRIX_TRANS: case OXIDE_OP_STMATRIX: case OXIDE_OP_STMATRIX_TRANS: {
+    case OXIDE_OP_LDMATRIX:
+    case OXIDE_OP_LDMATRIX_TRANS:
+    case OXIDE_OP_STMATRIX:
+    case OXIDE_OP_STMATRIX_TRANS: {
         if (v >= 3)
             return 0;
         oxide_type *t = vec_i32(g, 1u << v);
@@ -672,7 +748,8 @@ static int gen_tier2(G *g, oxide_op o, int v) {
             op(g, o, (oxide_value *[]){s, input(g, t)}, 2, NULL, NULL, 0);
         break;
     }
-    case OXIDE_OP_MMA_BF16: case OXIDE_OP_MMA_F16: {
+    case OXIDE_OP_MMA_BF16:
+    case OXIDE_OP_MMA_F16: {
         if (v >= 2)
             return 0;
         oxide_value *a, *b;
@@ -688,7 +765,9 @@ static int gen_tier2(G *g, oxide_op o, int v) {
         sink(g, op(g, o, (oxide_value *[]){a, b, d}, 3, NULL, NULL, 0));
         break;
     }
-    case OXIDE_OP_TMA_LOAD: case OXIDE_OP_TMA_LOAD_MULTICAST: case OXIDE_OP_TMA_STORE: {
+    case OXIDE_OP_TMA_LOAD:
+    case OXIDE_OP_TMA_LOAD_MULTICAST:
+    case OXIDE_OP_TMA_STORE: {
         /* 1..5 dimensions with the descriptor parameter, then one with a descriptor in global memory */
         if (v >= 6)
             return 0;
@@ -721,7 +800,8 @@ static int gen_tier2(G *g, oxide_op o, int v) {
         }
         break;
     }
-    case OXIDE_OP_WGMMA_BF16: case OXIDE_OP_WGMMA_F16: {
+    case OXIDE_OP_WGMMA_BF16:
+    case OXIDE_OP_WGMMA_F16: {
         /* N = 64, 128, 256 plain, then N = 128 with each mode bit and N = 8 */
         static const unsigned ns[] = {64, 128, 256, 128, 128, 128, 128, 8};
         static const int modes[] = {0, 0, 0, 1, 2, 4, 15, 3};
@@ -730,7 +810,8 @@ static int gen_tier2(G *g, oxide_op o, int v) {
         wgmma_seq(g, o, ns[v], modes[v]);
         break;
     }
-    case OXIDE_OP_WGMMA_FENCE: case OXIDE_OP_WGMMA_COMMIT:
+    case OXIDE_OP_WGMMA_FENCE:
+    case OXIDE_OP_WGMMA_COMMIT:
         if (v >= 1)
             return 0;
         wgmma_seq(g, OXIDE_OP_WGMMA_BF16, 64, 0);
@@ -742,7 +823,8 @@ static int gen_tier2(G *g, oxide_op o, int v) {
         sink(g, imm_op(g, o, (oxide_value *[]){s, input(g, g->i32), input(g, g->i32)}, 3, NULL, v ? 16 << v : 0));
         break;
     }
-    case OXIDE_OP_SETMAXNREG_INC: case OXIDE_OP_SETMAXNREG_DEC:
+    case OXIDE_OP_SETMAXNREG_INC:
+    case OXIDE_OP_SETMAXNREG_DEC:
         if (v >= 2)
             return 0;
         /* ptxas needs the launch bounds to know the register count at entry */
@@ -770,8 +852,7 @@ static int gen_tier2(G *g, oxide_op o, int v) {
             return 0;
         sink(g, imm_op(g, o, NULL, 0, NULL, v ? 0x0000ffff : 0xffffffff));
         break;
-    default:
-        return gen_generic(g, o, v);
+    default: return gen_generic(g, o, v);
     }
     ret(g);
     return 1;
@@ -789,12 +870,17 @@ static int gen(G *g, oxide_op o, int v) {
     if (rows[o].lower == L_TERM)
         return gen_control(g, o, v);
     switch (o) {
-    case OXIDE_OP_LOAD: case OXIDE_OP_STORE: case OXIDE_OP_OFFSET: case OXIDE_OP_ALLOCA: case OXIDE_OP_GLOBAL_ADDR:
-    case OXIDE_OP_DYN_SMEM: case OXIDE_OP_EXTRACT: case OXIDE_OP_INSERT: case OXIDE_OP_ATOMIC_LOAD:
-    case OXIDE_OP_ATOMIC_STORE:
-        return gen_memory(g, o, v);
-    default:
-        return gen_generic(g, o, v);
+    case OXIDE_OP_LOAD:
+    case OXIDE_OP_STORE:
+    case OXIDE_OP_OFFSET:
+    case OXIDE_OP_ALLOCA:
+    case OXIDE_OP_GLOBAL_ADDR:
+    case OXIDE_OP_DYN_SMEM:
+    case OXIDE_OP_EXTRACT:
+    case OXIDE_OP_INSERT:
+    case OXIDE_OP_ATOMIC_LOAD:
+    case OXIDE_OP_ATOMIC_STORE: return gen_memory(g, o, v);
+    default: return gen_generic(g, o, v);
     }
 }
 
@@ -970,8 +1056,8 @@ static int run_target(oxide_context *ctx, const char *target, unsigned sm, int l
             gen(&one, (oxide_op)o, v);
             st = one.st ? one.st : oxide_module_compile(one.mod, opts, &ptx, NULL);
             if (st) {
-                failf("%s variant %d (%s, O%d): verified but did not compile: %s: %s", rows[o].name, v, target,
-                      level, oxide_status_name(st), oxide_last_error());
+                failf("%s variant %d (%s, O%d): verified but did not compile: %s: %s", rows[o].name, v, target, level,
+                      oxide_status_name(st), oxide_last_error());
                 oxide_module_destroy(one.mod);
                 continue;
             }
@@ -1052,7 +1138,10 @@ int main(int argc, char **argv) {
     oxide_context *ctx;
     if (oxide_context_create(&ctx))
         return 1;
-    static const struct { const char *name; unsigned sm; } targets[] = {{"sm_80", 80}, {"sm_90a", 90}};
+    static const struct {
+        const char *name;
+        unsigned sm;
+    } targets[] = {{"sm_80", 80}, {"sm_90a", 90}};
     /* 0: no IR passes, fast codegen; 2: the GPU pipeline, fast codegen; 3: both optimised */
     static const int levels[] = {0, 2, 3};
     for (int t = 0; t < 2; t++)

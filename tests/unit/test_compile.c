@@ -11,21 +11,21 @@
 
 static int failures, checks;
 
-#define CHECK(cond, ...)                                                                                     \
-    do {                                                                                                     \
-        checks++;                                                                                            \
-        if (!(cond)) {                                                                                       \
-            failures++;                                                                                      \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);                         \
-            fprintf(stderr, __VA_ARGS__);                                                                    \
-            fprintf(stderr, "\n");                                                                           \
-        }                                                                                                    \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        checks++;                                                                                                      \
+        if (!(cond)) {                                                                                                 \
+            failures++;                                                                                                \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fprintf(stderr, "\n");                                                                                     \
+        }                                                                                                              \
     } while (0)
 
-#define OK(call)                                                                                             \
-    do {                                                                                                     \
-        oxide_status st_ = (call);                                                                           \
-        CHECK(st_ == OXIDE_OK, "%s -> %s: %s", #call, oxide_status_name(st_), oxide_last_error());           \
+#define OK(call)                                                                                                       \
+    do {                                                                                                               \
+        oxide_status st_ = (call);                                                                                     \
+        CHECK(st_ == OXIDE_OK, "%s -> %s: %s", #call, oxide_status_name(st_), oxide_last_error());                     \
     } while (0)
 
 static oxide_context *ctx;

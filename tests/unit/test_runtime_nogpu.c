@@ -20,24 +20,24 @@
 static int failures, calls;
 
 /* The call must return one of the two statuses and leave a non-empty message. */
-#define EXPECT2(call, s1, s2)                                                                                \
-    do {                                                                                                     \
-        oxide_status st_ = (call);                                                                           \
-        calls++;                                                                                             \
-        if ((st_ != (s1) && st_ != (s2)) || !oxide_last_error()[0]) {                                        \
-            fprintf(stderr, "%s:%d: %s returned %s (\"%s\")\n", __FILE__, __LINE__, #call,                  \
-                    oxide_status_name(st_), oxide_last_error());                                             \
-            failures++;                                                                                      \
-        }                                                                                                    \
+#define EXPECT2(call, s1, s2)                                                                                          \
+    do {                                                                                                               \
+        oxide_status st_ = (call);                                                                                     \
+        calls++;                                                                                                       \
+        if ((st_ != (s1) && st_ != (s2)) || !oxide_last_error()[0]) {                                                  \
+            fprintf(stderr, "%s:%d: %s returned %s (\"%s\")\n", __FILE__, __LINE__, #call, oxide_status_name(st_),     \
+                    oxide_last_error());                                                                               \
+            failures++;                                                                                                \
+        }                                                                                                              \
     } while (0)
 #define EXPECT(call, s) EXPECT2(call, s, s)
-#define CHECK(cond)                                                                                          \
-    do {                                                                                                     \
-        if (!(cond)) {                                                                                       \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond,         \
-                    oxide_last_error());                                                                     \
-            failures++;                                                                                      \
-        }                                                                                                    \
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond,                    \
+                    oxide_last_error());                                                                               \
+            failures++;                                                                                                \
+        }                                                                                                              \
     } while (0)
 
 #define NOD OXIDE_ERROR_NO_DRIVER
@@ -204,7 +204,8 @@ static void test_arg_helpers(void) {
     a = oxide_arg_bf16_bits(0x3f80);
     CHECK(a.type == OXIDE_SCALAR_BF16 && a.value == 0x3f80);
     a = oxide_arg_buffer(OXIDE_SCALAR_I16, 0xdead0000, 12, 1);
-    CHECK(a.kind == OXIDE_ARG_BUFFER && a.type == OXIDE_SCALAR_I16 && a.ptr == 0xdead0000 && a.len == 12 && a.is_mutable);
+    CHECK(a.kind == OXIDE_ARG_BUFFER && a.type == OXIDE_SCALAR_I16 && a.ptr == 0xdead0000 && a.len == 12 &&
+          a.is_mutable);
     a = oxide_arg_from_buffer(NULL, OXIDE_SCALAR_F32, 0);
     CHECK(a.kind == OXIDE_ARG_BUFFER && a.ptr == 0 && a.len == 0 && !a.is_mutable);
     char bytes[24];

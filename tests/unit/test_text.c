@@ -135,15 +135,91 @@ static size_t lines_of(const char *text, size_t len, size_t *starts, size_t max)
 }
 
 static const char *const junk[] = {
-    "{", "}", "(", ")", "<", ">", "[", "]", ",", ":", "=", "->", "%", "^", "@", "\"", "\"\\x", "\"\\x0", "\\",
-    "%0", "%999999", "^0", "^9", "@nope", "@0bad", "%a.len", "%.x", "%1x", "i32", "void", "ptr.nowhere",
-    "vec<3 x f32>", "vec<4 x i1>", "array<0 x i8>", "array<99999999999999999999 x i8>", "struct<>",
-    "struct<void>", "bytes<0, 3>", "slice<mut>", "18446744073709551616", "-9223372036854775809",
-    "99999999999999999999999999", "1e999", "-inf", "nan", "0x", "0x1", "0xzz", "1.5", "-", "--",
-    "{value=}", "{value=1, value=2}", "{bogus=1}", "{align=3}", "{pred=olt}", "{imm=-1}", "{sym=@}",
-    "{str=\"\\q\"}", "{str=\"\\x00\"}", "frobnicate", "const", "br", "ret", "switch", "cond_br", "call",
-    "kernel", "func", "global", "module", "launch_bounds(2000, 1)", "cluster(0, 1, 1)", "dyn_smem(999999)",
-    "\n", "\n^0:\n", "\n^x(%p: i32):\n", "\n}\n", ";", "\t", "\r", "\x01", "\x7f", "\xff", "\xc3\xa9",
+    "{",
+    "}",
+    "(",
+    ")",
+    "<",
+    ">",
+    "[",
+    "]",
+    ",",
+    ":",
+    "=",
+    "->",
+    "%",
+    "^",
+    "@",
+    "\"",
+    "\"\\x",
+    "\"\\x0",
+    "\\",
+    "%0",
+    "%999999",
+    "^0",
+    "^9",
+    "@nope",
+    "@0bad",
+    "%a.len",
+    "%.x",
+    "%1x",
+    "i32",
+    "void",
+    "ptr.nowhere",
+    "vec<3 x f32>",
+    "vec<4 x i1>",
+    "array<0 x i8>",
+    "array<99999999999999999999 x i8>",
+    "struct<>",
+    "struct<void>",
+    "bytes<0, 3>",
+    "slice<mut>",
+    "18446744073709551616",
+    "-9223372036854775809",
+    "99999999999999999999999999",
+    "1e999",
+    "-inf",
+    "nan",
+    "0x",
+    "0x1",
+    "0xzz",
+    "1.5",
+    "-",
+    "--",
+    "{value=}",
+    "{value=1, value=2}",
+    "{bogus=1}",
+    "{align=3}",
+    "{pred=olt}",
+    "{imm=-1}",
+    "{sym=@}",
+    "{str=\"\\q\"}",
+    "{str=\"\\x00\"}",
+    "frobnicate",
+    "const",
+    "br",
+    "ret",
+    "switch",
+    "cond_br",
+    "call",
+    "kernel",
+    "func",
+    "global",
+    "module",
+    "launch_bounds(2000, 1)",
+    "cluster(0, 1, 1)",
+    "dyn_smem(999999)",
+    "\n",
+    "\n^0:\n",
+    "\n^x(%p: i32):\n",
+    "\n}\n",
+    ";",
+    "\t",
+    "\r",
+    "\x01",
+    "\x7f",
+    "\xff",
+    "\xc3\xa9",
 };
 #define NJUNK (sizeof junk / sizeof junk[0])
 
@@ -340,8 +416,8 @@ static void test_errors(void) {
     expect_error(FN("  br ^1\n^1(%a: i32):\n  ret\n"), "5:3", "takes 1 argument, got 0");
     expect_error(FN("  br ^1\n^1:\n  ret\n^1:\n  ret\n"), "8:1", "block '^1' is already defined");
     expect_error(FN("  ret\n  ret\n"), "6:3", "already ends in a terminator");
-    expect_error(FN("  %c = icmp %x, %x {pred=eq} : i1\n  switch %x, ^1 [1: ^1, 1: ^2]\n^1:\n  ret\n^2:\n  ret\n"), "6:3",
-                 "case 1 appears twice");
+    expect_error(FN("  %c = icmp %x, %x {pred=eq} : i1\n  switch %x, ^1 [1: ^1, 1: ^2]\n^1:\n  ret\n^2:\n  ret\n"),
+                 "6:3", "case 1 appears twice");
     expect_error(FN("  switch %x, ^1(%x) []\n^1(%a: i32):\n  ret\n"), "5:14", "switch targets take no arguments");
     expect_error(FN("  ret %x,\n"), "5:10", "expected a value after ','");
     expect_error(FN("  br ^1(%x\n^1(%a: i32):\n  ret\n"), "5:11", "expected ',', found end of line");
@@ -374,11 +450,12 @@ static void test_limits(void) {
         s[n++] = '>';
     n += (size_t)sprintf(s + n, " global\n");
     CHECK(robust("deeply nested array", s, n), "deeply nested array");
-    expect_error("module @m\nglobal @g : struct<struct<struct<struct<struct<struct<struct<struct<struct<struct<"
-                 "struct<struct<struct<struct<struct<struct<struct<struct<struct<struct<struct<struct<struct<"
-                 "struct<struct<struct<struct<struct<struct<struct<struct<struct<struct<i8>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>"
-                 " global\n",
-                 "2:244", "nested more than 32 deep");
+    expect_error(
+        "module @m\nglobal @g : struct<struct<struct<struct<struct<struct<struct<struct<struct<struct<"
+        "struct<struct<struct<struct<struct<struct<struct<struct<struct<struct<struct<struct<struct<"
+        "struct<struct<struct<struct<struct<struct<struct<struct<struct<struct<i8>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>"
+        " global\n",
+        "2:244", "nested more than 32 deep");
     /* 32 levels are fine. */
     n = (size_t)sprintf(s, "module @m\n\nglobal @g : ");
     for (int i = 0; i < 32; i++)
@@ -504,13 +581,14 @@ static void test_api_built(void) {
     oxide_type_scalar(ctx, OXIDE_TYPE_VOID, &void_t);
     oxide_module_add_function(m, "consts", void_t, &g);
     oxide_function_add_block(g, NULL, 0, &gb, NULL);
-    double specials[] = {0.0, -0.0, 1.0, -1.0, 0.1, 1.0 / 3, DBL_MAX, -DBL_MAX, DBL_MIN, DBL_TRUE_MIN,
-                         DBL_EPSILON, 1e21, 1e-7, 123456789012345678.0, INFINITY, -INFINITY, NAN, 65504.0};
+    double specials[] = {0.0,      -0.0,      1.0,          -1.0,        0.1,  1.0 / 3, DBL_MAX,
+                         -DBL_MAX, DBL_MIN,   DBL_TRUE_MIN, DBL_EPSILON, 1e21, 1e-7,    123456789012345678.0,
+                         INFINITY, -INFINITY, NAN,          65504.0};
     for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
         CHECK(oxide_build_const_float(gb, f64, specials[i], NULL) == OXIDE_OK, "const %g", specials[i]);
     for (int i = 0; i < 2000; i++) {
-        unsigned long long bits = ((unsigned long long)rnd(1u << 31) << 33) ^ ((unsigned long long)rnd(1u << 31) << 2) ^
-                                  rnd(4);
+        unsigned long long bits =
+            ((unsigned long long)rnd(1u << 31) << 33) ^ ((unsigned long long)rnd(1u << 31) << 2) ^ rnd(4);
         double d;
         memcpy(&d, &bits, sizeof d);
         oxide_build_const_float(gb, i % 2 ? f64 : f32, d, NULL);

@@ -135,9 +135,7 @@ static oxide_value *global_ptr(oxide_module *m, oxide_block *b, const char *name
     return OPA0(b, OXIDE_OP_GLOBAL_ADDR, rt, a);
 }
 static oxide_value *param_ptr(oxide_block *b) { return OP(b, OXIDE_OP_INTTOPTR, tpptr, ci64(b, 0)); }
-static oxide_value *local_ptr(oxide_block *b) {
-    return OP(b, OXIDE_OP_ADDRSPACECAST, tlptr, alloca_ptr(b, tf32));
-}
+static oxide_value *local_ptr(oxide_block *b) { return OP(b, OXIDE_OP_ADDRSPACECAST, tlptr, alloca_ptr(b, tf32)); }
 
 /* ---- verdicts ---- */
 
@@ -174,8 +172,8 @@ static void expect_build_at(int line, oxide_status got, oxide_status want, const
         return;
     }
     failed++;
-    printf("FAIL %s:%d: expected builder %s with \"%s\", got %s: %s\n", __FILE__, line, oxide_status_name(want),
-           phrase, oxide_status_name(got), got ? msg : "");
+    printf("FAIL %s:%d: expected builder %s with \"%s\", got %s: %s\n", __FILE__, line, oxide_status_name(want), phrase,
+           oxide_status_name(got), got ? msg : "");
 }
 
 #define EXPECT_OK(m, o, what) expect_ok_at(__LINE__, m, o, what)
@@ -202,7 +200,8 @@ static oxide_module *build_vecadd(void) {
     oxide_value *tid = OP0(x.e, OXIDE_OP_TID_X, NULL);
     oxide_value *bid = OP0(x.e, OXIDE_OP_CTAID_X, NULL);
     oxide_value *bdim = OP0(x.e, OXIDE_OP_NTID_X, NULL);
-    oxide_value *base = OP(x.e, OXIDE_OP_MUL, NULL, OP(x.e, OXIDE_OP_ZEXT, ti64, bid), OP(x.e, OXIDE_OP_ZEXT, ti64, bdim));
+    oxide_value *base =
+        OP(x.e, OXIDE_OP_MUL, NULL, OP(x.e, OXIDE_OP_ZEXT, ti64, bid), OP(x.e, OXIDE_OP_ZEXT, ti64, bdim));
     oxide_value *i = OP(x.e, OXIDE_OP_ADD, NULL, base, OP(x.e, OXIDE_OP_ZEXT, ti64, tid));
     MUST(oxide_value_set_name(i, "i"));
     oxide_attr ult = attr_i(OXIDE_ATTR_PRED, OXIDE_PRED_ULT);
@@ -396,8 +395,9 @@ static void test_unreachable_policy(void) {
     MUST(oxide_build_br(u, r, NULL, 0));
     OP(r, OXIDE_OP_ADD, NULL, dv, dv);
     ret(r);
-    EXPECT_VERIFY(x.m, NULL, "kernel @k ^1 #0 'add': operand 0 (the result of ^2 #0 'const') is defined in ^2, "
-                             "which does not dominate ^1");
+    EXPECT_VERIFY(x.m, NULL,
+                  "kernel @k ^1 #0 'add': operand 0 (the result of ^2 #0 'const') is defined in ^2, "
+                  "which does not dominate ^1");
     oxide_module_destroy(x.m);
 
     /* inside an unreachable block, a use before the definition is still an error */
@@ -433,8 +433,7 @@ static void test_types_recheck(void) {
                  "'assert'");
     EXPECT_BUILD(oxide_build_op(x.e, OXIDE_OP_LOAD, VALS(alloca_ptr(x.e, tf32)), 1, NULL, NULL, 0, &r),
                  OXIDE_ERROR_TYPE_MISMATCH, "'load'");
-    EXPECT_BUILD(oxide_build_op(x.e, OXIDE_OP_CONST, NULL, 0, tptr, NULL, 0, &r), OXIDE_ERROR_TYPE_MISMATCH,
-                 "'const'");
+    EXPECT_BUILD(oxide_build_op(x.e, OXIDE_OP_CONST, NULL, 0, tptr, NULL, 0, &r), OXIDE_ERROR_TYPE_MISMATCH, "'const'");
     oxide_value *s = OP(x.e, OXIDE_OP_ADD, NULL, f, f);
     oxide_value *p = alloca_ptr(x.e, tf32);
     oxide_value *l = OP(x.e, OXIDE_OP_LOAD, tf32, p);
@@ -571,8 +570,9 @@ static void test_aggregates_and_memory_results(void) {
     x = kernel();
     global_ptr(x.m, x.e, "sh", OXIDE_AS_SHARED, tgptr);
     ret(x.e);
-    EXPECT_VERIFY(x.m, NULL, "'global.addr': the address of @sh (a shared global) is a ptr.shared, but the result is "
-                             "ptr.global");
+    EXPECT_VERIFY(x.m, NULL,
+                  "'global.addr': the address of @sh (a shared global) is a ptr.shared, but the result is "
+                  "ptr.global");
     oxide_module_destroy(x.m);
 
     x = kernel();
@@ -626,8 +626,9 @@ static void test_dominance(void) {
     MUST(oxide_build_br(r, j, NULL, 0));
     OP(j, OXIDE_OP_ADD, NULL, lv, lv);
     ret(j);
-    EXPECT_VERIFY(x.m, NULL, "verify: kernel @k ^3 #0 'add': operand 0 (%seven) is defined in ^1, which does not "
-                             "dominate ^3");
+    EXPECT_VERIFY(x.m, NULL,
+                  "verify: kernel @k ^3 #0 'add': operand 0 (%seven) is defined in ^1, which does not "
+                  "dominate ^3");
     oxide_module_destroy(x.m);
 
     /* the same diamond passing the value as a block argument is fine */
@@ -647,8 +648,9 @@ static void test_dominance(void) {
     EXPECT_OK(x.m, NULL, "diamond with a block parameter");
     /* ...but an arm's argument may not come from the other arm */
     inst_at(r, 1)->succ[0].args[0] = lv;
-    EXPECT_VERIFY(x.m, NULL, "^2 #1 'br': successor 0 argument 0 (the result of ^1 #0 'const') is defined in ^1, "
-                             "which does not dominate ^2");
+    EXPECT_VERIFY(x.m, NULL,
+                  "^2 #1 'br': successor 0 argument 0 (the result of ^1 #0 'const') is defined in ^1, "
+                  "which does not dominate ^2");
     oxide_module_destroy(x.m);
 
     /* a loop: the body's value is not available in the header */
@@ -663,8 +665,9 @@ static void test_dominance(void) {
     ret(exit);
     EXPECT_OK(x.m, NULL, "counted loop");
     ((oxide_inst *)h->insts.items[1])->operands[0] = next;
-    EXPECT_VERIFY(x.m, NULL, "^1 #1 'icmp': operand 0 (the result of ^2 #1 'add') is defined in ^2, which does not "
-                             "dominate ^1");
+    EXPECT_VERIFY(x.m, NULL,
+                  "^1 #1 'icmp': operand 0 (the result of ^2 #1 'add') is defined in ^2, which does not "
+                  "dominate ^1");
     oxide_module_destroy(x.m);
 
     /* a block parameter used outside the blocks its block dominates */
@@ -676,8 +679,9 @@ static void test_dominance(void) {
     ret(b1);
     OP(b2, OXIDE_OP_NEG, NULL, bp);
     ret(b2);
-    EXPECT_VERIFY(x.m, NULL, "^2 #0 'neg': operand 0 (parameter 0 of ^1) is a parameter of ^1, which does not "
-                             "dominate ^2");
+    EXPECT_VERIFY(x.m, NULL,
+                  "^2 #0 'neg': operand 0 (parameter 0 of ^1) is a parameter of ^1, which does not "
+                  "dominate ^2");
     oxide_module_destroy(x.m);
 
     /* use before definition in one block, and an instruction using its own result */
@@ -718,8 +722,9 @@ static void test_dominance(void) {
     x.e->insts.items[1] = x.e->insts.items[2];
     x.e->insts.items[2] = x.e->insts.items[3];
     x.e->insts.len--;
-    EXPECT_VERIFY(x.m, NULL, "^0 #1 'mul': operand 0 (the result of a detached 'add') is not defined by an "
-                             "instruction of this function");
+    EXPECT_VERIFY(x.m, NULL,
+                  "^0 #1 'mul': operand 0 (the result of a detached 'add') is not defined by an "
+                  "instruction of this function");
     oxide_module_destroy(x.m);
 
     /* a NULL operand */
@@ -913,8 +918,9 @@ static void test_address_spaces(void) {
     oxide_value *cp = global_ptr(x.m, x.e, "c", OXIDE_AS_CONSTANT, tcptr);
     OP(x.e, OXIDE_OP_STORE, NULL, cf32(x.e, 1), cp);
     ret(x.e);
-    EXPECT_VERIFY(x.m, NULL, "'store': operand 1: cannot store through a ptr.constant pointer (constant memory is "
-                             "read-only)");
+    EXPECT_VERIFY(x.m, NULL,
+                  "'store': operand 1: cannot store through a ptr.constant pointer (constant memory is "
+                  "read-only)");
     oxide_module_destroy(x.m);
 
     x = kernel();
@@ -927,15 +933,17 @@ static void test_address_spaces(void) {
     cp = global_ptr(x.m, x.e, "c", OXIDE_AS_CONSTANT, tcptr);
     OP(x.e, OXIDE_OP_ATOMIC_ADD, NULL, cp, cf32(x.e, 1));
     ret(x.e);
-    EXPECT_VERIFY(x.m, NULL, "'atomic.add': operand 0: atomics need a generic, global or shared pointer, got "
-                             "ptr.constant");
+    EXPECT_VERIFY(x.m, NULL,
+                  "'atomic.add': operand 0: atomics need a generic, global or shared pointer, got "
+                  "ptr.constant");
     oxide_module_destroy(x.m);
 
     x = kernel();
     OP(x.e, OXIDE_OP_ATOMIC_EXCH, NULL, local_ptr(x.e), ci32(x.e, 1));
     ret(x.e);
-    EXPECT_VERIFY(x.m, NULL, "'atomic.exch': operand 0: atomics need a generic, global or shared pointer, got "
-                             "ptr.local");
+    EXPECT_VERIFY(x.m, NULL,
+                  "'atomic.exch': operand 0: atomics need a generic, global or shared pointer, got "
+                  "ptr.local");
     oxide_module_destroy(x.m);
 
     x = kernel();
@@ -986,8 +994,9 @@ static void test_sm(void) {
     fx x = kernel();
     OP0(x.e, OXIDE_OP_CLUSTER_SYNC, NULL);
     ret(x.e);
-    EXPECT_VERIFY(x.m, SM80, "verify: kernel @k ^0 #0 'cluster.sync': op 'cluster.sync' needs sm_90 or newer; "
-                             "target is sm_80");
+    EXPECT_VERIFY(x.m, SM80,
+                  "verify: kernel @k ^0 #0 'cluster.sync': op 'cluster.sync' needs sm_90 or newer; "
+                  "target is sm_80");
     EXPECT_OK(x.m, SM90, "cluster.sync at sm_90a");
     EXPECT_OK(x.m, NULL, "cluster.sync at the default target");
     oxide_module_destroy(x.m);
@@ -1001,8 +1010,9 @@ static void test_sm(void) {
     x = kernel();
     MUST(oxide_kernel_set_cluster(x.f, 2, 1, 1));
     ret(x.e);
-    EXPECT_VERIFY(x.m, SM80, "verify: kernel @k: kernel attribute cluster(2,1,1) needs sm_90 or newer; target is "
-                             "sm_80");
+    EXPECT_VERIFY(x.m, SM80,
+                  "verify: kernel @k: kernel attribute cluster(2,1,1) needs sm_90 or newer; target is "
+                  "sm_80");
     EXPECT_OK(x.m, SM90, "cluster(2,1,1) at sm_90a");
     oxide_module_destroy(x.m);
 
@@ -1031,8 +1041,9 @@ static void test_type_limits(void) {
         {OXIDE_OP_SIN_APPROX, &tf64, "'sin.approx': computes in f32 (PTX has only .f32 approximations), got f64"},
         {OXIDE_OP_RCP_APPROX, &tf16, NULL},
         {OXIDE_OP_TANH_APPROX, &tv4f32, NULL},
-        {OXIDE_OP_EXP2_APPROX, &tv2f64, "'exp2.approx': computes in f32 (PTX has only .f32 approximations), got "
-                                        "vec<2 x f64>"},
+        {OXIDE_OP_EXP2_APPROX, &tv2f64,
+         "'exp2.approx': computes in f32 (PTX has only .f32 approximations), got "
+         "vec<2 x f64>"},
         {OXIDE_OP_EXP, &tf64, NULL},
         {OXIDE_OP_EXP, &tf16, NULL},
         {OXIDE_OP_ERF, &tv4f32, NULL},
@@ -1064,8 +1075,9 @@ static void test_type_limits(void) {
         {OXIDE_OP_SHFL_IDX, &ti16, NULL},
         {OXIDE_OP_SHFL_XOR, &tgptr, NULL},
         {OXIDE_OP_SHFL_UP, &tv2f32, NULL},
-        {OXIDE_OP_SHFL_DOWN, &tv4f32, "'shfl.down': moves at most 64 bits (an integer, float, pointer or small "
-                                      "vector), got vec<4 x f32>"},
+        {OXIDE_OP_SHFL_DOWN, &tv4f32,
+         "'shfl.down': moves at most 64 bits (an integer, float, pointer or small "
+         "vector), got vec<4 x f32>"},
         {OXIDE_OP_SHFL_IDX, &ti128, "'shfl.idx': moves at most 64 bits"},
         {OXIDE_OP_SHFL_IDX, &tarr2f32, "'shfl.idx': moves at most 64 bits"},
     };
@@ -1095,8 +1107,9 @@ static void test_type_limits(void) {
         {OXIDE_OP_ATOMIC_UMIN, &ti1, "'atomic.umin': supports integers of 8 to 64 bits, got i1"},
         {OXIDE_OP_ATOMIC_EXCH, &tf64, NULL},
         {OXIDE_OP_ATOMIC_EXCH, &tgptr, NULL},
-        {OXIDE_OP_ATOMIC_EXCH, &tv2f32, "'atomic.exch': supports integers of 8 to 64 bits, floats and pointers, "
-                                        "got vec<2 x f32>"},
+        {OXIDE_OP_ATOMIC_EXCH, &tv2f32,
+         "'atomic.exch': supports integers of 8 to 64 bits, floats and pointers, "
+         "got vec<2 x f32>"},
     };
     for (size_t c = 0; c < sizeof atom / sizeof atom[0]; c++) {
         fx x = kernel();
@@ -1151,8 +1164,9 @@ static void test_type_limits(void) {
     oxide_value *gp = global_ptr(x.m, x.e, "g", OXIDE_AS_GLOBAL, tgptr);
     OP(x.e, OXIDE_OP_MAP_SHARED, NULL, gp, ci32(x.e, 0));
     ret(x.e);
-    EXPECT_VERIFY(x.m, SM90, "'cluster.map_shared': operand 0 must be a ptr.shared or generic pointer, got "
-                             "ptr.global");
+    EXPECT_VERIFY(x.m, SM90,
+                  "'cluster.map_shared': operand 0 must be a ptr.shared or generic pointer, got "
+                  "ptr.global");
     oxide_module_destroy(x.m);
 
     /* redux: the builder refuses a non-i32; an edit slips one in */
@@ -1168,9 +1182,9 @@ static void test_type_limits(void) {
 static void test_attributes(void) {
     fx x = kernel();
     oxide_value *r = NULL;
-    EXPECT_BUILD(oxide_build_op(x.e, OXIDE_OP_BARRIER, NULL, 0, NULL, (oxide_attr[]){attr_i(OXIDE_ATTR_IMM, 16)}, 1,
-                                &r),
-                 OXIDE_ERROR_INVALID_ARGUMENT, "'barrier': barrier id must be 0..15");
+    EXPECT_BUILD(
+        oxide_build_op(x.e, OXIDE_OP_BARRIER, NULL, 0, NULL, (oxide_attr[]){attr_i(OXIDE_ATTR_IMM, 16)}, 1, &r),
+        OXIDE_ERROR_INVALID_ARGUMENT, "'barrier': barrier id must be 0..15");
     oxide_attr b3 = attr_i(OXIDE_ATTR_IMM, 3);
     OPA0(x.e, OXIDE_OP_BARRIER, NULL, b3);
     oxide_value *p = alloca_ptr(x.e, ti32);
@@ -1275,8 +1289,9 @@ static void test_printf_assert(void) {
         {OXIDE_OP_PRINTF, &ti8, NULL},
         {OXIDE_OP_PRINTF, &tf16, NULL},
         {OXIDE_OP_PRINTF, &tsptr, NULL},
-        {OXIDE_OP_PRINTF, &ti1, "operand 0: printf arguments must be integers of 8 to 64 bits, floats or pointers, "
-                                "got i1"},
+        {OXIDE_OP_PRINTF, &ti1,
+         "operand 0: printf arguments must be integers of 8 to 64 bits, floats or pointers, "
+         "got i1"},
         {OXIDE_OP_PRINTF, &ti128, "printf arguments must be integers of 8 to 64 bits, floats or pointers, got i128"},
         {OXIDE_OP_PRINTF, &tv4f32, "got vec<4 x f32>"},
     };
@@ -1551,8 +1566,9 @@ static void test_tier2(void) {
 
     m = tier2_module(build_wgmma, 0);
     EXPECT_OK(m, SM90, "wgmma m64n128k16 at sm_90a");
-    EXPECT_VERIFY(m, sm90, "'wgmma.fence': op 'wgmma.fence' needs sm_90a (the arch-specific Hopper target); "
-                           "target is sm_90");
+    EXPECT_VERIFY(m, sm90,
+                  "'wgmma.fence': op 'wgmma.fence' needs sm_90a (the arch-specific Hopper target); "
+                  "target is sm_90");
     EXPECT_VERIFY(m, SM80, "op 'wgmma.desc' needs sm_90 or newer; target is sm_80");
     oxide_module_destroy(m);
     m = tier2_module(build_wgmma, 1);

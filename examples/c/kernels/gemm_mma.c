@@ -21,8 +21,8 @@
 #define BK OXIDE_EXAMPLE_GEMM_MMA_BK
 #define STAGES OXIDE_EXAMPLE_GEMM_MMA_STAGES
 #define THREADS OXIDE_EXAMPLE_GEMM_MMA_THREADS
-#define A_LD (BK + 8)  /* padded shared row of A, in bf16 elements (80 bytes) */
-#define B_LD (BN + 8)  /* padded shared row of B (272 bytes) */
+#define A_LD (BK + 8) /* padded shared row of A, in bf16 elements (80 bytes) */
+#define B_LD (BN + 8) /* padded shared row of B (272 bytes) */
 #define A_STAGE (BM * A_LD * 2)
 #define B_STAGE (BK * B_LD * 2)
 #define STAGE_BYTES (A_STAGE + B_STAGE)
@@ -34,7 +34,7 @@
 
 _Static_assert(OXIDE_EXAMPLE_GEMM_MMA_SMEM == STAGES * STAGE_BYTES, "dynamic shared memory in the header");
 _Static_assert((BM / WM) * (BN / WN) * 32 == THREADS, "one warp tile per warp");
-_Static_assert(BM * BK / 8 == 2 * THREADS && BK * BN / 8 == 2 * THREADS, "two 16-byte copies of A and B per thread");
+_Static_assert(BM *BK / 8 == 2 * THREADS && BK * BN / 8 == 2 * THREADS, "two 16-byte copies of A and B per thread");
 _Static_assert(BK % 16 == 0 && NT % 2 == 0, "k16 steps; B fragments in pairs of n8 tiles");
 
 #define I32(v) kb_i32(&b, (v))
@@ -224,8 +224,8 @@ oxide_status oxide_example_gemm_mma(oxide_context *ctx, oxide_module *mod) {
             oxide_value *rowp = kb_gep(&b, C, ADD(MUL(row, N), ccol), b.f32);
             for (int ni = 0; ni < NT; ni++)
                 for (int e = 0; e < 2; e++)
-                    kb_store(&b, elem(&b, res[mi * NT + ni], b.f32, half * 2 + e), kb_gep(&b, rowp, I32(ni * 8 + e),
-                             b.f32), 4);
+                    kb_store(&b, elem(&b, res[mi * NT + ni], b.f32, half * 2 + e),
+                             kb_gep(&b, rowp, I32(ni * 8 + e), b.f32), 4);
         }
     kb_br(&b, done, NULL, 0);
 

@@ -27,8 +27,8 @@ oxide_status oxide_example_vecadd(oxide_context *ctx, oxide_module *mod) {
     oxide_value *bid = kb_cast(&b, OXIDE_OP_ZEXT, kb_op0(&b, OXIDE_OP_CTAID_X), b.i64);
     oxide_value *bdim = kb_cast(&b, OXIDE_OP_ZEXT, kb_op0(&b, OXIDE_OP_NTID_X), b.i64);
     oxide_value *tid = kb_cast(&b, OXIDE_OP_ZEXT, kb_op0(&b, OXIDE_OP_TID_X), b.i64);
-    oxide_value *base = kb_op2(&b, OXIDE_OP_ADD, kb_op2(&b, OXIDE_OP_MUL, kb_op2(&b, OXIDE_OP_MUL, bid, bdim),
-                                                        kb_i64(&b, K)), tid);
+    oxide_value *base =
+        kb_op2(&b, OXIDE_OP_ADD, kb_op2(&b, OXIDE_OP_MUL, kb_op2(&b, OXIDE_OP_MUL, bid, bdim), kb_i64(&b, K)), tid);
     oxide_value *last = kb_op2(&b, OXIDE_OP_ADD, base, kb_op2(&b, OXIDE_OP_MUL, bdim, kb_i64(&b, K - 1)));
     oxide_value *k;
     oxide_block *fast = kb_block(&b, 0, NULL, NULL), *loop = kb_block(&b, 1, &b.i64, &k);
@@ -52,8 +52,8 @@ oxide_status oxide_example_vecadd(oxide_context *ctx, oxide_module *mod) {
     /* The tail: one element at a time while in range. */
     kb_set(&b, loop);
     oxide_value *i = kb_op2(&b, OXIDE_OP_ADD, base, kb_op2(&b, OXIDE_OP_MUL, bdim, k));
-    oxide_value *more = kb_op2(&b, OXIDE_OP_AND, kb_icmp(&b, OXIDE_PRED_ULT, k, kb_i64(&b, K)),
-                               kb_icmp(&b, OXIDE_PRED_ULT, i, n));
+    oxide_value *more =
+        kb_op2(&b, OXIDE_OP_AND, kb_icmp(&b, OXIDE_PRED_ULT, k, kb_i64(&b, K)), kb_icmp(&b, OXIDE_PRED_ULT, i, n));
     kb_cond_br(&b, more, body, NULL, 0, done, NULL, 0);
     kb_set(&b, body);
     add_one(&b, a, bp, out, i);

@@ -79,6 +79,9 @@ fn wrap_rustc(rustc: &str, args: &[String]) -> i32 {
         // into divergent branches (jump threading does that to unrolled reduction loops); the
         // GPU pipeline then sees the structured control flow the source has.
         out.push("-Cllvm-args=-jump-threading-threshold=0".into());
+        if std::env::var_os("OXIDE_TMP_MSBS").is_some() { // TMPDEBUG
+            out.push("-Cllvm-args=-simplifycfg-max-small-block-size=0".into()); // TMPDEBUG
+        } // TMPDEBUG
     }
     match Command::new(rustc).args(&out).status() {
         Ok(s) => s.code().unwrap_or(1),

@@ -244,10 +244,10 @@ static CUresult submit(CUstream s, op *o) {
     return CUDA_SUCCESS;
 }
 
-#define STICKY()                                                                                             \
-    do {                                                                                                     \
-        if (sticky)                                                                                          \
-            return sticky;                                                                                   \
+#define STICKY()                                                                                                       \
+    do {                                                                                                               \
+        if (sticky)                                                                                                    \
+            return sticky;                                                                                             \
     } while (0)
 
 /* ---- the API ---- */
@@ -323,7 +323,11 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; return CUDA_SUCCESS;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; return CUDA_SUCCESS;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = SMEM_OPTIN; return CUDA_SUCCESS;
-    default: if (attr < 0 || attr > 200) return CUDA_ERROR_INVALID_VALUE; *v = 1; return CUDA_SUCCESS;
+    default:
+        if (attr < 0 || attr > 200)
+            return CUDA_ERROR_INVALID_VALUE;
+        *v = 1;
+        return CUDA_SUCCESS;
     }
 }
 EXPORT CUresult cuDeviceTotalMem_v2(size_t *b, CUdevice d) {
@@ -388,7 +392,7 @@ EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
     STICKY();
     if (e->capture && !s)
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; /* the legacy stream cannot join a capture */
-    if (e->capture && s->capture != e->capture) { /* the stream joins the capture, as in CUDA */
+    if (e->capture && s->capture != e->capture) {     /* the stream joins the capture, as in CUDA */
         s->capture = e->capture;
         if (njoined < sizeof joined / sizeof joined[0])
             joined[njoined++] = s;
@@ -515,7 +519,10 @@ EXPORT CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, C
             error_size = (size_t)(uintptr_t)vals[i];
     }
     const char *text = image;
-    int elf = !memcmp(image, "\x7f" "ELF", 4);
+    int elf = !memcmp(image,
+                      "\x7f"
+                      "ELF",
+                      4);
     if (!elf && !strstr(text, ".version"))
         return CUDA_ERROR_INVALID_IMAGE;
     if (!elf && strstr(text, ".version 9.9")) {
@@ -624,7 +631,9 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
 }
 EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
     (void)extra;
-    dims d = {{c->gridDimX, c->gridDimY, c->gridDimZ}, {c->blockDimX, c->blockDimY, c->blockDimZ}, {1, 1, 1},
+    dims d = {{c->gridDimX, c->gridDimY, c->gridDimZ},
+              {c->blockDimX, c->blockDimY, c->blockDimZ},
+              {1, 1, 1},
               c->sharedMemBytes};
     int coop = 0;
     for (unsigned i = 0; i < c->numAttrs; i++) {
