@@ -6,21 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "oxide.h"
 #include "oxide_examples.h"
-
-static int failures, checks;
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        checks++;                                                                                                      \
-        if (!(cond)) {                                                                                                 \
-            failures++;                                                                                                \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fprintf(stderr, "\n");                                                                                     \
-        }                                                                                                              \
-    } while (0)
 
 #define OK(call)                                                                                                       \
     do {                                                                                                               \
@@ -470,6 +458,5 @@ int main(void) {
     test_printf_assert();
     test_symbol_names();
     oxide_context_destroy(ctx);
-    printf("test_compile: %d checks, %d failures\n", checks, failures);
-    return failures ? 1 : 0;
+    return check_report("test_compile");
 }

@@ -7,25 +7,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "oxide.h"
 #include "oxide_examples.h"
 
 #ifndef OXIDE_CUDA_HOME
 #define OXIDE_CUDA_HOME "/usr/local/cuda"
 #endif
-
-static int checks, failures;
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        checks++;                                                                                                      \
-        if (!(cond)) {                                                                                                 \
-            failures++;                                                                                                \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                                     \
-            printf(__VA_ARGS__);                                                                                       \
-            printf("\n");                                                                                              \
-        }                                                                                                              \
-    } while (0)
 
 #define CHECK_OK(st, what)                                                                                             \
     CHECK((st) == OXIDE_OK, "%s: %s: %s", what, oxide_status_name(st), (st) ? oxide_last_error() : "")
@@ -344,6 +332,5 @@ int main(void) {
     check_all_in_one(ctx);
     check_misuse(ctx);
     oxide_context_destroy(ctx);
-    printf("test_examples: %d checks, %d failed\n", checks, failures);
-    return failures ? 1 : 0;
+    return check_report("test_examples");
 }

@@ -6,18 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "oxide.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond,                    \
-                    oxide_last_error());                                                                               \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
 
 /* Parse exactly len bytes from a heap copy without a terminating NUL, so over-reads are caught. */
 static oxide_status parse_exact(const char *text, size_t len, oxide_manifest **out) {
@@ -239,7 +229,7 @@ static void test_bad(void) {
         if (st != OXIDE_ERROR_MANIFEST || !strstr(oxide_last_error(), BAD[i].want) || m != (oxide_manifest *)0x1) {
             fprintf(stderr, "bad case %zu: status %s, message \"%s\", wanted \"%s\"\n", i, oxide_status_name(st),
                     oxide_last_error(), BAD[i].want);
-            failures++;
+            check_failed++;
         }
     }
     /* positions: the message gives the PTX line and the column of the fault */
@@ -264,7 +254,7 @@ static void test_bad(void) {
     /* a v2 line beside a v1 line: the v1 line is read */
     CHECK(parse("// oxide.manifest.v2 {}\n// oxide.manifest.v1 {\"kernels\":[]}\n", &m) == OXIDE_OK);
     if (m == NULL || oxide_manifest_kernel_count(m) != 0)
-        failures++;
+        check_failed++;
     oxide_manifest_destroy(m);
 }
 
@@ -302,7 +292,7 @@ static void test_truncations(void) {
         } else {
             if (st != OXIDE_ERROR_MANIFEST) {
                 fprintf(stderr, "truncation at %zu: %s\n", i, oxide_status_name(st));
-                failures++;
+                check_failed++;
             }
             CHECK(oxide_last_error()[0] != 0);
             bad++;
@@ -350,7 +340,7 @@ static void test_garbage(void) {
         oxide_status st = parse_exact(buf, len, &m);
         if (st != OXIDE_OK && st != OXIDE_ERROR_MANIFEST) {
             fprintf(stderr, "mutation %d: %s\n", iter, oxide_status_name(st));
-            failures++;
+            check_failed++;
         }
         if (st == OXIDE_OK) {
             /* whatever parsed must be usable */
@@ -444,10 +434,5 @@ int main(void) {
     test_truncations();
     test_garbage();
     test_writer_agreement();
-    if (failures) {
-        fprintf(stderr, "test_manifest: %d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_manifest: all passed\n");
-    return 0;
+    return check_report("test_manifest");
 }

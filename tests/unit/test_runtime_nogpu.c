@@ -11,34 +11,29 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "oxide.h"
 
 #ifndef OXIDE_CUDA_HOME
 #define OXIDE_CUDA_HOME "/usr/local/cuda"
 #endif
 
-static int failures, calls;
+static int calls;
 
 /* The call must return one of the two statuses and leave a non-empty message. */
 #define EXPECT2(call, s1, s2)                                                                                          \
     do {                                                                                                               \
         oxide_status st_ = (call);                                                                                     \
         calls++;                                                                                                       \
+        check_passed++;                                                                                                \
         if ((st_ != (s1) && st_ != (s2)) || !oxide_last_error()[0]) {                                                  \
+            check_passed--;                                                                                            \
             fprintf(stderr, "%s:%d: %s returned %s (\"%s\")\n", __FILE__, __LINE__, #call, oxide_status_name(st_),     \
                     oxide_last_error());                                                                               \
-            failures++;                                                                                                \
+            check_failed++;                                                                                            \
         }                                                                                                              \
     } while (0)
 #define EXPECT(call, s) EXPECT2(call, s, s)
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond,                    \
-                    oxide_last_error());                                                                               \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
 
 #define NOD OXIDE_ERROR_NO_DRIVER
 #define INV OXIDE_ERROR_INVALID_ARGUMENT
@@ -270,10 +265,6 @@ int main(void) {
     test_no_driver();
     test_arg_helpers();
     test_compiler_still_works();
-    if (failures) {
-        fprintf(stderr, "test_runtime_nogpu: %d failure(s)\n", failures);
-        return 1;
-    }
     printf("test_runtime_nogpu: %d runtime calls returned clean statuses without a driver\n", calls);
-    return 0;
+    return check_report("test_runtime_nogpu");
 }

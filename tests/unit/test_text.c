@@ -10,43 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "oxide.h"
-
-static int passed, failed;
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (cond) {                                                                                                    \
-            passed++;                                                                                                  \
-        } else {                                                                                                       \
-            failed++;                                                                                                  \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                                \
-            printf(__VA_ARGS__);                                                                                       \
-            printf("\n");                                                                                              \
-        }                                                                                                              \
-    } while (0)
 
 static oxide_context *ctx;
 static int op_seen[OXIDE_OP_COUNT_];
-
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    fclose(f);
-    if (s) {
-        s[n] = 0;
-        *len = (size_t)n;
-    }
-    return s;
-}
 
 /* Note which ops a printed module uses: the word after the indent and any "%x = ". */
 static void note_ops(const char *text) {
@@ -320,7 +288,7 @@ static void test_samples(void) {
         if (n < 6 || strcmp(e->d_name + n - 5, ".oxir"))
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        char *text = read_file(path, &len);
+        char *text = check_read_file(path, &len);
         CHECK(text != NULL, "cannot read %s", path);
         if (!text)
             continue;
@@ -630,7 +598,7 @@ static void test_doc_example(void) {
     char path[2048];
     size_t len;
     snprintf(path, sizeof path, "%s/docs/ir.md", OXIDE_SOURCE_DIR);
-    char *doc = read_file(path, &len);
+    char *doc = check_read_file(path, &len);
     CHECK(doc != NULL, "cannot read %s", path);
     if (!doc)
         return;
@@ -653,6 +621,5 @@ int main(void) {
     test_api_built();
     test_doc_example();
     oxide_context_destroy(ctx);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_report("test_text");
 }

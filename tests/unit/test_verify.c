@@ -14,22 +14,9 @@
 #include <string.h>
 
 #include "ir.h"
+#include "check.h"
 #include "oxide.h"
 #include "oxide_examples.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (cond) {                                                                                                    \
-            passed++;                                                                                                  \
-        } else {                                                                                                       \
-            failed++;                                                                                                  \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                                \
-            printf(__VA_ARGS__);                                                                                       \
-            printf("\n");                                                                                              \
-        }                                                                                                              \
-    } while (0)
 
 static oxide_context *C;
 static oxide_options *SM80, *SM90;
@@ -43,7 +30,7 @@ static oxide_value *build(int line, oxide_block *b, oxide_op op, oxide_value *co
     oxide_value *r = NULL;
     oxide_status st = oxide_build_op(b, op, ops, n, rt, attrs, nattrs, &r);
     if (st) {
-        failed++;
+        check_failed++;
         printf("FAIL %s:%d: building '%s': %s: %s\n", __FILE__, line, oxide_op_name(op), oxide_status_name(st),
                oxide_last_error());
     }
@@ -63,7 +50,7 @@ static oxide_value *build(int line, oxide_block *b, oxide_op op, oxide_value *co
     do {                                                                                                               \
         oxide_status st_ = (call);                                                                                     \
         if (st_) {                                                                                                     \
-            failed++;                                                                                                  \
+            check_failed++;                                                                                            \
             printf("FAIL %s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, oxide_status_name(st_), oxide_last_error()); \
         }                                                                                                              \
     } while (0)
@@ -142,10 +129,10 @@ static oxide_value *local_ptr(oxide_block *b) { return OP(b, OXIDE_OP_ADDRSPACEC
 static void expect_ok_at(int line, oxide_module *m, const oxide_options *o, const char *what) {
     oxide_status st = oxide_module_verify(m, o);
     if (st == OXIDE_OK) {
-        passed++;
+        check_passed++;
         return;
     }
-    failed++;
+    check_failed++;
     printf("FAIL %s:%d: %s: expected OK, got %s: %s\n", __FILE__, line, what, oxide_status_name(st),
            oxide_last_error());
 }
@@ -156,10 +143,10 @@ static void expect_verify_at(int line, oxide_module *m, const oxide_options *o, 
     if (st == OXIDE_ERROR_VERIFY && strstr(msg, phrase) && !strncmp(msg, "verify: ", 8)) {
         if (getenv("OXIDE_TEST_VERBOSE"))
             printf("line %d: %s\n", line, msg);
-        passed++;
+        check_passed++;
         return;
     }
-    failed++;
+    check_failed++;
     printf("FAIL %s:%d: expected VERIFY with \"%s\", got %s: %s\n", __FILE__, line, phrase, oxide_status_name(st),
            st ? msg : "");
 }
@@ -168,10 +155,10 @@ static void expect_verify_at(int line, oxide_module *m, const oxide_options *o, 
 static void expect_build_at(int line, oxide_status got, oxide_status want, const char *phrase) {
     const char *msg = oxide_last_error();
     if (got == want && strstr(msg, phrase)) {
-        passed++;
+        check_passed++;
         return;
     }
-    failed++;
+    check_failed++;
     printf("FAIL %s:%d: expected builder %s with \"%s\", got %s: %s\n", __FILE__, line, oxide_status_name(want), phrase,
            oxide_status_name(got), got ? msg : "");
 }
@@ -1680,6 +1667,5 @@ int main(void) {
     oxide_options_destroy(SM80);
     oxide_options_destroy(SM90);
     oxide_context_destroy(C);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_report("test_verify");
 }
