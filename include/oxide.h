@@ -635,6 +635,17 @@ OXIDE_API oxide_status oxide_device_memory_info(oxide_device *dev, size_t *free_
 OXIDE_API oxide_status oxide_device_attribute(const oxide_device *dev, int cu_attribute, int *value);
 /* Wait for all work on the device. Reports a kernel fault as described above. */
 OXIDE_API oxide_status oxide_device_synchronize(oxide_device *dev);
+/* Encode a tiled TMA descriptor (cuTensorMapEncodeTiled) into desc128 (128 bytes, 64-byte
+ * aligned) for a tensor of `rank` (1..5) dimensions of dtype (an oxide_scalar) at global_addr.
+ * dims[rank], innermost first; strides_bytes[rank-1]: the byte strides of dims 1..rank-1 (each
+ * a multiple of 16); box[rank]: the tile a copy moves (each 1..256, the inner row a multiple of
+ * 16 bytes and at most swizzle_bytes); elem_strides[rank] or NULL for 1s; swizzle_bytes 0, 32,
+ * 64 or 128. Out-of-range elements read as zero. Errors: INVALID_ARGUMENT (naming the broken
+ * rule), UNSUPPORTED (a driver without TMA), CUDA. */
+OXIDE_API oxide_status oxide_tma_desc_encode_tiled(oxide_device *dev, void *desc128, int dtype, uint32_t rank,
+                                                   uint64_t global_addr, const uint64_t *dims,
+                                                   const uint64_t *strides_bytes, const uint32_t *box,
+                                                   const uint32_t *elem_strides, int swizzle_bytes);
 /* OK, or DEVICE_FAILED with the fault that failed it (the message names it). No driver call. */
 OXIDE_API oxide_status oxide_device_check(const oxide_device *dev);
 /* Reset the device's primary context (cuDevicePrimaryCtxReset) to clear a failed state. Every

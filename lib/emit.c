@@ -11,6 +11,7 @@
 #include <llvm-c/BitReader.h>
 #include <llvm-c/ErrorHandling.h>
 #include <llvm-c/Linker.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
@@ -40,6 +41,16 @@ static void init_llvm(void) {
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
     LLVMInstallFatalErrorHandler(fatal_handler);
+    /* No loop strength reduction in NVPTX's codegen. LSR turns each address and each index a
+     * loop compares into its own 64-bit induction variable; ptxas does its own strength
+     * reduction, and those extra live register pairs cost occupancy: the Rust tiled matmul
+     * (usize indices, bounds-checked) went from 39 registers (6 blocks of 256 an SM) to 32
+     * (8 blocks), like nvcc, whose PTX keeps 32-bit indices and recomputes addresses. On the C
+     * examples no occupancy changes and SASS stays the same size or shrinks (docs/rust.md,
+     * performance notes).
+     * The option is LLVM's only switch for it and is process-wide, hence here, once. */
+    const char *args[] = {"oxide", "-disable-lsr"};
+    LLVMParseCommandLineOptions(2, args, NULL);
 }
 
 static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
@@ -101,10 +112,11 @@ oxide_status oxide__ptx_version(const oxide_options *opts, int *major, int *mino
     if (opts->ptx_major || opts->ptx_minor) {
         v = opts->ptx_major * 10 + opts->ptx_minor;
         if (v < need)
-            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "target %s needs PTX ISA %d.%d or newer; %d.%d was asked for",
-                               opts->target, need / 10, need % 10, opts->ptx_major, opts->ptx_minor);
-        static const int known[] = {60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75, 76, 77, 78,
-                                    80, 81, 82, 83, 84, 85, 86, 87, 88, 90};
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                               "target %s needs PTX ISA %d.%d or newer; %d.%d was asked for", opts->target, need / 10,
+                               need % 10, opts->ptx_major, opts->ptx_minor);
+        static const int known[] = {60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75, 76,
+                                    77, 78, 80, 81, 82, 83, 84, 85, 86, 87, 88, 90};
         bool ok = false;
         for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
             ok |= known[i] == v;
@@ -190,19 +202,82 @@ static void diag_handler(LLVMDiagnosticInfoRef di, void *p) {
 /* Generic LLVM intrinsics NVPTX selects itself. Anything else non-NVVM is refused, except the
  * math rewritten to libdevice below. */
 static const char *const native_intrinsics[] = {
-    "llvm.sqrt.", "llvm.fma.", "llvm.fmuladd.", "llvm.fabs.", "llvm.floor.", "llvm.ceil.", "llvm.trunc.",
-    "llvm.rint.", "llvm.nearbyint.", "llvm.roundeven.", "llvm.round.", "llvm.minnum.", "llvm.maxnum.",
-    "llvm.minimum.", "llvm.maximum.", "llvm.minimumnum.", "llvm.maximumnum.", "llvm.copysign.", "llvm.canonicalize.",
-    "llvm.is.fpclass.", "llvm.ctpop.", "llvm.ctlz.", "llvm.cttz.", "llvm.bitreverse.", "llvm.bswap.", "llvm.fshl.",
-    "llvm.fshr.", "llvm.abs.", "llvm.smin.", "llvm.smax.", "llvm.umin.", "llvm.umax.", "llvm.scmp.", "llvm.ucmp.",
-    "llvm.sadd.", "llvm.uadd.", "llvm.ssub.", "llvm.usub.", "llvm.smul.", "llvm.umul.", "llvm.sshl.sat.",
-    "llvm.ushl.sat.", "llvm.fptosi.sat.", "llvm.fptoui.sat.", "llvm.memcpy.", "llvm.memmove.", "llvm.memset.",
-    "llvm.memcpy.inline.", "llvm.memset.inline.", "llvm.lifetime.", "llvm.assume", "llvm.expect", "llvm.trap",
-    "llvm.debugtrap", "llvm.ubsantrap", "llvm.dbg.", "llvm.invariant.", "llvm.launder.invariant.group",
-    "llvm.strip.invariant.group", "llvm.ptrmask.", "llvm.objectsize.", "llvm.sideeffect", "llvm.donothing",
-    "llvm.var.annotation", "llvm.ptr.annotation", "llvm.annotation", "llvm.experimental.noalias.scope.decl",
-    "llvm.prefetch", "llvm.vector.reduce.", "llvm.stacksave", "llvm.stackrestore", "llvm.threadlocal.address",
-    "llvm.is.constant.", "llvm.experimental.constrained.", "llvm.fake.use", "llvm.allow.",
+    "llvm.sqrt.",
+    "llvm.fma.",
+    "llvm.fmuladd.",
+    "llvm.fabs.",
+    "llvm.floor.",
+    "llvm.ceil.",
+    "llvm.trunc.",
+    "llvm.rint.",
+    "llvm.nearbyint.",
+    "llvm.roundeven.",
+    "llvm.round.",
+    "llvm.minnum.",
+    "llvm.maxnum.",
+    "llvm.minimum.",
+    "llvm.maximum.",
+    "llvm.minimumnum.",
+    "llvm.maximumnum.",
+    "llvm.copysign.",
+    "llvm.canonicalize.",
+    "llvm.is.fpclass.",
+    "llvm.ctpop.",
+    "llvm.ctlz.",
+    "llvm.cttz.",
+    "llvm.bitreverse.",
+    "llvm.bswap.",
+    "llvm.fshl.",
+    "llvm.fshr.",
+    "llvm.abs.",
+    "llvm.smin.",
+    "llvm.smax.",
+    "llvm.umin.",
+    "llvm.umax.",
+    "llvm.scmp.",
+    "llvm.ucmp.",
+    "llvm.sadd.",
+    "llvm.uadd.",
+    "llvm.ssub.",
+    "llvm.usub.",
+    "llvm.smul.",
+    "llvm.umul.",
+    "llvm.sshl.sat.",
+    "llvm.ushl.sat.",
+    "llvm.fptosi.sat.",
+    "llvm.fptoui.sat.",
+    "llvm.memcpy.",
+    "llvm.memmove.",
+    "llvm.memset.",
+    "llvm.memcpy.inline.",
+    "llvm.memset.inline.",
+    "llvm.lifetime.",
+    "llvm.assume",
+    "llvm.expect",
+    "llvm.trap",
+    "llvm.debugtrap",
+    "llvm.ubsantrap",
+    "llvm.dbg.",
+    "llvm.invariant.",
+    "llvm.launder.invariant.group",
+    "llvm.strip.invariant.group",
+    "llvm.ptrmask.",
+    "llvm.objectsize.",
+    "llvm.sideeffect",
+    "llvm.donothing",
+    "llvm.var.annotation",
+    "llvm.ptr.annotation",
+    "llvm.annotation",
+    "llvm.experimental.noalias.scope.decl",
+    "llvm.prefetch",
+    "llvm.vector.reduce.",
+    "llvm.stacksave",
+    "llvm.stackrestore",
+    "llvm.threadlocal.address",
+    "llvm.is.constant.",
+    "llvm.experimental.constrained.",
+    "llvm.fake.use",
+    "llvm.allow.",
 };
 
 /* Generic math intrinsics NVPTX cannot lower ("Cannot select fsin" aborts the process): rewritten
@@ -214,15 +289,24 @@ typedef struct math_map {
 } math_map;
 
 static const math_map math_maps[] = {
-    {"sin", "__nv_sin", "__nv_fast_sinf", 1, false},    {"cos", "__nv_cos", "__nv_fast_cosf", 1, false},
-    {"tan", "__nv_tan", "__nv_fast_tanf", 1, false},    {"exp", "__nv_exp", "__nv_fast_expf", 1, false},
-    {"exp2", "__nv_exp2", NULL, 1, false},             {"exp10", "__nv_exp10", "__nv_fast_exp10f", 1, false},
-    {"log", "__nv_log", "__nv_fast_logf", 1, false},    {"log2", "__nv_log2", "__nv_fast_log2f", 1, false},
-    {"log10", "__nv_log10", "__nv_fast_log10f", 1, false}, {"pow", "__nv_pow", "__nv_fast_powf", 2, false},
-    {"powi", "__nv_powi", NULL, 2, true},              {"ldexp", "__nv_ldexp", NULL, 2, true},
-    {"sinh", "__nv_sinh", NULL, 1, false},             {"cosh", "__nv_cosh", NULL, 1, false},
-    {"tanh", "__nv_tanh", "__nv_fast_tanhf", 1, false}, {"asin", "__nv_asin", NULL, 1, false},
-    {"acos", "__nv_acos", NULL, 1, false},             {"atan", "__nv_atan", NULL, 1, false},
+    {"sin", "__nv_sin", "__nv_fast_sinf", 1, false},
+    {"cos", "__nv_cos", "__nv_fast_cosf", 1, false},
+    {"tan", "__nv_tan", "__nv_fast_tanf", 1, false},
+    {"exp", "__nv_exp", "__nv_fast_expf", 1, false},
+    {"exp2", "__nv_exp2", NULL, 1, false},
+    {"exp10", "__nv_exp10", "__nv_fast_exp10f", 1, false},
+    {"log", "__nv_log", "__nv_fast_logf", 1, false},
+    {"log2", "__nv_log2", "__nv_fast_log2f", 1, false},
+    {"log10", "__nv_log10", "__nv_fast_log10f", 1, false},
+    {"pow", "__nv_pow", "__nv_fast_powf", 2, false},
+    {"powi", "__nv_powi", NULL, 2, true},
+    {"ldexp", "__nv_ldexp", NULL, 2, true},
+    {"sinh", "__nv_sinh", NULL, 1, false},
+    {"cosh", "__nv_cosh", NULL, 1, false},
+    {"tanh", "__nv_tanh", "__nv_fast_tanhf", 1, false},
+    {"asin", "__nv_asin", NULL, 1, false},
+    {"acos", "__nv_acos", NULL, 1, false},
+    {"atan", "__nv_atan", NULL, 1, false},
     {"atan2", "__nv_atan2", NULL, 2, false},
 };
 
@@ -274,8 +358,7 @@ static const char *first_caller(LLVMValueRef f) {
 }
 
 /* f32-typed libdevice call for one scalar element (f16/bf16 widened to f32). */
-static LLVMValueRef math_scalar(LLVMModuleRef m, LLVMBuilderRef b, const math_map *mm, LLVMValueRef *args,
-                                bool fast) {
+static LLVMValueRef math_scalar(LLVMModuleRef m, LLVMBuilderRef b, const math_map *mm, LLVMValueRef *args, bool fast) {
     LLVMContextRef c = LLVMGetModuleContext(m);
     LLVMTypeRef t = LLVMTypeOf(args[0]);
     bool f64 = LLVMGetTypeKind(t) == LLVMDoubleTypeKind;
@@ -356,7 +439,8 @@ static oxide_status check_asm(LLVMModuleRef m) {
                     const char *text = LLVMGetInlineAsmAsmString(callee, &al);
                     return oxide__fail(OXIDE_ERROR_UNSUPPORTED,
                                        "%s: inline assembly (\"%.*s\") cannot be compiled by oxide; use the "
-                                       "device intrinsics instead", caller_name(i), (int)(al > 60 ? 60 : al), text);
+                                       "device intrinsics instead",
+                                       caller_name(i), (int)(al > 60 ? 60 : al), text);
                 }
             }
     return OXIDE_OK;
@@ -392,7 +476,8 @@ static oxide_status legalize(LLVMModuleRef m, const oxide_options *opts, bool *n
         } else if (strcmp(name, "vprintf") != 0) {
             st = oxide__fail(OXIDE_ERROR_UNSUPPORTED,
                              "%s: calls %s, which is not defined for the GPU (host-only code: std, libc, "
-                             "allocation, or a missing device function)", first_caller(f), name);
+                             "allocation, or a missing device function)",
+                             first_caller(f), name);
         }
     }
     if (!st)
@@ -462,15 +547,17 @@ static oxide_status link_libdevice(oxide_context *ctx, LLVMModuleRef m) {
 /* Levels 2 and 3 run the IR pipeline chosen for GPU kernels (docs/pipeline.md has the
  * measurements against default<O3> and nvcc). Kernels have no exceptions, no virtual calls and
  * nothing for the vectorisers (NVPTX has no wide vector registers), so what pays is: reflect
- * (libdevice's FTZ/arch switches), the inliner (device functions, libdevice), SROA, address-space
+ * (libdevice's FTZ/arch switches), the inliner (device functions, libdevice), thread-index ranges
+ * from the launch bounds (nvvm-intr-range: with .maxntid 256, tid.x < 256, so a Rust kernel's
+ * shared-array bounds check on threadIdx goes away), SROA, address-space
  * inference (generic pointers from allocas, by-value parameters and imported code), the scalar
  * cleanups, LICM, loop rotation and induction variables, unrolling with NVPTX's preferences
  * (full for constant trip counts, runtime by 4 for small loops, as nvcc does), GVN.
  * default<O3> costs 2-9x more here for the same or larger SASS and no faster kernels. */
-#define GPU_PIPELINE                                                                                 \
-    "nvvm-reflect,always-inline,cgscc(inline),"                                                     \
-    "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,"                  \
-    "loop-mssa(licm),loop-simplify,lcssa,loop(loop-rotate,indvars),loop-unroll<O3>,"                \
+#define GPU_PIPELINE                                                                                                   \
+    "nvvm-reflect,always-inline,cgscc(inline),"                                                                        \
+    "function(nvvm-intr-range,sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,"                     \
+    "loop-mssa(licm),loop-simplify,lcssa,loop(loop-rotate,indvars),loop-unroll<O3>,"                                   \
     "sroa,infer-address-spaces,gvn,instcombine<no-verify-fixpoint>,simplifycfg,adce),globaldce"
 
 static const char *const pipelines[4] = {
@@ -604,8 +691,8 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
     if (!st) {
         char *msg = NULL;
         if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg)) {
-            st = oxide__fail(OXIDE_ERROR_CODEGEN, "internal error: the LLVM module is invalid: %.400s",
-                             msg ? msg : "?");
+            st =
+                oxide__fail(OXIDE_ERROR_CODEGEN, "internal error: the LLVM module is invalid: %.400s", msg ? msg : "?");
         }
         LLVMDisposeMessage(msg);
     }
@@ -619,7 +706,9 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
         char *err = NULL;
         if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMAssemblyFile, &err, &buf) || diag.first_error) {
             st = oxide__fail(OXIDE_ERROR_CODEGEN, "PTX emission failed: %s",
-                             diag.first_error ? diag.first_error : err ? err : "unknown error");
+                             diag.first_error ? diag.first_error
+                             : err            ? err
+                                              : "unknown error");
             if (buf) {
                 LLVMDisposeMemoryBuffer(buf);
                 buf = NULL;

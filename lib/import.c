@@ -62,7 +62,10 @@ static uint64_t dm_base62(dm *d) {
         char c = dm_next(d);
         if (c == '_')
             return v + 1;
-        int x = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'z' ? c - 'a' + 10 : c >= 'A' && c <= 'Z' ? c - 'A' + 36 : -1;
+        int x = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'z' ? c - 'a' + 10
+                : c >= 'A' && c <= 'Z' ? c - 'A' + 36
+                                       : -1;
         if (x < 0) {
             d->bad = true;
             return 0;
@@ -156,9 +159,9 @@ static void dm_generic_args(dm *d) {
 }
 
 static void dm_type(dm *d) {
-    static const char *basic[26] = {"i8", "bool", "char", "f64", "str", "f32", NULL, "u8", "isize", "usize", NULL,
-                                    "i32", "u32", "i128", "u128", "_", NULL, NULL, "i16", "u16", "()", "...", NULL,
-                                    "i64", "u64", "!"};
+    static const char *basic[26] = {"i8",    "bool", "char", "f64", "str",  "f32",  NULL,  "u8", "isize",
+                                    "usize", NULL,   "i32",  "u32", "i128", "u128", "_",   NULL, NULL,
+                                    "i16",   "u16",  "()",   "...", NULL,   "i64",  "u64", "!"};
     if (d->bad || d->depth > 60) {
         d->bad = true;
         return;
@@ -322,8 +325,7 @@ static void dm_path(dm *d, bool in_value) {
         d->pos--;
         dm_backref(d, NULL, in_value, dm_path_v);
         break;
-    default:
-        d->bad = true;
+    default: d->bad = true;
     }
     d->depth--;
 }
@@ -461,7 +463,9 @@ static uint64_t rd64(const uint8_t *b) {
         v = v << 8 | b[i];
     return v;
 }
-static uint32_t rd32(const uint8_t *b) { return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24; }
+static uint32_t rd32(const uint8_t *b) {
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
 
 static const reloc *reloc_at(const flat *f, size_t off) {
     for (int i = 0; i < f->nrel; i++)
@@ -485,10 +489,29 @@ static const char *reloc_string(const reloc *r, size_t len) {
 }
 
 /* Layouts of cuda_device::__private (x86_64 and nvptx64 agree). */
-enum { KD_TID = 0, KD_NAME = 16, KD_NAME_LEN = 24, KD_GENERIC = 32, KD_NPARAMS = 36, KD_PARAMS = 40,
-       KD_PARAMS_LEN = 48, KD_LB = 56, KD_CLUSTER = 64, KD_DYN_SMEM = 76, KD_SIZE = 80 };
-enum { PD_NAME = 0, PD_NAME_LEN = 8, PD_KIND = 16, PD_MUT = 20, PD_SIZE = 24, PD_ALIGN = 28, PD_ELEM = 32,
-       PD_SIZE_ALL = 48 };
+enum {
+    KD_TID = 0,
+    KD_NAME = 16,
+    KD_NAME_LEN = 24,
+    KD_GENERIC = 32,
+    KD_NPARAMS = 36,
+    KD_PARAMS = 40,
+    KD_PARAMS_LEN = 48,
+    KD_LB = 56,
+    KD_CLUSTER = 64,
+    KD_DYN_SMEM = 76,
+    KD_SIZE = 80
+};
+enum {
+    PD_NAME = 0,
+    PD_NAME_LEN = 8,
+    PD_KIND = 16,
+    PD_MUT = 20,
+    PD_SIZE = 24,
+    PD_ALIGN = 28,
+    PD_ELEM = 32,
+    PD_SIZE_ALL = 48
+};
 enum { K_SCALAR = 0, K_SLICE = 1, K_PTR = 2, K_BYTES = 3 };
 
 typedef struct scalar_entry {
@@ -587,8 +610,7 @@ static oxide_status link_units(oxide_module *mod, LLVMModuleRef dst) {
             size_t nl;
             const char *nm = LLVMGetValueName2(f, &nl);
             LLVMValueRef prev = LLVMGetNamedFunction(dst, nm);
-            if (!LLVMIsDeclaration(f) && prev && !LLVMIsDeclaration(prev) &&
-                LLVMGetLinkage(f) == LLVMExternalLinkage)
+            if (!LLVMIsDeclaration(f) && prev && !LLVMIsDeclaration(prev) && LLVMGetLinkage(f) == LLVMExternalLinkage)
                 LLVMSetLinkage(f, LLVMLinkOnceODRLinkage), LLVMSetLinkage(prev, LLVMLinkOnceODRLinkage);
         }
         for (LLVMValueRef g = LLVMGetFirstGlobal(m); g; g = LLVMGetNextGlobal(g)) {
@@ -803,15 +825,18 @@ static oxide_status make_wrapper(LLVMModuleRef m, found *k) {
     char buf[32];
     if (k->desc.launch_bounds[0]) {
         snprintf(buf, sizeof buf, "%u", k->desc.launch_bounds[0]);
-        LLVMAddAttributeAtIndex(w, LLVMAttributeFunctionIndex, LLVMCreateStringAttribute(c, "nvvm.maxntid", 12, buf, (unsigned)strlen(buf)));
+        LLVMAddAttributeAtIndex(w, LLVMAttributeFunctionIndex,
+                                LLVMCreateStringAttribute(c, "nvvm.maxntid", 12, buf, (unsigned)strlen(buf)));
         if (k->desc.launch_bounds[1]) {
             snprintf(buf, sizeof buf, "%u", k->desc.launch_bounds[1]);
-            LLVMAddAttributeAtIndex(w, LLVMAttributeFunctionIndex, LLVMCreateStringAttribute(c, "nvvm.minctasm", 13, buf, (unsigned)strlen(buf)));
+            LLVMAddAttributeAtIndex(w, LLVMAttributeFunctionIndex,
+                                    LLVMCreateStringAttribute(c, "nvvm.minctasm", 13, buf, (unsigned)strlen(buf)));
         }
     }
     if (k->desc.cluster[0] * k->desc.cluster[1] * k->desc.cluster[2] > 1) {
         snprintf(buf, sizeof buf, "%u,%u,%u", k->desc.cluster[0], k->desc.cluster[1], k->desc.cluster[2]);
-        LLVMAddAttributeAtIndex(w, LLVMAttributeFunctionIndex, LLVMCreateStringAttribute(c, "nvvm.cluster_dim", 16, buf, (unsigned)strlen(buf)));
+        LLVMAddAttributeAtIndex(w, LLVMAttributeFunctionIndex,
+                                LLVMCreateStringAttribute(c, "nvvm.cluster_dim", 16, buf, (unsigned)strlen(buf)));
     }
     return OXIDE_OK;
 }
@@ -821,15 +846,15 @@ static oxide_status make_wrapper(LLVMModuleRef m, found *k) {
  * ====================================================================================== */
 
 static void strip_host_attrs(LLVMValueRef f) {
-    static const char *const attrs[] = {"target-cpu", "target-features", "tune-cpu", "probe-stack", "frame-pointer",
-                                        "stack-protector-buffer-size", "no-builtins", "prefer-vector-width",
-                                        "min-legal-vector-width"};
+    static const char *const attrs[] = {"target-cpu",  "target-features",     "tune-cpu",
+                                        "probe-stack", "frame-pointer",       "stack-protector-buffer-size",
+                                        "no-builtins", "prefer-vector-width", "min-legal-vector-width"};
     for (size_t i = 0; i < sizeof attrs / sizeof *attrs; i++)
         LLVMRemoveStringAttributeAtIndex(f, LLVMAttributeFunctionIndex, attrs[i], (unsigned)strlen(attrs[i]));
     /* optnone/noinline: rustc puts them on every function of an opt-level=0 (dev) build; the GPU
      * code is optimised regardless of the host's profile */
-    static const char *const enums[] = {"uwtable", "nonlazybind", "sspstrong", "sspreq", "ssp", "sanitize_address",
-                                        "optnone", "noinline"};
+    static const char *const enums[] = {"uwtable", "nonlazybind",      "sspstrong", "sspreq",
+                                        "ssp",     "sanitize_address", "optnone",   "noinline"};
     for (size_t i = 0; i < sizeof enums / sizeof *enums; i++)
         LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex,
                                        LLVMGetEnumAttributeKindForName(enums[i], strlen(enums[i])));
@@ -870,8 +895,8 @@ static const char *panic_reason(const char *rust, LLVMValueRef f) {
 
 /* Before each call to a panic function: vprintf("panicked at FILE:LINE:COL: REASON\n"); the
  * panic function itself becomes `trap; unreachable`. */
-static void trap_panics(LLVMModuleRef m, LLVMTargetDataRef td, LLVMValueRef f, const char *reason, LLVMValueRef vprintf_fn,
-                        LLVMTypeRef vprintf_ty) {
+static void trap_panics(LLVMModuleRef m, LLVMTargetDataRef td, LLVMValueRef f, const char *reason,
+                        LLVMValueRef vprintf_fn, LLVMTypeRef vprintf_ty) {
     LLVMContextRef c = LLVMGetModuleContext(m);
     LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
     for (LLVMUseRef u = LLVMGetFirstUse(f); u; u = LLVMGetNextUse(u)) {
@@ -1048,8 +1073,10 @@ static oxide_status link_libraries(oxide_module *mod, LLVMModuleRef dst, bool *l
             size_t nl;
             const char *name = LLVMGetValueName2(g, &nl);
             LLVMValueRef mine = LLVMGetNamedGlobal(dst, name);
-            if (LLVMGetInitializer(g) && LLVMGetLinkage(g) != LLVMInternalLinkage && LLVMGetLinkage(g) != LLVMPrivateLinkage)
-                LLVMSetLinkage(g, mine && LLVMGetInitializer(mine) ? LLVMAvailableExternallyLinkage : LLVMLinkOnceODRLinkage);
+            if (LLVMGetInitializer(g) && LLVMGetLinkage(g) != LLVMInternalLinkage &&
+                LLVMGetLinkage(g) != LLVMPrivateLinkage)
+                LLVMSetLinkage(g, mine && LLVMGetInitializer(mine) ? LLVMAvailableExternallyLinkage
+                                                                   : LLVMLinkOnceODRLinkage);
         }
         if (LLVMLinkModules2(dst, lib))
             return oxide__fail(OXIDE_ERROR_PARSE, "linking %s failed", u->name);
@@ -1058,13 +1085,12 @@ static oxide_status link_libraries(oxide_module *mod, LLVMModuleRef dst, bool *l
     return OXIDE_OK;
 }
 
-static const char *const libm_names[] = {"sinf", "cosf", "tanf", "expf", "exp2f", "logf", "log2f", "log10f", "powf",
-                                         "tanhf", "sinhf", "coshf", "asinf", "acosf", "atanf", "atan2f", "cbrtf",
-                                         "hypotf", "expm1f", "log1pf", "erff", "erfcf", "fmodf", "sin", "cos", "tan",
-                                         "exp", "exp2", "log", "log2", "log10", "pow", "tanh", "sinh", "cosh", "asin",
-                                         "acos", "atan", "atan2", "cbrt", "hypot", "expm1", "log1p", "erf", "erfc",
-                                         "fmod", "fmaf", "fma", "fdimf", "fdim", "asinhf", "acoshf", "atanhf",
-                                         "asinh", "acosh", "atanh", "ldexpf", "ldexp", NULL};
+static const char *const libm_names[] = {
+    "sinf",  "cosf",  "tanf",   "expf",   "exp2f",  "logf",   "log2f",  "log10f", "powf",   "tanhf", "sinhf", "coshf",
+    "asinf", "acosf", "atanf",  "atan2f", "cbrtf",  "hypotf", "expm1f", "log1pf", "erff",   "erfcf", "fmodf", "sin",
+    "cos",   "tan",   "exp",    "exp2",   "log",    "log2",   "log10",  "pow",    "tanh",   "sinh",  "cosh",  "asin",
+    "acos",  "atan",  "atan2",  "cbrt",   "hypot",  "expm1",  "log1p",  "erf",    "erfc",   "fmod",  "fmaf",  "fma",
+    "fdimf", "fdim",  "asinhf", "acoshf", "atanhf", "asinh",  "acosh",  "atanh",  "ldexpf", "ldexp", NULL};
 
 static bool is_known_external(const char *name) {
     if (starts(name, "llvm.") || starts(name, "__oxide_") || starts(name, "__nv_") || !strcmp(name, "vprintf"))
@@ -1093,7 +1119,8 @@ static oxide_status check_and_fix_calls(LLVMModuleRef m, LLVMTargetDataRef td) {
         if (starts(name, "llvm.") || starts(name, "__oxide_") || starts(name, "__nv_") || !strcmp(name, "vprintf")) {
             if (starts(name, "llvm.x86.") || starts(name, "llvm.aarch64.")) {
                 LLVMValueRef user = LLVMGetUser(LLVMGetFirstUse(f));
-                LLVMValueRef caller = LLVMIsAInstruction(user) ? LLVMGetBasicBlockParent(LLVMGetInstructionParent(user)) : NULL;
+                LLVMValueRef caller =
+                    LLVMIsAInstruction(user) ? LLVMGetBasicBlockParent(LLVMGetInstructionParent(user)) : NULL;
                 return oxide__fail(OXIDE_ERROR_UNSUPPORTED,
                                    "%s: uses the x86-specific intrinsic %s (std::arch / SIMD), which has no GPU form",
                                    caller ? fn_rust_name(caller, cb, sizeof cb) : "a kernel", name);
@@ -1128,8 +1155,8 @@ static oxide_status check_and_fix_calls(LLVMModuleRef m, LLVMTargetDataRef td) {
             why = "heap allocation (Box, Vec, String ...) is not available in kernels";
         else if (strstr(rust, "std::") || strstr(rust, "core::fmt"))
             why = "the Rust standard library's host code (I/O, formatting, threads ...) cannot run on the GPU";
-        return oxide__fail(OXIDE_ERROR_UNSUPPORTED, "%s: calls %s: %s", caller ? fn_rust_name(caller, cb, sizeof cb) : "a kernel",
-                           rust, why);
+        return oxide__fail(OXIDE_ERROR_UNSUPPORTED, "%s: calls %s: %s",
+                           caller ? fn_rust_name(caller, cb, sizeof cb) : "a kernel", rust, why);
     }
     /* inline asm written by the user */
     for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
@@ -1142,7 +1169,8 @@ static oxide_status check_and_fix_calls(LLVMModuleRef m, LLVMTargetDataRef td) {
                 if (LLVMIsACallInst(i) && LLVMIsAInlineAsm(LLVMGetCalledValue(i)))
                     return oxide__fail(OXIDE_ERROR_UNSUPPORTED,
                                        "%s: uses inline assembly (asm!), which is written for the CPU; use the "
-                                       "cuda_device intrinsics instead", fn_rust_name(f, cb, sizeof cb));
+                                       "cuda_device intrinsics instead",
+                                       fn_rust_name(f, cb, sizeof cb));
     }
     return OXIDE_OK;
 }
@@ -1181,6 +1209,36 @@ static void drop_stub_bodies(LLVMModuleRef m) {
     }
 }
 
+/* Mark the stubs whose device bodies are convergent (barriers, warp and cluster operations) as
+ * convergent now, while they are still declarations: the simplifycfg runs below would otherwise
+ * thread a branch through a block holding a barrier and copy the barrier into both arms (the
+ * reduction's last `sync_threads()` before `if t == 0` became two barriers, one of them in
+ * divergent code, which ptxas serialises for warp 0). */
+static void mark_convergent_stubs(LLVMModuleRef m) {
+    LLVMContextRef c = LLVMGetModuleContext(m);
+    unsigned conv = LLVMGetEnumAttributeKindForName("convergent", 10);
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+        size_t nl;
+        const char *name = LLVMGetValueName2(f, &nl);
+        if (!starts(name, "__oxide_") || !LLVMIsDeclaration(f) || nl > 200)
+            continue;
+        /* the device body's definition line: "define ... @NAME(...) ... convergent {" */
+        char key[256];
+        snprintf(key, sizeof key, "@%s(", name);
+        for (const char *d = strstr(oxide__rust_intrinsics_ir, key); d; d = strstr(d + 1, key)) {
+            const char *bol = d;
+            while (bol > oxide__rust_intrinsics_ir && bol[-1] != '\n')
+                bol--;
+            if (!starts(bol, "define "))
+                continue; /* a call inside another body */
+            const char *eol = strchr(d, '\n'), *cv = strstr(d, " convergent");
+            if (cv && eol && cv < eol)
+                LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c, conv, 0));
+            break;
+        }
+    }
+}
+
 static oxide_status link_intrinsics(LLVMModuleRef m) {
     LLVMContextRef c = LLVMGetModuleContext(m);
     bool any = false;
@@ -1191,12 +1249,13 @@ static oxide_status link_intrinsics(LLVMModuleRef m) {
     }
     if (!any)
         return OXIDE_OK;
-    LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(oxide__rust_intrinsics_ir,
-                                                                       sizeof oxide__rust_intrinsics_ir - 1, "intrinsics");
+    LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(
+        oxide__rust_intrinsics_ir, sizeof oxide__rust_intrinsics_ir - 1, "intrinsics");
     LLVMModuleRef im = NULL;
     char *err = NULL;
     if (LLVMParseIRInContext(c, mb, &im, &err)) { /* consumes mb */
-        oxide_status st = oxide__fail(OXIDE_ERROR_CODEGEN, "internal: the device intrinsics do not parse: %s", err ? err : "");
+        oxide_status st =
+            oxide__fail(OXIDE_ERROR_CODEGEN, "internal: the device intrinsics do not parse: %s", err ? err : "");
         LLVMDisposeMessage(err);
         return st;
     }
@@ -1336,6 +1395,7 @@ oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxid
         st = make_wrapper(dst, &ks[i]);
     if (!st) {
         drop_stub_bodies(dst);
+        mark_convergent_stubs(dst);
         /* internalise everything but the kernels (and what dst defined before) */
         for (LLVMValueRef f = LLVMGetFirstFunction(dst); f; f = LLVMGetNextFunction(f)) {
             if (LLVMIsDeclaration(f))

@@ -177,6 +177,9 @@ typedef struct CUlaunchConfig {
        CUstream, void **, void **))                                                                                    \
     X(LaunchKernelEx, "cuLaunchKernelEx", 0, CUresult, (const CUlaunchConfig *, CUfunction, void **, void **))         \
     X(LaunchHostFunc, "cuLaunchHostFunc", 1, CUresult, (CUstream, CUhostFn, void *))                                   \
+    X(TensorMapEncodeTiled, "cuTensorMapEncodeTiled", 0, CUresult,                                                     \
+      (void *, int, unsigned int, void *, const unsigned long long *, const unsigned long long *,                      \
+       const unsigned int *, const unsigned int *, int, int, int, int))                                                \
     X(OccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor", 1, CUresult,           \
       (int *, CUfunction, int, size_t))                                                                                \
     X(OccupancyMaxPotentialBlockSize, "cuOccupancyMaxPotentialBlockSize", 1, CUresult,                                 \

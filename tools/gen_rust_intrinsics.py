@@ -166,6 +166,7 @@ def generate():
             g.add(f"__oxide_atomic_store_{rt}_{sc}", [("p", "*mut u8"), ("v", rt)], None,
                   [f"store atomic {lt} %a1, ptr %a0{sync} monotonic, align {4 if lt in ('i32', 'float') else 8}", "ret void"],
                   f"`atomic.store` of an {rt} at {sc} scope, relaxed", 90 if sc == "cluster" else 80)
+    hopper(g, ops)
     # ---- debug and memory ----
     g.add("__oxide_vprintf", [("fmt", "*const u8"), ("args", "*const u8")], "i32",
           ["%r = call i32 @vprintf(ptr %a0, ptr %a1)", "ret i32 %r"], "`printf`: CUDA's vprintf(format, packed arguments)")
@@ -175,6 +176,123 @@ def generate():
     g.add("__oxide_kernel_tag", [("desc", "*const u8")], None, ["ret void"],
           "marks a `#[kernel]` entry and points at its descriptor; removed by the importer")
     return g
+
+
+def hopper(g, ops):
+    """Tier-2 rows (ops.def's tail) for cuda_device::hopper: mbarrier, TMA, wgmma, setmaxnreg.
+    Pointers arrive generic and are turned into shared-window addresses here; the PTX is written
+    out (asm) because the Rust API passes accumulators through memory, which SROA then promotes
+    to registers once these bodies are inlined."""
+    smem = ["%s0 = addrspacecast ptr %a0 to ptr addrspace(3)", "%u0 = ptrtoint ptr addrspace(3) %s0 to i32"]
+
+    def sh(i):  # the shared-window address of pointer argument i
+        return [f"%s{i} = addrspacecast ptr %a{i} to ptr addrspace(3)", f"%u{i} = ptrtoint ptr addrspace(3) %s{i} to i32"]
+
+    def doc(n, what):
+        return f"`{n}`: {what}"
+
+    g.add("__oxide_smem_addr", [("p", "*mut u8")], "u32", smem + ["ret i32 %u0"],
+          "the shared-window address (cvta.to.shared) of a pointer to shared memory")
+    r = ops["mbarrier.init"]
+    g.add("__oxide_mbarrier_init", [("bar", "*mut u8"), ("count", "u32")], None,
+          smem + [asm_call("void", "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r,~{memory}", ["i32 %u0", "i32 %a1"]), "ret void"],
+          doc(r["name"], "a shared u64 barrier expecting `count` arrivals a phase"), r["sm"])
+    r = ops["mbarrier.arrive"]
+    g.add("__oxide_mbarrier_arrive", [("bar", "*mut u8")], "u64",
+          smem + ["%r = " + asm_call("i64", "mbarrier.arrive.shared::cta.b64 $0, [$1];", "=l,r,~{memory}", ["i32 %u0"]), "ret i64 %r"],
+          doc(r["name"], "one arrival (release, CTA scope); returns the phase state"), r["sm"])
+    r = ops["mbarrier.arrive.expect_tx"]
+    g.add("__oxide_mbarrier_arrive_expect_tx", [("bar", "*mut u8"), ("tx", "u32")], "u64",
+          smem + ["%r = " + asm_call("i64", "mbarrier.arrive.expect_tx.shared::cta.b64 $0, [$1], $2;", "=l,r,r,~{memory}",
+                                     ["i32 %u0", "i32 %a1"]), "ret i64 %r"],
+          doc(r["name"], "one arrival that also expects `tx` bytes of asynchronous copies"), r["sm"])
+    r = ops["mbarrier.expect_tx"]
+    g.add("__oxide_mbarrier_expect_tx", [("bar", "*mut u8"), ("tx", "u32")], None,
+          smem + [asm_call("void", "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [$0], $1;", "r,r,~{memory}",
+                           ["i32 %u0", "i32 %a1"]), "ret void"],
+          doc(r["name"], "expect `tx` more bytes in the current phase"), r["sm"])
+    r = ops["mbarrier.try_wait.parity"]
+    g.add("__oxide_mbarrier_try_wait_parity", [("bar", "*mut u8"), ("parity", "u32")], "bool",
+          smem + ["%w = " + asm_call("i32", "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }",
+                                     "=r,r,r,~{memory}", ["i32 %u0", "i32 %a1"]), "%r = icmp ne i32 %w, 0", "ret i1 %r"],
+          doc(r["name"], "true once the phase of this parity has completed (acquire, CTA scope)"), r["sm"])
+    r = ops["mbarrier.inval"]
+    g.add("__oxide_mbarrier_inval", [("bar", "*mut u8")], None,
+          smem + [asm_call("void", "mbarrier.inval.shared::cta.b64 [$0];", "r,~{memory}", ["i32 %u0"]), "ret void"],
+          doc(r["name"], "invalidate a barrier before its memory is reused"), r["sm"])
+    for n, t in (("fence.proxy.async", "fence.proxy.async.shared::cta;"), ("fence.mbarrier_init", "fence.mbarrier_init.release.cluster;")):
+        r = ops[n]
+        g.add("__oxide_" + n.replace(".", "_"), [], None, [asm_call("void", t, "~{memory}", []), "ret void"],
+              doc(n, "order generic-proxy shared-memory writes before async-proxy reads" if n == "fence.proxy.async"
+                  else "make barrier initialisation visible to the async proxy and the cluster"), r["sm"])
+    r = ops["elect.sync"]
+    g.add("__oxide_elect_sync", [], "bool",
+          ["%w = " + asm_call("i32", "{ .reg .pred p; elect.sync _|p, 0xffffffff; selp.u32 $0, 1, 0, p; }", "=r", []),
+           "%r = icmp ne i32 %w, 0", "ret i1 %r"],
+          doc("elect.sync", "true in exactly one lane of the full warp"), r["sm"], convergent=True)
+    for n, counts in (("setmaxnreg.inc", (160, 168, 184, 200, 216, 232, 240)), ("setmaxnreg.dec", (24, 32, 40, 56, 64, 80, 96))):
+        r = ops[n]
+        for c in counts:
+            g.add(f"__oxide_{n.replace('.', '_')}_{c}", [], None,
+                  [asm_call("void", f"{n}.sync.aligned.u32 {c};", "~{memory}", []), "ret void"],
+                  doc(n, f"this warpgroup's register count to {c}"), 901, convergent=True)
+    r = ops["tma.load"]
+    for d in (2, 3):
+        cs = [("c%d" % i, "i32") for i in range(d)]
+        crd = ", ".join("$%d" % (2 + i) for i in range(d))
+        g.add(f"__oxide_tma_load_{d}d", [("dst", "*mut u8"), ("desc", "*const u8")] + cs + [("bar", "*mut u8")], None,
+              sh(0) + sh(2 + d) + [asm_call("void", f"cp.async.bulk.tensor.{d}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {{{crd}}}], [${2 + d}];",
+                                            "r,l," + "r," * d + "r,~{memory}",
+                                            ["i32 %u0", "ptr %a1"] + [f"i32 %a{2 + i}" for i in range(d)] + [f"i32 %u{2 + d}"]), "ret void"],
+              doc(r["name"], f"{d}D tile of the tensor `desc` at the coordinates into shared `dst`, completing on mbarrier `bar`"), r["sm"])
+    r = ops["tma.store"]
+    for d in (2, 3):
+        cs = [("c%d" % i, "i32") for i in range(d)]
+        crd = ", ".join("$%d" % (2 + i) for i in range(d))
+        g.add(f"__oxide_tma_store_{d}d", [("desc", "*const u8"), ("src", "*mut u8")] + cs, None,
+              sh(1) + [asm_call("void", f"cp.async.bulk.tensor.{d}d.global.shared::cta.tile.bulk_group [$0, {{{crd}}}], [$1];",
+                                "l,r," + ",".join("r" * d) + ",~{memory}", ["ptr %a0", "i32 %u1"] + [f"i32 %a{2 + i}" for i in range(d)]), "ret void"],
+              doc(r["name"], f"{d}D tile from shared `src` to the tensor `desc` (a bulk group)"), r["sm"])
+    for n, t in (("cp.async.bulk.commit_group", "cp.async.bulk.commit_group;"), ("cp.async.bulk.wait_group", "cp.async.bulk.wait_group 0;"),
+                 ("cp.async.bulk.wait_group.read", "cp.async.bulk.wait_group.read 0;")):
+        r = ops[n]
+        nm = "__oxide_" + n.replace("cp.async.", "").replace(".", "_") + ("" if n.endswith("commit_group") else "_0")
+        g.add(nm, [], None, [asm_call("void", t, "~{memory}", []), "ret void"], doc(n, t), r["sm"])
+    r = ops["tma.prefetch_desc"]
+    g.add("__oxide_tma_prefetch_desc", [("desc", "*const u8")], None,
+          [asm_call("void", "prefetch.tensormap [$0];", "l,~{memory}", ["ptr %a0"]), "ret void"], doc(r["name"], "prefetch a descriptor"), r["sm"])
+    g.add("__oxide_cvt_bf16x2_f32", [("lo", "f32"), ("hi", "f32")], "u32",
+          ["%r = " + asm_call("i32", "cvt.rn.bf16x2.f32 $0, $1, $2;", "=r,f,f", ["float %a1", "float %a0"]), "ret i32 %r"],
+          "`cvt.rn.bf16x2.f32`: two f32 to two bf16 (round to nearest even), `lo` in the low half", 80)
+    for n in ("wgmma.fence", "wgmma.commit_group"):
+        r = ops[n]
+        g.add("__oxide_" + n.replace(".", "_"), [], None, [asm_call("void", n + ".sync.aligned;", "~{memory}", []), "ret void"],
+              doc(n, "warpgroup-wide"), 901, convergent=True)
+    # accumulators travel through memory (acc points to N/2 f32s): every wgmma and the waits read
+    # and write them all, so the register values are tied to the asynchronous operations
+    for nn in (64, 128, 256):
+        k = nn // 2
+        loads = [f"%p{i} = getelementptr inbounds float, ptr %a0, i32 {i}\n  %v{i} = load float, ptr %p{i}, align 4" for i in range(k)]
+        loads = [l for x in loads for l in x.split("\n  ")]
+        stores = [f"%o{i} = extractvalue {{{', '.join(['float'] * k)}}} %s, {i}" for i in range(k)] + \
+                 [f"store float %o{i}, ptr %p{i}, align 4" for i in range(k)]
+        st = "{" + ", ".join(["float"] * k) + "}"
+        outs = ",".join(["=f"] * k)
+        ties = "".join(f",{i}" for i in range(k))
+        regs = ", ".join(f"${i}" for i in range(k))
+        vals = [f"float %v{i}" for i in range(k)]
+        for w in (0, 1, 2):
+            g.add(f"__oxide_wgmma_wait_{w}_acc{k}", [("acc", "*mut u8")], None,
+                  loads + [f"%s = call {st} asm sideeffect \"wgmma.wait_group.sync.aligned {w};\", \"{outs}{ties},~{{memory}}\"({', '.join(vals)})"] + stores + ["ret void"],
+                  f"`wgmma.wait_group {w}` with {k} accumulators tied to it", 901, convergent=True)
+        for tb in (0, 1):
+            r = ops["wgmma.mma_async.bf16"]
+            t = r["tmpl"].replace("$N", str(nn))
+            text = (f"{{ .reg .pred p; setp.ne.b32 p, ${k + 2}, 0; {t} {{{regs}}}, ${k}, ${k + 1}, p, 1, 1, 0, {tb}; }}")
+            g.add(f"__oxide_wgmma_m64n{nn}k16_f32_bf16{'_tb' if tb else ''}", [("acc", "*mut u8"), ("da", "u64"), ("db", "u64"), ("scale_d", "u32")], None,
+                  loads + [f"%s = call {st} asm sideeffect \"{text}\", \"{outs},l,l,r{ties},~{{memory}}\"(i64 %a1, i64 %a2, i32 %a3, {', '.join(vals)})"] + stores + ["ret void"],
+                  f"`wgmma.mma_async` m64n{nn}k16, f32 += bf16 x bf16, A and B from shared-memory descriptors"
+                  + (", B transposed (MN-major)" if tb else ""), 901, convergent=True)
 
 
 def outputs(g):

@@ -79,9 +79,10 @@ fn wrap_rustc(rustc: &str, args: &[String]) -> i32 {
         // into divergent branches (jump threading does that to unrolled reduction loops); the
         // GPU pipeline then sees the structured control flow the source has.
         out.push("-Cllvm-args=-jump-threading-threshold=0".into());
-        if std::env::var_os("OXIDE_TMP_MSBS").is_some() { // TMPDEBUG
-            out.push("-Cllvm-args=-simplifycfg-max-small-block-size=0".into()); // TMPDEBUG
-        } // TMPDEBUG
+        // SimplifyCFG threads branches through small blocks too: it copied the reduction's last
+        // barrier into both arms of the `if t == 0` after it (one copy in divergent code).
+        // The option bounds only that threading (blocks of at most this size are copied).
+        out.push("-Cllvm-args=-simplifycfg-max-small-block-size=0".into());
     }
     match Command::new(rustc).args(&out).status() {
         Ok(s) => s.code().unwrap_or(1),

@@ -5,6 +5,8 @@
 //! so a built program needs nothing but the NVIDIA driver.
 mod sys;
 mod ops;
+mod tma;
+pub use tma::{Swizzle, TmaDescriptor, TmaElement};
 
 pub use ops::{into_future, AndThen, DeviceOperation, LaunchOp, OpFuture, ParamBuffer, Zip};
 

@@ -2450,6 +2450,368 @@ pub extern "C" fn __oxide_atomic_store_f64_sys(p: *mut u8, v: f64) {
     unsafe { core::arch::asm!("/* __oxide_atomic_store_f64_sys {0} {1} */", in(reg) p, in(xmm_reg) v, options(nostack)) }
 }
 
+/// the shared-window address (cvta.to.shared) of a pointer to shared memory (sm_80+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_smem_addr(p: *mut u8) -> u32 {
+    let r: u32;
+    unsafe { core::arch::asm!("/* __oxide_smem_addr {0} {1} */", out(reg) r, in(reg) p, options(nostack)) }
+    r
+}
+
+/// `mbarrier.init`: a shared u64 barrier expecting `count` arrivals a phase (sm_80+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_mbarrier_init(bar: *mut u8, count: u32) {
+    unsafe { core::arch::asm!("/* __oxide_mbarrier_init {0} {1} */", in(reg) bar, in(reg) count, options(nostack)) }
+}
+
+/// `mbarrier.arrive`: one arrival (release, CTA scope); returns the phase state (sm_80+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_mbarrier_arrive(bar: *mut u8) -> u64 {
+    let r: u64;
+    unsafe { core::arch::asm!("/* __oxide_mbarrier_arrive {0} {1} */", out(reg) r, in(reg) bar, options(nostack)) }
+    r
+}
+
+/// `mbarrier.arrive.expect_tx`: one arrival that also expects `tx` bytes of asynchronous copies (sm_90+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_mbarrier_arrive_expect_tx(bar: *mut u8, tx: u32) -> u64 {
+    let r: u64;
+    unsafe { core::arch::asm!("/* __oxide_mbarrier_arrive_expect_tx {0} {1} {2} */", out(reg) r, in(reg) bar, in(reg) tx, options(nostack)) }
+    r
+}
+
+/// `mbarrier.expect_tx`: expect `tx` more bytes in the current phase (sm_90+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_mbarrier_expect_tx(bar: *mut u8, tx: u32) {
+    unsafe { core::arch::asm!("/* __oxide_mbarrier_expect_tx {0} {1} */", in(reg) bar, in(reg) tx, options(nostack)) }
+}
+
+/// `mbarrier.try_wait.parity`: true once the phase of this parity has completed (acquire, CTA scope) (sm_90+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_mbarrier_try_wait_parity(bar: *mut u8, parity: u32) -> bool {
+    let r: u8;
+    unsafe { core::arch::asm!("/* __oxide_mbarrier_try_wait_parity {0} {1} {2} */", out(reg_byte) r, in(reg) bar, in(reg) parity, options(nostack)) }
+    r != 0
+}
+
+/// `mbarrier.inval`: invalidate a barrier before its memory is reused (sm_80+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_mbarrier_inval(bar: *mut u8) {
+    unsafe { core::arch::asm!("/* __oxide_mbarrier_inval {0} */", in(reg) bar, options(nostack)) }
+}
+
+/// `fence.proxy.async`: order generic-proxy shared-memory writes before async-proxy reads (sm_90+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_fence_proxy_async() {
+    unsafe { core::arch::asm!("/* __oxide_fence_proxy_async  */", options(nostack)) }
+}
+
+/// `fence.mbarrier_init`: make barrier initialisation visible to the async proxy and the cluster (sm_90+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_fence_mbarrier_init() {
+    unsafe { core::arch::asm!("/* __oxide_fence_mbarrier_init  */", options(nostack)) }
+}
+
+/// `elect.sync`: true in exactly one lane of the full warp (sm_90+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_elect_sync() -> bool {
+    let r: u8;
+    unsafe { core::arch::asm!("/* __oxide_elect_sync {0} */", out(reg_byte) r, options(nostack)) }
+    r != 0
+}
+
+/// `setmaxnreg.inc`: this warpgroup's register count to 160 (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_setmaxnreg_inc_160() {
+    unsafe { core::arch::asm!("/* __oxide_setmaxnreg_inc_160  */", options(nostack)) }
+}
+
+/// `setmaxnreg.inc`: this warpgroup's register count to 168 (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_setmaxnreg_inc_168() {
+    unsafe { core::arch::asm!("/* __oxide_setmaxnreg_inc_168  */", options(nostack)) }
+}
+
+/// `setmaxnreg.inc`: this warpgroup's register count to 184 (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_setmaxnreg_inc_184() {
+    unsafe { core::arch::asm!("/* __oxide_setmaxnreg_inc_184  */", options(nostack)) }
+}
+
+/// `setmaxnreg.inc`: this warpgroup's register count to 200 (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_setmaxnreg_inc_200() {
+    unsafe { core::arch::asm!("/* __oxide_setmaxnreg_inc_200  */", options(nostack)) }
+}
+
+/// `setmaxnreg.inc`: this warpgroup's register count to 216 (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_setmaxnreg_inc_216() {
+    unsafe { core::arch::asm!("/* __oxide_setmaxnreg_inc_216  */", options(nostack)) }
+}
+
+/// `setmaxnreg.inc`: this warpgroup's register count to 232 (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_setmaxnreg_inc_232() {
+    unsafe { core::arch::asm!("/* __oxide_setmaxnreg_inc_232  */", options(nostack)) }
+}
+
+/// `setmaxnreg.inc`: this warpgroup's register count to 240 (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_setmaxnreg_inc_240() {
+    unsafe { core::arch::asm!("/* __oxide_setmaxnreg_inc_240  */", options(nostack)) }
+}
+
+/// `setmaxnreg.dec`: this warpgroup's register count to 24 (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_setmaxnreg_dec_24() {
+    unsafe { core::arch::asm!("/* __oxide_setmaxnreg_dec_24  */", options(nostack)) }
+}
+
+/// `setmaxnreg.dec`: this warpgroup's register count to 32 (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_setmaxnreg_dec_32() {
+    unsafe { core::arch::asm!("/* __oxide_setmaxnreg_dec_32  */", options(nostack)) }
+}
+
+/// `setmaxnreg.dec`: this warpgroup's register count to 40 (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_setmaxnreg_dec_40() {
+    unsafe { core::arch::asm!("/* __oxide_setmaxnreg_dec_40  */", options(nostack)) }
+}
+
+/// `setmaxnreg.dec`: this warpgroup's register count to 56 (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_setmaxnreg_dec_56() {
+    unsafe { core::arch::asm!("/* __oxide_setmaxnreg_dec_56  */", options(nostack)) }
+}
+
+/// `setmaxnreg.dec`: this warpgroup's register count to 64 (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_setmaxnreg_dec_64() {
+    unsafe { core::arch::asm!("/* __oxide_setmaxnreg_dec_64  */", options(nostack)) }
+}
+
+/// `setmaxnreg.dec`: this warpgroup's register count to 80 (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_setmaxnreg_dec_80() {
+    unsafe { core::arch::asm!("/* __oxide_setmaxnreg_dec_80  */", options(nostack)) }
+}
+
+/// `setmaxnreg.dec`: this warpgroup's register count to 96 (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_setmaxnreg_dec_96() {
+    unsafe { core::arch::asm!("/* __oxide_setmaxnreg_dec_96  */", options(nostack)) }
+}
+
+/// `tma.load`: 2D tile of the tensor `desc` at the coordinates into shared `dst`, completing on mbarrier `bar` (sm_90+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_tma_load_2d(dst: *mut u8, desc: *const u8, c0: i32, c1: i32, bar: *mut u8) {
+    unsafe { core::arch::asm!("/* __oxide_tma_load_2d {0} {1} {2} {3} {4} */", in(reg) dst, in(reg) desc, in(reg) c0, in(reg) c1, in(reg) bar, options(nostack)) }
+}
+
+/// `tma.load`: 3D tile of the tensor `desc` at the coordinates into shared `dst`, completing on mbarrier `bar` (sm_90+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_tma_load_3d(dst: *mut u8, desc: *const u8, c0: i32, c1: i32, c2: i32, bar: *mut u8) {
+    unsafe { core::arch::asm!("/* __oxide_tma_load_3d {0} {1} {2} {3} {4} {5} */", in(reg) dst, in(reg) desc, in(reg) c0, in(reg) c1, in(reg) c2, in(reg) bar, options(nostack)) }
+}
+
+/// `tma.store`: 2D tile from shared `src` to the tensor `desc` (a bulk group) (sm_90+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_tma_store_2d(desc: *const u8, src: *mut u8, c0: i32, c1: i32) {
+    unsafe { core::arch::asm!("/* __oxide_tma_store_2d {0} {1} {2} {3} */", in(reg) desc, in(reg) src, in(reg) c0, in(reg) c1, options(nostack)) }
+}
+
+/// `tma.store`: 3D tile from shared `src` to the tensor `desc` (a bulk group) (sm_90+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_tma_store_3d(desc: *const u8, src: *mut u8, c0: i32, c1: i32, c2: i32) {
+    unsafe { core::arch::asm!("/* __oxide_tma_store_3d {0} {1} {2} {3} {4} */", in(reg) desc, in(reg) src, in(reg) c0, in(reg) c1, in(reg) c2, options(nostack)) }
+}
+
+/// `cp.async.bulk.commit_group`: cp.async.bulk.commit_group; (sm_90+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_bulk_commit_group() {
+    unsafe { core::arch::asm!("/* __oxide_bulk_commit_group  */", options(nostack)) }
+}
+
+/// `cp.async.bulk.wait_group`: cp.async.bulk.wait_group 0; (sm_90+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_bulk_wait_group_0() {
+    unsafe { core::arch::asm!("/* __oxide_bulk_wait_group_0  */", options(nostack)) }
+}
+
+/// `cp.async.bulk.wait_group.read`: cp.async.bulk.wait_group.read 0; (sm_90+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_bulk_wait_group_read_0() {
+    unsafe { core::arch::asm!("/* __oxide_bulk_wait_group_read_0  */", options(nostack)) }
+}
+
+/// `tma.prefetch_desc`: prefetch a descriptor (sm_90+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_tma_prefetch_desc(desc: *const u8) {
+    unsafe { core::arch::asm!("/* __oxide_tma_prefetch_desc {0} */", in(reg) desc, options(nostack)) }
+}
+
+/// `cvt.rn.bf16x2.f32`: two f32 to two bf16 (round to nearest even), `lo` in the low half (sm_80+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_cvt_bf16x2_f32(lo: f32, hi: f32) -> u32 {
+    let r: u32;
+    unsafe { core::arch::asm!("/* __oxide_cvt_bf16x2_f32 {0} {1} {2} */", out(reg) r, in(xmm_reg) lo, in(xmm_reg) hi, options(nostack)) }
+    r
+}
+
+/// `wgmma.fence`: warpgroup-wide (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_wgmma_fence() {
+    unsafe { core::arch::asm!("/* __oxide_wgmma_fence  */", options(nostack)) }
+}
+
+/// `wgmma.commit_group`: warpgroup-wide (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_wgmma_commit_group() {
+    unsafe { core::arch::asm!("/* __oxide_wgmma_commit_group  */", options(nostack)) }
+}
+
+/// `wgmma.wait_group 0` with 32 accumulators tied to it (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_wgmma_wait_0_acc32(acc: *mut u8) {
+    unsafe { core::arch::asm!("/* __oxide_wgmma_wait_0_acc32 {0} */", in(reg) acc, options(nostack)) }
+}
+
+/// `wgmma.wait_group 1` with 32 accumulators tied to it (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_wgmma_wait_1_acc32(acc: *mut u8) {
+    unsafe { core::arch::asm!("/* __oxide_wgmma_wait_1_acc32 {0} */", in(reg) acc, options(nostack)) }
+}
+
+/// `wgmma.wait_group 2` with 32 accumulators tied to it (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_wgmma_wait_2_acc32(acc: *mut u8) {
+    unsafe { core::arch::asm!("/* __oxide_wgmma_wait_2_acc32 {0} */", in(reg) acc, options(nostack)) }
+}
+
+/// `wgmma.mma_async` m64n64k16, f32 += bf16 x bf16, A and B from shared-memory descriptors (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_wgmma_m64n64k16_f32_bf16(acc: *mut u8, da: u64, db: u64, scale_d: u32) {
+    unsafe { core::arch::asm!("/* __oxide_wgmma_m64n64k16_f32_bf16 {0} {1} {2} {3} */", in(reg) acc, in(reg) da, in(reg) db, in(reg) scale_d, options(nostack)) }
+}
+
+/// `wgmma.mma_async` m64n64k16, f32 += bf16 x bf16, A and B from shared-memory descriptors, B transposed (MN-major) (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_wgmma_m64n64k16_f32_bf16_tb(acc: *mut u8, da: u64, db: u64, scale_d: u32) {
+    unsafe { core::arch::asm!("/* __oxide_wgmma_m64n64k16_f32_bf16_tb {0} {1} {2} {3} */", in(reg) acc, in(reg) da, in(reg) db, in(reg) scale_d, options(nostack)) }
+}
+
+/// `wgmma.wait_group 0` with 64 accumulators tied to it (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_wgmma_wait_0_acc64(acc: *mut u8) {
+    unsafe { core::arch::asm!("/* __oxide_wgmma_wait_0_acc64 {0} */", in(reg) acc, options(nostack)) }
+}
+
+/// `wgmma.wait_group 1` with 64 accumulators tied to it (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_wgmma_wait_1_acc64(acc: *mut u8) {
+    unsafe { core::arch::asm!("/* __oxide_wgmma_wait_1_acc64 {0} */", in(reg) acc, options(nostack)) }
+}
+
+/// `wgmma.wait_group 2` with 64 accumulators tied to it (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_wgmma_wait_2_acc64(acc: *mut u8) {
+    unsafe { core::arch::asm!("/* __oxide_wgmma_wait_2_acc64 {0} */", in(reg) acc, options(nostack)) }
+}
+
+/// `wgmma.mma_async` m64n128k16, f32 += bf16 x bf16, A and B from shared-memory descriptors (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_wgmma_m64n128k16_f32_bf16(acc: *mut u8, da: u64, db: u64, scale_d: u32) {
+    unsafe { core::arch::asm!("/* __oxide_wgmma_m64n128k16_f32_bf16 {0} {1} {2} {3} */", in(reg) acc, in(reg) da, in(reg) db, in(reg) scale_d, options(nostack)) }
+}
+
+/// `wgmma.mma_async` m64n128k16, f32 += bf16 x bf16, A and B from shared-memory descriptors, B transposed (MN-major) (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_wgmma_m64n128k16_f32_bf16_tb(acc: *mut u8, da: u64, db: u64, scale_d: u32) {
+    unsafe { core::arch::asm!("/* __oxide_wgmma_m64n128k16_f32_bf16_tb {0} {1} {2} {3} */", in(reg) acc, in(reg) da, in(reg) db, in(reg) scale_d, options(nostack)) }
+}
+
+/// `wgmma.wait_group 0` with 128 accumulators tied to it (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_wgmma_wait_0_acc128(acc: *mut u8) {
+    unsafe { core::arch::asm!("/* __oxide_wgmma_wait_0_acc128 {0} */", in(reg) acc, options(nostack)) }
+}
+
+/// `wgmma.wait_group 1` with 128 accumulators tied to it (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_wgmma_wait_1_acc128(acc: *mut u8) {
+    unsafe { core::arch::asm!("/* __oxide_wgmma_wait_1_acc128 {0} */", in(reg) acc, options(nostack)) }
+}
+
+/// `wgmma.wait_group 2` with 128 accumulators tied to it (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_wgmma_wait_2_acc128(acc: *mut u8) {
+    unsafe { core::arch::asm!("/* __oxide_wgmma_wait_2_acc128 {0} */", in(reg) acc, options(nostack)) }
+}
+
+/// `wgmma.mma_async` m64n256k16, f32 += bf16 x bf16, A and B from shared-memory descriptors (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_wgmma_m64n256k16_f32_bf16(acc: *mut u8, da: u64, db: u64, scale_d: u32) {
+    unsafe { core::arch::asm!("/* __oxide_wgmma_m64n256k16_f32_bf16 {0} {1} {2} {3} */", in(reg) acc, in(reg) da, in(reg) db, in(reg) scale_d, options(nostack)) }
+}
+
+/// `wgmma.mma_async` m64n256k16, f32 += bf16 x bf16, A and B from shared-memory descriptors, B transposed (MN-major) (sm_901+)
+#[inline(never)]
+#[no_mangle]
+pub extern "C" fn __oxide_wgmma_m64n256k16_f32_bf16_tb(acc: *mut u8, da: u64, db: u64, scale_d: u32) {
+    unsafe { core::arch::asm!("/* __oxide_wgmma_m64n256k16_f32_bf16_tb {0} {1} {2} {3} */", in(reg) acc, in(reg) da, in(reg) db, in(reg) scale_d, options(nostack)) }
+}
+
 /// `printf`: CUDA's vprintf(format, packed arguments) (sm_80+)
 #[inline(never)]
 #[no_mangle]

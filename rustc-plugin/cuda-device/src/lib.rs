@@ -12,6 +12,9 @@ pub use cuda_macros::{cluster_launch, cuda_module, device, kernel, launch_bounds
 
 pub mod atomic;
 pub mod cluster;
+pub mod hopper;
+pub mod tma;
+pub mod wgmma;
 mod disjoint;
 pub mod intrinsics;
 pub mod math;

@@ -363,7 +363,10 @@ fn launcher(k: &Kernel) -> TokenStream {
                 pushes.push(quote!(__p.push_value(&#pn.device_ptr()); __p.push_value(&(#pn.len() as u64));));
             }
             Kind::Ptr { elem, mutable } => {
-                if *mutable {
+                // a TMA descriptor lives in device memory (cuda_core::TmaDescriptor owns it)
+                if !*mutable && matches!(last_ident(elem), Some((n, _)) if n == "TensorMap") {
+                    hargs.push(quote!(#pn: &'__a ::cuda_core::TmaDescriptor));
+                } else if *mutable {
                     hargs.push(quote!(#pn: &'__a mut ::cuda_core::DeviceBuffer<#elem>));
                 } else {
                     hargs.push(quote!(#pn: &'__a ::cuda_core::DeviceBuffer<#elem>));
@@ -486,6 +489,12 @@ pub fn module_attr(attr: TokenStream, item: TokenStream) -> TokenStream {
             /// Load this binary's PTX on `ctx`.
             pub fn load(ctx: &::cuda_core::CudaContext) -> ::cuda_core::Result<Module> {
                 Ok(Module { inner: ::cuda_core::Module::load_embedded(ctx)? })
+            }
+
+            /// These kernels from other PTX holding the same entries (e.g. this binary's PTX,
+            /// edited); launches are checked against that PTX's manifest.
+            pub fn load_ptx(ctx: &::cuda_core::CudaContext, ptx: &[u8]) -> ::cuda_core::Result<Module> {
+                Ok(Module { inner: ::cuda_core::Module::load_ptx(ctx, ptx)? })
             }
 
             impl Module {
