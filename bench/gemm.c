@@ -2,12 +2,13 @@
  *
  * Rows (stdout, one per line, GOALS.md's form; a '#' comment line comes first, diagnostics go to
  * stderr):
- *   SHAPE oxide_tflops cublas_tflops ratio     SHAPE = MxNxK: 4096x4096x4096, 8192x8192x8192,
- *                                              8192x8192x2048
+ *   mma_SHAPE oxide_tflops cublas_tflops ratio     SHAPE = MxNxK: 4096x4096x4096, 8192x8192x8192,
+ *                                                  8192x8192x2048
  *
  * oxide's kernel is the gemm_mma example (examples/c/kernels/gemm_mma.c: cp.async pipeline,
- * ldmatrix, mma.sync m16n8k16), the Ampere-style stepping stone; the goal's row is for the
- * Hopper kernel (wgmma, TMA, warp specialisation) that is still to come. gemm_mma computes
+ * ldmatrix, mma.sync m16n8k16), the Ampere-style stepping stone; its rows carry the mma_ prefix
+ * so that they are not taken for the goal's rows, which bench/gemm_hopper prints for the Rust
+ * Hopper kernel (wgmma, TMA, warp specialisation) with bf16 C. gemm_mma computes
  * C = A * B row-major with bf16 A and B, f32 accumulation and f32 C, so the peer gets exactly
  * that: bf16 in, CUBLAS_COMPUTE_32F, f32 out, row-major through the usual operand swap
  * (C^T = B^T A^T in column-major terms, with no transposes). The peer is given its best settings:
@@ -465,7 +466,7 @@ static void bench_shape(uint32_t m, uint32_t n, uint32_t k, void *cublas, void *
             "bench/gemm: %ux%ux%u: oxide %.3f ms (%.1f TFLOP/s), cublasGemmEx %.3f ms (%.1f), cublasLt %.3f ms "
             "(%.1f; workspace %zu of %zu bytes)\n",
             m, n, k, ms_ox, tf_ox, ms_cb, tf_cb, ms_lt, tf_lt, p.lt_ok ? p.heur.workspace_size : 0, WORKSPACE);
-    printf("%ux%ux%u %.1f %.1f %.3f\n", m, n, k, tf_ox, peer, tf_ox / peer);
+    printf("mma_%ux%ux%u %.1f %.1f %.3f\n", m, n, k, tf_ox, peer, tf_ox / peer);
     fflush(stdout);
 
     lt_release(&p);

@@ -10,7 +10,7 @@
 //! the test list. Checks against a CPU reference in f64 (all of C, or 16 sampled rows) and prints
 //! `PASSED`. `ws-grid` is gemm_ws with one tile per block. Environment: SMS (persistent grid
 //! size, default 132), GEMM_FLAGS, GEMM_TENSORMAP_FENCE (fallbacks, see `load` and `body`).
-use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig, Swizzle, TmaDescriptor};
+use cuda_core::{CudaContext, CudaStream, DeviceBuffer, LaunchConfig, Swizzle, TmaDescriptor};
 use cuda_device::hopper::{fence_mbarrier_init, pack_bf16x2, setmaxnreg_dec, setmaxnreg_inc, smem_addr, Mbarrier};
 use cuda_device::tma::{self, TensorMap};
 use cuda_device::wgmma::{self, Accumulator};
@@ -198,7 +198,7 @@ pub mod kernels {
 /// descriptor (`fence.proxy.tensormap::generic.acquire.sys`, PTX ISA 8.3) before its prefetch:
 /// the CUDA guide's rule for descriptors that the host copied to device memory, which oxide's
 /// PTX 8.0 for sm_90a cannot state. Both are tried on the GPU (docs/gemm.md).
-fn load(ctx: &CudaContext) -> kernels::Module {
+pub fn load(ctx: &CudaContext) -> kernels::Module {
     if std::env::var("GEMM_TENSORMAP_FENCE").map(|v| v == "1").unwrap_or(false) {
         let ptx = String::from_utf8_lossy(cuda_core::embedded_ptx()).into_owned();
         let mut out = String::new();
@@ -220,11 +220,11 @@ fn load(ctx: &CudaContext) -> kernels::Module {
     kernels::load(ctx).unwrap()
 }
 
-fn bf16(x: f32) -> u16 {
+pub fn bf16(x: f32) -> u16 {
     let b = x.to_bits();
     ((b + 0x7fff + ((b >> 16) & 1)) >> 16) as u16
 }
-fn f32_of(h: u16) -> f32 { f32::from_bits((h as u32) << 16) }
+pub fn f32_of(h: u16) -> f32 { f32::from_bits((h as u32) << 16) }
 
 struct Rng(u64);
 impl Rng {
@@ -237,7 +237,49 @@ impl Rng {
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
-enum Variant { Simple, Ws, WsGrid }
+pub enum Variant { Simple, Ws, WsGrid }
+
+/// One launch of a variant on bf16 row-major A (m x k), B (k x n) and C (m x n): the TMA
+/// descriptors of A and B and the launch shape. Used by `run` and by bench/gemm_hopper, so that
+/// the kernels and their launch live here alone.
+pub struct Gemm<'a> {
+    v: Variant,
+    ta: TmaDescriptor<'a>,
+    tb: TmaDescriptor<'a>,
+    pub cfg: LaunchConfig,
+    m: u32,
+    n: u32,
+    k: u32,
+    flags: u32,
+}
+
+impl<'a> Gemm<'a> {
+    /// Err says which tile rule m, n or k breaks (no edge tiles yet).
+    pub fn new(s: &CudaStream, v: Variant, da: &'a DeviceBuffer<u16>, db: &'a DeviceBuffer<u16>, m: usize, n: usize,
+               k: usize) -> Result<Self, String> {
+        let (bm, bn, threads) = if v == Variant::Simple { (64, 128, 256) } else { (128, 256, 384) };
+        if m % bm != 0 || n % bn != 0 || k % BK as usize != 0 {
+            return Err(format!("{v:?} {m}x{n}x{k}: needs M % {bm}, N % {bn}, K % {BK} == 0"));
+        }
+        let ta = TmaDescriptor::tiled_2d(s, da, m as u64, k as u64, bm as u32, BK, Swizzle::B128).map_err(|e| e.to_string())?;
+        let tb = TmaDescriptor::tiled_2d(s, db, k as u64, n as u64, BK, 64, Swizzle::B128).map_err(|e| e.to_string())?;
+        let ntiles = (m / bm * (n / bn)) as u32;
+        let sms = std::env::var("SMS").ok().and_then(|x| x.parse().ok()).unwrap_or(132u32);
+        let grid = if v == Variant::Ws { ntiles.min(sms) } else { ntiles };
+        let cfg = LaunchConfig::new((grid, 1, 1), (threads, 1, 1), smem_bytes(bm as u32, bn as u32, 4));
+        let flags: u32 = std::env::var("GEMM_FLAGS").ok().and_then(|x| x.parse().ok()).unwrap_or(0);
+        Ok(Gemm { v, ta, tb, cfg, m: m as u32, n: n as u32, k: k as u32, flags })
+    }
+
+    /// Queue C = A B on `s`.
+    pub fn launch(&self, module: &kernels::Module, s: &CudaStream, c: &mut DeviceBuffer<u16>) -> cuda_core::Result<()> {
+        let (cfg, ta, tb, m, n, k, f) = (self.cfg, &self.ta, &self.tb, self.m, self.n, self.k, self.flags);
+        match self.v {
+            Variant::Simple => module.gemm_simple(s, cfg, ta, tb, c, m, n, k, f),
+            _ => module.gemm_ws(s, cfg, ta, tb, c, m, n, k, f),
+        }
+    }
+}
 
 /// Run one case; true when the result matched.
 /// diag 1: A = I, B[r][c] = 16 (r % 16) + c % 16 (so C = B); diag 2: B = I, A likewise (C = A).
@@ -261,24 +303,15 @@ fn run(ctx: &CudaContext, v: Variant, m: usize, n: usize, k: usize, time: bool, 
     let da = DeviceBuffer::from_host(&s, &ha).unwrap();
     let db = DeviceBuffer::from_host(&s, &hb).unwrap();
     let mut dc = DeviceBuffer::<u16>::zeroed(&s, m * n).unwrap();
-    let (bm, bn, threads) = if v == Variant::Simple { (64, 128, 256) } else { (128, 256, 384) };
-    if m % bm != 0 || n % bn != 0 || k % BK as usize != 0 {
-        println!("skip {v:?} {m}x{n}x{k}: needs M % {bm}, N % {bn}, K % {BK} == 0");
-        return true;
-    }
-    let ta = TmaDescriptor::tiled_2d(&s, &da, m as u64, k as u64, bm as u32, BK, Swizzle::B128).unwrap();
-    let tb = TmaDescriptor::tiled_2d(&s, &db, k as u64, n as u64, BK, 64, Swizzle::B128).unwrap();
-    let ntiles = (m / bm * (n / bn)) as u32;
-    let sms = std::env::var("SMS").ok().and_then(|x| x.parse().ok()).unwrap_or(132u32);
-    let grid = if v == Variant::Ws { ntiles.min(sms) } else { ntiles };
-    let smem = smem_bytes(bm as u32, bn as u32, 4);
-    let cfg = LaunchConfig::new((grid, 1, 1), (threads, 1, 1), smem);
-    let (mu, nu, ku) = (m as u32, n as u32, k as u32);
-    let flags: u32 = std::env::var("GEMM_FLAGS").ok().and_then(|x| x.parse().ok()).unwrap_or(0);
-    let launch = |dc: &mut DeviceBuffer<u16>| match v {
-        Variant::Simple => module.gemm_simple(&s, cfg, &ta, &tb, dc, mu, nu, ku, flags),
-        _ => module.gemm_ws(&s, cfg, &ta, &tb, dc, mu, nu, ku, flags),
+    let g = match Gemm::new(&s, v, &da, &db, m, n, k) {
+        Ok(g) => g,
+        Err(e) => {
+            println!("skip {e}");
+            return true;
+        }
     };
+    let (grid, smem) = (g.cfg.grid_dim.0, g.cfg.shared_mem_bytes);
+    let launch = |dc: &mut DeviceBuffer<u16>| g.launch(&module, &s, dc);
     launch(&mut dc).unwrap();
     if let Err(e) = s.synchronize() {
         println!("FAILED: {v:?} {m}x{n}x{k}: {e}");
