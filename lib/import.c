@@ -512,7 +512,7 @@ enum {
     PD_ELEM = 32,
     PD_SIZE_ALL = 48
 };
-enum { K_SCALAR = 0, K_SLICE = 1, K_PTR = 2, K_BYTES = 3 };
+enum { K_SCALAR = 0, K_SLICE = 1, K_PTR = 2, K_BYTES = 3, K_TMA_DESC = 4 };
 
 typedef struct scalar_entry {
     uint64_t tid[2];
@@ -762,6 +762,13 @@ static oxide_status read_desc(oxide_module *mod, LLVMTargetDataRef td, const sca
                 p->size = p->align = 0;
                 first += 1;
                 break;
+            case K_TMA_DESC: /* a `&TensorMap` parameter: the descriptor itself, by value */
+                p->kind = OXIDE_PARAM_TMA_DESC;
+                p->scalar = OXIDE_SCALAR_U8;
+                p->size = 128;
+                p->align = 64;
+                first += 1;
+                break;
             default:
                 p->kind = OXIDE_PARAM_BYTES;
                 p->scalar = OXIDE_SCALAR_U8;
@@ -778,7 +785,7 @@ static oxide_status read_desc(oxide_module *mod, LLVMTargetDataRef td, const sca
 }
 
 /* The ptx_kernel wrapper: oxide's interface ABI in front of the Rust entry. */
-static oxide_status make_wrapper(LLVMModuleRef m, found *k) {
+static oxide_status make_wrapper(LLVMModuleRef m, found *k, unsigned sm) {
     LLVMContextRef c = LLVMGetModuleContext(m);
     LLVMTypeRef fty = LLVMGlobalGetValueType(k->entry);
     unsigned n = LLVMCountParamTypes(fty);
@@ -805,10 +812,15 @@ static oxide_status make_wrapper(LLVMModuleRef m, found *k) {
     for (uint32_t i = 0; i < k->desc.nparams; i++) {
         const oxide_iface_param *p = &k->desc.params[i];
         unsigned idx = p->first_value + 1;
-        if (p->kind == OXIDE_PARAM_BYTES) {
+        if (p->kind == OXIDE_PARAM_BYTES || p->kind == OXIDE_PARAM_TMA_DESC) {
             LLVMTypeRef bt = LLVMArrayType2(LLVMInt8TypeInContext(c), p->size);
             LLVMAddAttributeAtIndex(w, idx, LLVMCreateTypeAttribute(c, byval, bt));
             LLVMAddAttributeAtIndex(w, idx, LLVMCreateEnumAttribute(c, align, p->align));
+            /* as lower.c: the Rust code gets the descriptor's address, and TMA must read it in
+             * parameter space (cvta.param), which grid_constant allows; without it NVPTX would
+             * copy the parameter to local memory, where TMA cannot read a descriptor */
+            if (p->kind == OXIDE_PARAM_TMA_DESC && sm >= 90)
+                LLVMAddAttributeAtIndex(w, idx, LLVMCreateStringAttribute(c, "nvvm.grid_constant", 18, "", 0));
         } else if (p->kind == OXIDE_PARAM_SLICE && p->is_mutable) {
             (void)noalias; /* DisjointSlice / &mut [T]: Rust already marks the uses */
         }
@@ -1392,7 +1404,7 @@ oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxid
         }
     }
     for (size_t i = 0; !st && i < nk; i++)
-        st = make_wrapper(dst, &ks[i]);
+        st = make_wrapper(dst, &ks[i], opts ? opts->sm : 90); /* NULL opts: the default, sm_90a */
     if (!st) {
         drop_stub_bodies(dst);
         mark_convergent_stubs(dst);

@@ -49,6 +49,26 @@ for profile in dev release; do
         if [ $rc -eq 0 ] && echo "$out" | grep -qE "PASSED|no GPU found|^$"; then pass "run $profile $bin: $(echo "$out" | head -1)"; else echo "$out" | tail -5; bad "run $profile $bin (rc $rc)"; fi
     done
 done
+# by-value TMA descriptors (`&TensorMap`): manifest kind tma_desc, a 128-byte grid_constant PTX
+# parameter, and the bulk tensor copies reading it in param space (cvta.param), never a local copy
+python3 - "$EX/target/release/oxide/gemm_hopper.ptx" <<'PY' && pass "gemm_hopper: tma_desc parameters read in param space" || bad "gemm_hopper tma_desc parameters"
+import json, re, sys
+t = open(sys.argv[1]).read()
+m = json.loads(re.search(r"^// oxide\.manifest\.v1 (.*)$", t, re.M).group(1))
+for name in ("gemm_ws", "gemm_simple"):
+    k = next(k for k in m["kernels"] if k["name"] == name)
+    assert [p["kind"] for p in k["params"][:2]] == ["tma_desc"] * 2, (name, k["params"][:2])
+    body = t[t.index(".entry %s(" % name):]
+    body = body[:body.index("\n}\n")]
+    for i in (0, 1):
+        assert ".param .align 64 .b8 %s_param_%d[128]" % (name, i) in body, (name, i)
+    assert ".local" not in body and "__local_depot" not in body, name + ": local memory"
+    generic = set(re.findall(r"cvta\.param\.u64\s+(%rd\d+)", body))
+    maps = re.findall(r"cp\.async\.bulk\.tensor\S*\s+\[[^]]*\],\s*\[(%rd\d+),", body)
+    assert maps and set(maps) <= generic, (name, maps, generic)
+gm = next(k for k in m["kernels"] if k["name"] == "gemm_ws_gmem")
+assert gm["params"][0]["kind"] == "ptr", gm["params"][0]
+PY
 ldd "$EX/target/release/vecadd" | grep -q liboxide && bad "vecadd links liboxide dynamically" || pass "host binary carries no liboxide/LLVM"
 
 if [ -x "$BUILD/oxide" ]; then
@@ -118,6 +138,7 @@ expect_refusal std_call "std_call::kernels::bad_kernel" "std::io::stdio::_print"
 expect_refusal alloc "heap allocation"
 expect_refusal x86 "llvm.x86.rdtsc" "x86-specific"
 expect_refusal inline_asm "inline_asm::kernels::bad_kernel" "inline assembly"
+expect_refusal tma_by_value "take a TMA descriptor as \`&TensorMap\`"
 
 echo "== toolchain newer than liboxide's LLVM"
 cat > "$TMP/rustc" <<'SH'

@@ -8,7 +8,8 @@
 //! f32 alpha and beta, row-major through the usual operand swap, at its best settings: the faster
 //! of cublasGemmEx (CUBLAS_GEMM_DEFAULT) and cublasLtMatmul (the heuristic's first choice), both
 //! with a 32 MiB workspace. This is bench/gemm.c's method (whose rows are the mma.sync stepping
-//! stone's, `mma_SHAPE ...`), with bf16 C.
+//! stone's, `mma_SHAPE ...`), with bf16 C. GEMM_DESC=gmem times `gemm_ws_gmem`, which reads its
+//! TMA descriptors from device memory instead of by-value parameters.
 //!
 //! Per shape: fresh random bf16 A and B in [-1, 1), never zero (seed from the clock, or
 //! $OXIDE_SEED; printed on stderr). oxide's C (written over a NaN fill, so unwritten elements
@@ -26,7 +27,7 @@
 mod gemm;
 
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer};
-use gemm::{bf16, f32_of, Gemm, Variant};
+use gemm::{bf16, f32_of, Desc, Gemm, Variant};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::process::exit;
 
@@ -340,7 +341,12 @@ fn main() {
         }
     }
 
-    println!("# oxide = gemm_ws of examples/rust/gemm_hopper (Rust: TMA, mbarrier, wgmma, warp-specialised; bf16 in, f32 accumulate, bf16 out); cuBLAS = the faster of cublasGemmEx and cublasLt with the same types and layouts");
+    let desc = Desc::from_env();
+    let kname = match desc {
+        Desc::Param => "gemm_ws (TMA descriptors by value)",
+        Desc::Gmem => "gemm_ws_gmem (TMA descriptors in device memory)",
+    };
+    println!("# oxide = {kname} of examples/rust/gemm_hopper (Rust: TMA, mbarrier, wgmma, warp-specialised; bf16 in, f32 accumulate, bf16 out); cuBLAS = the faster of cublasGemmEx and cublasLt with the same types and layouts");
     for (m, n, k) in SHAPES {
         let (nc, shape) = (m * n, format!("{m}x{n}x{k}"));
         let ha: Vec<u16> = (0..m * k).map(|_| rng.bf16()).collect();
@@ -351,7 +357,7 @@ fn main() {
         let mut c_ox = DeviceBuffer::from_host(&s, &vec![0x7fc0u16; nc]).unwrap(); // NaN: unwritten shows
         let c_cb = DeviceBuffer::<u16>::zeroed(&s, nc).unwrap();
         let c_lt = DeviceBuffer::<u16>::zeroed(&s, nc).unwrap();
-        let g = Gemm::new(&s, Variant::Ws, &da, &db, m, n, k).unwrap_or_else(|e| panic!("{e}"));
+        let g = Gemm::new(&s, Variant::Ws, desc, &da, &db, m, n, k).unwrap_or_else(|e| panic!("{e}"));
         let (ap, bp) = (da.device_ptr() as *const c_void, db.device_ptr() as *const c_void);
         let (alpha, beta) = (1f32, 0f32);
         let (alpha, beta) = (

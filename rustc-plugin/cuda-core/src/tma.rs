@@ -1,9 +1,10 @@
 //! TMA descriptors (Hopper's bulk tensor copy engine), encoded on the host by the runtime
-//! (`oxide_tma_desc_encode_tiled` over cuTensorMapEncodeTiled) and kept in device memory.
+//! (`oxide_tma_desc_encode_tiled` over cuTensorMapEncodeTiled), also copied to device memory.
 //!
-//! A kernel takes one as a `*const cuda_device::tma::TensorMap` parameter; its launch argument is
-//! `&TmaDescriptor`. (Device memory rather than a by-value `tma_desc` parameter: the Rust path's
-//! entry wrapper has no `tma_desc` kind yet, docs/gemm.md.)
+//! A kernel takes one in either of two ways; the launch argument is `&TmaDescriptor` for both:
+//! - `&cuda_device::tma::TensorMap`: by value, a `tma_desc` parameter (128 bytes, align 64,
+//!   grid_constant), the launch passing the 128 encoded bytes. TMA reads it in parameter space.
+//! - `*const cuda_device::tma::TensorMap`: a pointer to the device-memory copy.
 use crate::{check, CudaStream, DeviceBuffer, Result};
 use std::marker::PhantomData;
 use std::os::raw::{c_int, c_void};
@@ -74,8 +75,8 @@ impl<'a> TmaDescriptor<'a> {
         Self::tiled(stream, buffer, &[cols, rows], &[cols * es], &[box_cols, box_rows], swizzle)
     }
 
-    /// Address of the descriptor in device memory (the kernel parameter's value).
+    /// Address of the descriptor in device memory (a `*const TensorMap` parameter's value).
     pub fn device_ptr(&self) -> u64 { self.dev.device_ptr() }
-    /// The 128 encoded bytes.
+    /// The 128 encoded bytes (a `&TensorMap` parameter's value).
     pub fn bytes(&self) -> [u8; 128] { unsafe { std::mem::transmute(self.host) } }
 }

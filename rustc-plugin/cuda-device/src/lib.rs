@@ -37,6 +37,8 @@ pub mod __private {
     pub const KIND_SLICE: u32 = 1;
     pub const KIND_PTR: u32 = 2;
     pub const KIND_BYTES: u32 = 3;
+    /// A 128-byte TMA descriptor by value (`&TensorMap` parameter): grid_constant in PTX.
+    pub const KIND_TMA_DESC: u32 = 4;
 
     /// One kernel instance, referenced by the `__oxide_kernel_tag` call in its entry.
     #[repr(C)]

@@ -1,6 +1,10 @@
 //! TMA: bulk tensor copies between global and shared memory (sm_90), described by a
-//! `TensorMap` that the host encodes (`cuda_core::TmaDescriptor`) and passes as a
-//! `*const TensorMap` kernel parameter.
+//! `TensorMap` that the host encodes (`cuda_core::TmaDescriptor`). A kernel takes it as
+//! `&TensorMap`, the descriptor by value (manifest kind `tma_desc`: a grid_constant 128-byte PTX
+//! parameter, whose param-space address the copies use, never a local copy), or as
+//! `*const TensorMap`, a pointer to a copy in device memory. A `&TensorMap` coerces to the
+//! `*const TensorMap` that the functions here take. A by-value `TensorMap` or `&mut TensorMap`
+//! parameter is refused at compile time: TMA could not read the kernel's own copy.
 use crate::hopper::Mbarrier;
 use crate::intrinsics as i;
 
@@ -8,8 +12,8 @@ use crate::intrinsics as i;
 #[repr(C, align(64))]
 pub struct TensorMap(pub [u64; 16]);
 
-/// Prefetch the descriptor (in device memory, written before the launch) into the TMA unit's
-/// cache. Once per thread that issues copies, before the first. (No
+/// Prefetch the descriptor (a parameter, or in device memory written before the launch) into the
+/// TMA unit's cache. Once per thread that issues copies, before the first. (No
 /// `fence.proxy.tensormap::generic.acquire`: it needs PTX ISA 8.3 and oxide emits 8.0 for
 /// sm_90a; a descriptor written by a copy before the launch is ordered by the launch itself.)
 #[inline(always)]

@@ -11,6 +11,8 @@ enum Kind {
     Slice { elem: Type, mutable: bool, disjoint: bool },
     Ptr { elem: Type, mutable: bool },
     Bytes,
+    /// `&TensorMap`: a TMA descriptor by value in parameter space (elem: the TensorMap type)
+    TmaDesc { elem: Type },
 }
 
 struct Param {
@@ -51,11 +53,16 @@ fn first_type_arg(seg: &syn::PathSegment) -> Option<Type> {
     None
 }
 
+fn is_tensor_map(ty: &Type) -> bool { matches!(last_ident(ty), Some((n, _)) if n == "TensorMap") }
+
 fn classify(ty: &Type) -> Kind {
     match ty {
         Type::Reference(r) => {
             if let Type::Slice(s) = &*r.elem {
                 return Kind::Slice { elem: (*s.elem).clone(), mutable: r.mutability.is_some(), disjoint: false };
+            }
+            if r.mutability.is_none() && is_tensor_map(&r.elem) {
+                return Kind::TmaDesc { elem: (*r.elem).clone() };
             }
             Kind::Bytes
         }
@@ -187,6 +194,13 @@ fn analyse(mut func: ItemFn, lb: (u32, u32), cl: (u32, u32, u32)) -> Result<Kern
                     Pat::Ident(pi) => pi.ident.clone(),
                     _ => format_ident!("arg{}", i),
                 };
+                // a TensorMap is read in place by TMA: a by-value copy (the kernel's own, in local
+                // memory) or a mutable one cannot be used by the copy engine
+                let tm_mut = matches!(&*pt.ty, Type::Reference(r) if r.mutability.is_some() && is_tensor_map(&r.elem));
+                if is_tensor_map(&pt.ty) || tm_mut {
+                    return Err(err(pt.ty.span(), "take a TMA descriptor as `&TensorMap` (by value in parameter space, \
+                                                  launched with `&TmaDescriptor`) or `*const TensorMap` (in device memory)"));
+                }
                 params.push(Param { name, ty: (*pt.ty).clone(), kind: classify(&pt.ty) });
             }
         }
@@ -289,6 +303,15 @@ fn entry(k: &Kernel) -> TokenStream {
                     kind: ::cuda_device::__private::KIND_PTR, mutable: #m, size: 8, align: 8,
                     elem: ::core::any::TypeId::of::<#elem>() }));
             }
+            Kind::TmaDesc { elem } => {
+                // the wrapper passes the parameter's address (grid_constant: param space, never
+                // copied); the kernel gets a reference to it
+                eargs.push(quote!(#pn: *const #elem));
+                conv.push(quote!(unsafe { &*#pn }));
+                pdesc.push(quote!(::cuda_device::__private::ParamDesc { name_ptr: #pname.as_ptr(), name_len: #pname.len(),
+                    kind: ::cuda_device::__private::KIND_TMA_DESC, mutable: 0, size: 128, align: 64,
+                    elem: ::core::any::TypeId::of::<u8>() }));
+            }
             Kind::Bytes => {
                 eargs.push(quote!(#pn: *const #ty));
                 conv.push(quote!(unsafe { ::core::ptr::read(#pn) }));
@@ -373,6 +396,12 @@ fn launcher(k: &Kernel) -> TokenStream {
                 }
                 pushes.push(quote!(__p.push_value(&#pn.device_ptr());));
                 etys.push(quote!(#ty));
+            }
+            Kind::TmaDesc { elem } => {
+                // the descriptor's 128 bytes themselves (the manifest's tma_desc kind)
+                hargs.push(quote!(#pn: &'__a ::cuda_core::TmaDescriptor));
+                pushes.push(quote!(__p.push_value(&#pn.bytes());));
+                etys.push(quote!(*const #elem));
             }
             Kind::Bytes => {
                 hargs.push(quote!(#pn: #ty));

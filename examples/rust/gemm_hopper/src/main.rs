@@ -6,10 +6,14 @@
 //! `gemm_ws` (persistent, warp-specialised: a producer warpgroup with setmaxnreg.dec, two
 //! consumer warpgroups with setmaxnreg.inc, 128 x 256 tiles). Both share one body.
 //!
-//! Usage: gemm_hopper [simple|ws|ws-grid] [M N K] [--time] [--full] [--diag]; no arguments runs
-//! the test list. Checks against a CPU reference in f64 (all of C, or 16 sampled rows) and prints
-//! `PASSED`. `ws-grid` is gemm_ws with one tile per block. Environment: SMS (persistent grid
-//! size, default 132), GEMM_FLAGS, GEMM_TENSORMAP_FENCE (fallbacks, see `load` and `body`).
+//! Usage: gemm_hopper [simple|ws|ws-grid] [M N K] [--time] [--full] [--diag] [--gmem]; no
+//! arguments runs the test list, with both descriptor paths. The kernels take their TMA
+//! descriptors by value (`&TensorMap`, a `tma_desc` parameter); `--gmem` (or GEMM_DESC=gmem)
+//! runs the `_gmem` twins, which read them from device memory. Checks against a CPU reference in
+//! f64 (all of C, or 16 sampled rows) and prints `PASSED`. `ws-grid` is gemm_ws with one tile per
+//! block. Environment: SMS (persistent grid
+//! size, default 132), GEMM_DESC, GEMM_FLAGS, GEMM_TENSORMAP_FENCE (fallbacks, see `load` and
+//! `body`).
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer, LaunchConfig, Swizzle, TmaDescriptor};
 use cuda_device::hopper::{fence_mbarrier_init, pack_bf16x2, setmaxnreg_dec, setmaxnreg_inc, smem_addr, Mbarrier};
 use cuda_device::tma::{self, TensorMap};
@@ -179,17 +183,35 @@ fn body<const K: usize, const WG: u32, const STAGES: u32, const WS: bool>(
 pub mod kernels {
     use super::*;
 
+    // The descriptors arrive as by-value `tma_desc` parameters (`&TensorMap`: 128 bytes in
+    // parameter space, grid_constant, which TMA reads in place). The `_gmem` twins take them in
+    // device memory (`*const TensorMap`), the path verified first, kept to compare the two.
+
     /// 64 x 128 tiles, one consumer warpgroup, 4 stages.
     #[kernel]
     #[launch_bounds(256, 1)]
-    pub fn gemm_simple(a: *const TensorMap, b: *const TensorMap, c: *mut u16, m: u32, n: u32, k: u32, flags: u32) {
+    pub fn gemm_simple(a: &TensorMap, b: &TensorMap, c: *mut u16, m: u32, n: u32, k: u32, flags: u32) {
         body::<64, 1, 4, false>(a, b, c, m, n, k, flags)
     }
 
     /// 128 x 256 tiles, two consumer warpgroups (232 registers), a producer (40), 4 stages.
     #[kernel]
     #[launch_bounds(384, 1)]
-    pub fn gemm_ws(a: *const TensorMap, b: *const TensorMap, c: *mut u16, m: u32, n: u32, k: u32, flags: u32) {
+    pub fn gemm_ws(a: &TensorMap, b: &TensorMap, c: *mut u16, m: u32, n: u32, k: u32, flags: u32) {
+        body::<128, 2, 4, true>(a, b, c, m, n, k, flags)
+    }
+
+    /// `gemm_simple` with the descriptors in device memory.
+    #[kernel]
+    #[launch_bounds(256, 1)]
+    pub fn gemm_simple_gmem(a: *const TensorMap, b: *const TensorMap, c: *mut u16, m: u32, n: u32, k: u32, flags: u32) {
+        body::<64, 1, 4, false>(a, b, c, m, n, k, flags)
+    }
+
+    /// `gemm_ws` with the descriptors in device memory.
+    #[kernel]
+    #[launch_bounds(384, 1)]
+    pub fn gemm_ws_gmem(a: *const TensorMap, b: *const TensorMap, c: *mut u16, m: u32, n: u32, k: u32, flags: u32) {
         body::<128, 2, 4, true>(a, b, c, m, n, k, flags)
     }
 }
@@ -197,7 +219,9 @@ pub mod kernels {
 /// The kernels; with GEMM_TENSORMAP_FENCE=1 from this binary's PTX edited to fence each
 /// descriptor (`fence.proxy.tensormap::generic.acquire.sys`, PTX ISA 8.3) before its prefetch:
 /// the CUDA guide's rule for descriptors that the host copied to device memory, which oxide's
-/// PTX 8.0 for sm_90a cannot state. Both are tried on the GPU (docs/gemm.md).
+/// PTX 8.0 for sm_90a cannot state. Both are tried on the GPU (docs/gemm.md). The fence is meant
+/// for the `_gmem` kernels (GEMM_DESC=gmem); the by-value kernels' descriptors are not in device
+/// memory.
 pub fn load(ctx: &CudaContext) -> kernels::Module {
     if std::env::var("GEMM_TENSORMAP_FENCE").map(|v| v == "1").unwrap_or(false) {
         let ptx = String::from_utf8_lossy(cuda_core::embedded_ptx()).into_owned();
@@ -239,11 +263,28 @@ impl Rng {
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub enum Variant { Simple, Ws, WsGrid }
 
+/// Where the kernel reads its TMA descriptors: a by-value `tma_desc` parameter (`Param`, the
+/// default) or device memory (`Gmem`).
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Desc { Param, Gmem }
+
+impl Desc {
+    /// $GEMM_DESC: `param` (default) or `gmem`.
+    pub fn from_env() -> Desc {
+        match std::env::var("GEMM_DESC").as_deref() {
+            Ok("gmem") => Desc::Gmem,
+            Ok("param") | Err(_) => Desc::Param,
+            Ok(other) => panic!("GEMM_DESC={other}: expected param or gmem"),
+        }
+    }
+}
+
 /// One launch of a variant on bf16 row-major A (m x k), B (k x n) and C (m x n): the TMA
 /// descriptors of A and B and the launch shape. Used by `run` and by bench/gemm_hopper, so that
 /// the kernels and their launch live here alone.
 pub struct Gemm<'a> {
     v: Variant,
+    pub desc: Desc,
     ta: TmaDescriptor<'a>,
     tb: TmaDescriptor<'a>,
     pub cfg: LaunchConfig,
@@ -255,8 +296,8 @@ pub struct Gemm<'a> {
 
 impl<'a> Gemm<'a> {
     /// Err says which tile rule m, n or k breaks (no edge tiles yet).
-    pub fn new(s: &CudaStream, v: Variant, da: &'a DeviceBuffer<u16>, db: &'a DeviceBuffer<u16>, m: usize, n: usize,
-               k: usize) -> Result<Self, String> {
+    pub fn new(s: &CudaStream, v: Variant, desc: Desc, da: &'a DeviceBuffer<u16>, db: &'a DeviceBuffer<u16>, m: usize,
+               n: usize, k: usize) -> Result<Self, String> {
         let (bm, bn, threads) = if v == Variant::Simple { (64, 128, 256) } else { (128, 256, 384) };
         if m % bm != 0 || n % bn != 0 || k % BK as usize != 0 {
             return Err(format!("{v:?} {m}x{n}x{k}: needs M % {bm}, N % {bn}, K % {BK} == 0"));
@@ -268,15 +309,17 @@ impl<'a> Gemm<'a> {
         let grid = if v == Variant::Ws { ntiles.min(sms) } else { ntiles };
         let cfg = LaunchConfig::new((grid, 1, 1), (threads, 1, 1), smem_bytes(bm as u32, bn as u32, 4));
         let flags: u32 = std::env::var("GEMM_FLAGS").ok().and_then(|x| x.parse().ok()).unwrap_or(0);
-        Ok(Gemm { v, ta, tb, cfg, m: m as u32, n: n as u32, k: k as u32, flags })
+        Ok(Gemm { v, desc, ta, tb, cfg, m: m as u32, n: n as u32, k: k as u32, flags })
     }
 
     /// Queue C = A B on `s`.
     pub fn launch(&self, module: &kernels::Module, s: &CudaStream, c: &mut DeviceBuffer<u16>) -> cuda_core::Result<()> {
         let (cfg, ta, tb, m, n, k, f) = (self.cfg, &self.ta, &self.tb, self.m, self.n, self.k, self.flags);
-        match self.v {
-            Variant::Simple => module.gemm_simple(s, cfg, ta, tb, c, m, n, k, f),
-            _ => module.gemm_ws(s, cfg, ta, tb, c, m, n, k, f),
+        match (self.v, self.desc) {
+            (Variant::Simple, Desc::Param) => module.gemm_simple(s, cfg, ta, tb, c, m, n, k, f),
+            (_, Desc::Param) => module.gemm_ws(s, cfg, ta, tb, c, m, n, k, f),
+            (Variant::Simple, Desc::Gmem) => module.gemm_simple_gmem(s, cfg, ta, tb, c, m, n, k, f),
+            (_, Desc::Gmem) => module.gemm_ws_gmem(s, cfg, ta, tb, c, m, n, k, f),
         }
     }
 }
@@ -284,7 +327,7 @@ impl<'a> Gemm<'a> {
 /// Run one case; true when the result matched.
 /// diag 1: A = I, B[r][c] = 16 (r % 16) + c % 16 (so C = B); diag 2: B = I, A likewise (C = A).
 /// A wrong entry then names the (row % 16, column % 16) it came from.
-fn run(ctx: &CudaContext, v: Variant, m: usize, n: usize, k: usize, time: bool, full: bool, seed: u64, diag: u32) -> bool {
+fn run(ctx: &CudaContext, v: Variant, desc: Desc, m: usize, n: usize, k: usize, time: bool, full: bool, seed: u64, diag: u32) -> bool {
     let s = ctx.default_stream();
     let module = load(ctx);
     let mut rng = Rng(seed | 1);
@@ -303,7 +346,7 @@ fn run(ctx: &CudaContext, v: Variant, m: usize, n: usize, k: usize, time: bool, 
     let da = DeviceBuffer::from_host(&s, &ha).unwrap();
     let db = DeviceBuffer::from_host(&s, &hb).unwrap();
     let mut dc = DeviceBuffer::<u16>::zeroed(&s, m * n).unwrap();
-    let g = match Gemm::new(&s, v, &da, &db, m, n, k) {
+    let g = match Gemm::new(&s, v, desc, &da, &db, m, n, k) {
         Ok(g) => g,
         Err(e) => {
             println!("skip {e}");
@@ -314,7 +357,7 @@ fn run(ctx: &CudaContext, v: Variant, m: usize, n: usize, k: usize, time: bool, 
     let launch = |dc: &mut DeviceBuffer<u16>| g.launch(&module, &s, dc);
     launch(&mut dc).unwrap();
     if let Err(e) = s.synchronize() {
-        println!("FAILED: {v:?} {m}x{n}x{k}: {e}");
+        println!("FAILED: {v:?} ({desc:?} descriptors) {m}x{n}x{k}: {e}");
         return false;
     }
     let hc = dc.to_host_vec(&s).unwrap();
@@ -354,7 +397,7 @@ fn run(ctx: &CudaContext, v: Variant, m: usize, n: usize, k: usize, time: bool, 
     let rel = (num / den.max(1e-30)).sqrt();
     let zeros = hc.iter().all(|&x| x == 0);
     let ok = rel < 1e-2 && !zeros;
-    let what = format!("{v:?}{} {m}x{n}x{k} ({} rows checked): rel Frobenius error {rel:.2e}, {bad} entries off{}",
+    let what = format!("{v:?}{} ({desc:?} descriptors) {m}x{n}x{k} ({} rows checked): rel Frobenius error {rel:.2e}, {bad} entries off{}",
                        if diag > 0 { format!(" diag{diag}") } else { String::new() }, rows.len(), if zeros { ", C is all zeros" } else { "" });
     if !ok {
         println!("FAILED: {what}");
@@ -375,7 +418,7 @@ fn run(ctx: &CudaContext, v: Variant, m: usize, n: usize, k: usize, time: bool, 
         e1.synchronize().unwrap();
         let ms = e1.elapsed_ms_since(&e0).unwrap() as f64 / reps as f64;
         let tflops = 2.0 * m as f64 * n as f64 * k as f64 / (ms * 1e-3) / 1e12;
-        println!("TIME {v:?} {m}x{n}x{k}: {ms:.3} ms, {tflops:.1} TFLOPS (grid {grid}, {smem} B shared)");
+        println!("TIME {v:?} ({desc:?} descriptors) {m}x{n}x{k}: {ms:.3} ms, {tflops:.1} TFLOPS (grid {grid}, {smem} B shared)");
     }
     true
 }
@@ -402,22 +445,28 @@ fn main() {
     if let Some(v) = args.first().and_then(|a| variant(a)) {
         let (m, n, k) = if nums.len() == 3 { (nums[0], nums[1], nums[2]) } else { (1024, 1024, 1024) };
         let diag = if flag("--diag") { 3 } else { 0 };
-        cases.push((v, m, n, k, flag("--time"), flag("--full") || m * n * k <= 1 << 30, diag));
+        let desc = if flag("--gmem") { Desc::Gmem } else { Desc::from_env() };
+        cases.push((v, desc, m, n, k, flag("--time"), flag("--full") || m * n * k <= 1 << 30, diag));
     } else {
-        for v in [Variant::Simple, Variant::Ws] {
-            cases.push((v, 256, 256, 256, false, true, 0));
-            cases.push((v, 1024, 1024, 1024, false, true, 0));
+        // both descriptor paths, so one run compares them
+        for desc in [Desc::Param, Desc::Gmem] {
+            for v in [Variant::Simple, Variant::Ws] {
+                cases.push((v, desc, 256, 256, 256, false, true, 0));
+                cases.push((v, desc, 1024, 1024, 1024, false, true, 0));
+            }
+            // 48 tiles, 5 k-steps: the 4-stage ring's phases wrap within a tile
+            cases.push((Variant::Ws, desc, 2048, 768, 320, false, true, 0));
         }
     }
     let mut ok = true;
-    for (i, &(v, m, n, k, time, full, diag)) in cases.iter().enumerate() {
+    for (i, &(v, desc, m, n, k, time, full, diag)) in cases.iter().enumerate() {
         let seed = 0x9e3779b97f4a7c15 ^ (i as u64 * 7919 + m as u64);
         if diag == 3 {
             // both identity patterns (square shapes), then the random case
-            ok &= run(&ctx, v, m, n, k, false, true, seed, 1);
-            ok &= run(&ctx, v, m, n, k, false, true, seed, 2);
+            ok &= run(&ctx, v, desc, m, n, k, false, true, seed, 1);
+            ok &= run(&ctx, v, desc, m, n, k, false, true, seed, 2);
         }
-        ok &= run(&ctx, v, m, n, k, time, full, seed, 0);
+        ok &= run(&ctx, v, desc, m, n, k, time, full, seed, 0);
     }
     if !ok {
         std::process::exit(1);
