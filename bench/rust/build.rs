@@ -3,8 +3,8 @@ fn main() {
     println!("cargo:rerun-if-changed=kernels.cu");
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("nvcc_kernels.ptx");
     let nvcc = std::env::var("NVCC").unwrap_or_else(|_| "/usr/local/cuda/bin/nvcc".into());
-    let st = std::process::Command::new(&nvcc)
-        .args(["-O3", "-arch=sm_90a", "-ptx", "kernels.cu", "-o"]).arg(&out).status();
+    let st =
+        std::process::Command::new(&nvcc).args(["-O3", "-arch=sm_90a", "-ptx", "kernels.cu", "-o"]).arg(&out).status();
     match st {
         Ok(s) if s.success() => {}
         _ => panic!("{} -O3 -arch=sm_90a -ptx kernels.cu failed (set NVCC)", nvcc),

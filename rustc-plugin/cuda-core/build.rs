@@ -15,9 +15,11 @@ fn main() {
         dirs.push(root.join(b));
     }
     if let Ok(rd) = std::fs::read_dir(&root) {
-        let mut more: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| {
-            p.file_name().map(|n| n.to_string_lossy().starts_with("build")).unwrap_or(false)
-        }).collect();
+        let mut more: Vec<PathBuf> = rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().map(|n| n.to_string_lossy().starts_with("build")).unwrap_or(false))
+            .collect();
         more.sort();
         dirs.extend(more);
     }

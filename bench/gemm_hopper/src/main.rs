@@ -132,11 +132,7 @@ fn open(env: &str, names: &[&str]) -> Result<(*mut c_void, String), String> {
         }
     }
     let e = unsafe { dlerror() };
-    Err(if e.is_null() {
-        "dlopen failed".into()
-    } else {
-        unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
-    })
+    Err(if e.is_null() { "dlopen failed".into() } else { unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned() })
 }
 
 fn load_cublas() -> Result<Cublas, String> {
@@ -246,12 +242,7 @@ fn lt_plan(lt: &Lt, handle: H, m: u64, n: u64, k: u64) -> Result<LtPlan, String>
             st = (lt.pref_create)(&mut pref);
         }
         if st == 0 {
-            st = (lt.pref_set)(
-                pref,
-                CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                &ws as *const u64 as _,
-                8,
-            );
+            st = (lt.pref_set)(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws as *const u64 as _, 8);
         }
         if st == 0 {
             st = (lt.heuristic)(handle, p.desc, p.la, p.lb, p.lc, p.lc, pref, 1, &mut p.heur, &mut got);
@@ -298,24 +289,15 @@ fn main() {
             exit(77);
         }
     };
-    let seed = std::env::var("OXIDE_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| {
-            let t = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap();
-            (t.as_nanos() as u64) ^ ((std::process::id() as u64) << 32)
-        });
+    let seed = std::env::var("OXIDE_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+        (t.as_nanos() as u64) ^ ((std::process::id() as u64) << 32)
+    });
     eprintln!(
         "bench/gemm_hopper: {}, cuBLAS from {}{}; seed {seed}; median of {RUNS} runs after {WARMUP} warm-up",
         ctx.name(),
         cb.path,
-        if cb.lt.is_some() {
-            " (with cublasLt)"
-        } else {
-            " (no cublasLt)"
-        }
+        if cb.lt.is_some() { " (with cublasLt)" } else { " (no cublasLt)" }
     );
     let mut rng = Rng(seed | 1);
 
@@ -332,10 +314,7 @@ fn main() {
         check("cublasCreate", (cb.create)(&mut handle));
         // NULL: the legacy default stream, which oxide's default stream is too
         check("cublasSetStream", (cb.set_stream)(handle, std::ptr::null_mut()));
-        check(
-            "cublasSetWorkspace",
-            (cb.set_workspace)(handle, ws.device_ptr() as _, WORKSPACE),
-        );
+        check("cublasSetWorkspace", (cb.set_workspace)(handle, ws.device_ptr() as _, WORKSPACE));
         if let Some(lt) = &cb.lt {
             check("cublasLtCreate", (lt.create)(&mut lt_handle));
         }
@@ -360,10 +339,7 @@ fn main() {
         let g = Gemm::new(&s, Variant::Ws, desc, &da, &db, m, n, k).unwrap_or_else(|e| panic!("{e}"));
         let (ap, bp) = (da.device_ptr() as *const c_void, db.device_ptr() as *const c_void);
         let (alpha, beta) = (1f32, 0f32);
-        let (alpha, beta) = (
-            &alpha as *const f32 as *const c_void,
-            &beta as *const f32 as *const c_void,
-        );
+        let (alpha, beta) = (&alpha as *const f32 as *const c_void, &beta as *const f32 as *const c_void);
 
         let oxide = |c: &mut DeviceBuffer<u16>| g.launch(&module, &s, c).unwrap();
         // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS's "A" is our B (n x k, ld n),
@@ -376,16 +352,13 @@ fn main() {
                                   CUDA_R_16BF, ki, beta, c, CUDA_R_16BF, ni, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
             check("cublasGemmEx", st);
         };
-        let plan = cb
-            .lt
-            .as_ref()
-            .and_then(|lt| match lt_plan(lt, lt_handle, m as u64, n as u64, k as u64) {
-                Ok(p) => Some((lt, p)),
-                Err(e) => {
-                    eprintln!("bench/gemm_hopper: cublasLt has no plan for {shape} ({e}): cublasGemmEx alone");
-                    None
-                }
-            });
+        let plan = cb.lt.as_ref().and_then(|lt| match lt_plan(lt, lt_handle, m as u64, n as u64, k as u64) {
+            Ok(p) => Some((lt, p)),
+            Err(e) => {
+                eprintln!("bench/gemm_hopper: cublasLt has no plan for {shape} ({e}): cublasGemmEx alone");
+                None
+            }
+        });
         let lt_run = |lt: &Lt, p: &LtPlan| unsafe {
             let c = c_lt.device_ptr() as *mut c_void;
             #[rustfmt::skip]
@@ -407,13 +380,7 @@ fn main() {
             println!("  {nans} of {nc} elements of oxide's C are NaN (unwritten)");
             let off = (0..nc).filter(|&i| x[i] != y[i]).take(8);
             for i in off {
-                println!(
-                    "  C[{}][{}]: oxide {}, cuBLAS {}",
-                    i / n,
-                    i % n,
-                    f32_of(x[i]),
-                    f32_of(y[i])
-                );
+                println!("  C[{}][{}]: oxide {}, cuBLAS {}", i / n, i % n, f32_of(x[i]), f32_of(y[i]));
             }
             exit(1);
         }

@@ -1,12 +1,12 @@
 //! bench/rust: the examples' Rust kernels against nvcc-built CUDA C++, same data, same launch
 //! shapes, timed with CUDA events (median of 7 runs of 20 launches each, after warm-up).
 #![allow(dead_code)]
-#[path = "../../../examples/rust/vecadd/src/main.rs"]
-mod vecadd;
-#[path = "../../../examples/rust/reduce/src/main.rs"]
-mod reduce;
 #[path = "../../../examples/rust/matmul/src/main.rs"]
 mod matmul;
+#[path = "../../../examples/rust/reduce/src/main.rs"]
+mod reduce;
+#[path = "../../../examples/rust/vecadd/src/main.rs"]
+mod vecadd;
 
 use cuda_core::{CudaContext, CudaStream, DeviceBuffer, LaunchConfig, Module, ParamBuffer};
 

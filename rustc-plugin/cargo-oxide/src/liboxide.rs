@@ -32,9 +32,12 @@ pub fn find() -> Option<PathBuf> {
         cands.push(root.join(b).join("liboxide.so"));
     }
     if let Ok(rd) = std::fs::read_dir(&root) {
-        let mut more: Vec<PathBuf> = rd.flatten().map(|e| e.path())
+        let mut more: Vec<PathBuf> = rd
+            .flatten()
+            .map(|e| e.path())
             .filter(|p| p.file_name().map(|n| n.to_string_lossy().starts_with("build")).unwrap_or(false))
-            .map(|p| p.join("liboxide.so")).collect();
+            .map(|p| p.join("liboxide.so"))
+            .collect();
         more.sort();
         cands.extend(more);
     }
@@ -71,7 +74,9 @@ impl Lib {
     }
 
     pub fn version(&self) -> String {
-        let f = (|| -> Result<extern "C" fn() -> *const c_char, String> { Ok(sym!(self, "oxide_version", extern "C" fn() -> *const c_char)) })();
+        let f = (|| -> Result<extern "C" fn() -> *const c_char, String> {
+            Ok(sym!(self, "oxide_version", extern "C" fn() -> *const c_char))
+        })();
         match f {
             Ok(f) => unsafe { CStr::from_ptr(f()) }.to_string_lossy().into_owned(),
             Err(e) => e,
@@ -79,7 +84,9 @@ impl Lib {
     }
 
     fn last_error(&self) -> String {
-        let f = (|| -> Result<extern "C" fn() -> *const c_char, String> { Ok(sym!(self, "oxide_last_error", extern "C" fn() -> *const c_char)) })();
+        let f = (|| -> Result<extern "C" fn() -> *const c_char, String> {
+            Ok(sym!(self, "oxide_last_error", extern "C" fn() -> *const c_char))
+        })();
         match f {
             Ok(f) => unsafe { CStr::from_ptr(f()) }.to_string_lossy().into_owned(),
             Err(e) => e,
@@ -90,13 +97,22 @@ impl Lib {
     pub fn compile(&self, units: &[(String, Vec<u8>)], sm: &str, lineinfo: bool) -> Result<String, String> {
         let ctx_create = sym!(self, "oxide_context_create", extern "C" fn(*mut *mut c_void) -> Status);
         let ctx_destroy = sym!(self, "oxide_context_destroy", extern "C" fn(*mut c_void));
-        let mod_create = sym!(self, "oxide_module_create", extern "C" fn(*mut c_void, *const c_char, *mut *mut c_void) -> Status);
-        let import = sym!(self, "oxide_module_import_bitcode", extern "C" fn(*mut c_void, *const c_void, usize, *const c_char) -> Status);
+        let mod_create =
+            sym!(self, "oxide_module_create", extern "C" fn(*mut c_void, *const c_char, *mut *mut c_void) -> Status);
+        let import = sym!(
+            self,
+            "oxide_module_import_bitcode",
+            extern "C" fn(*mut c_void, *const c_void, usize, *const c_char) -> Status
+        );
         let opts_create = sym!(self, "oxide_options_create", extern "C" fn(*mut *mut c_void) -> Status);
         let opts_destroy = sym!(self, "oxide_options_destroy", extern "C" fn(*mut c_void));
         let set_target = sym!(self, "oxide_options_set_target", extern "C" fn(*mut c_void, *const c_char) -> Status);
         let set_line = sym!(self, "oxide_options_set_line_info", extern "C" fn(*mut c_void, c_int) -> Status);
-        let compile = sym!(self, "oxide_module_compile", extern "C" fn(*mut c_void, *const c_void, *mut *const c_char, *mut usize) -> Status);
+        let compile = sym!(
+            self,
+            "oxide_module_compile",
+            extern "C" fn(*mut c_void, *const c_void, *mut *const c_char, *mut usize) -> Status
+        );
         let mut ctx = std::ptr::null_mut();
         if ctx_create(&mut ctx) != 0 {
             return Err(self.last_error());
@@ -129,7 +145,11 @@ impl Lib {
                 }
                 let bytes = unsafe { std::slice::from_raw_parts(ptx as *const u8, len) };
                 if let Ok(path) = std::env::var("OXIDE_DUMP_LLVM") {
-                    let get_ir = sym!(self, "oxide_module_get_llvm_ir", extern "C" fn(*mut c_void, *mut *const c_char) -> Status);
+                    let get_ir = sym!(
+                        self,
+                        "oxide_module_get_llvm_ir",
+                        extern "C" fn(*mut c_void, *mut *const c_char) -> Status
+                    );
                     let mut ir: *const c_char = std::ptr::null();
                     if get_ir(m, &mut ir) == 0 && !ir.is_null() {
                         let _ = std::fs::write(path, unsafe { CStr::from_ptr(ir) }.to_bytes());

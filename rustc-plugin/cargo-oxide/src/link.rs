@@ -51,7 +51,9 @@ pub fn main(args: &[String]) -> i32 {
     }
     let out = flat.iter().position(|a| a == "-o").and_then(|i| flat.get(i + 1)).cloned().unwrap_or_default();
     let out_name = Path::new(&out).file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-    let uses_oxide = flat.iter().any(|a| Path::new(a).file_name().map(|f| f.to_string_lossy().starts_with("libcuda_device-")).unwrap_or(false));
+    let uses_oxide = flat
+        .iter()
+        .any(|a| Path::new(a).file_name().map(|f| f.to_string_lossy().starts_with("libcuda_device-")).unwrap_or(false));
     let shared = flat.iter().any(|a| a == "-shared");
     if !uses_oxide || shared || out_name.starts_with("build_script_") {
         return run_linker(args);
@@ -83,7 +85,10 @@ pub fn main(args: &[String]) -> i32 {
     for a in flat.iter().filter(|a| a.contains("/lib/rustlib/") && a.ends_with(".rlib")) {
         let file = Path::new(a).file_name().unwrap().to_string_lossy().to_string();
         let krate = file.trim_start_matches("lib").split('-').next().unwrap_or("").to_string();
-        if matches!(krate.as_str(), "std" | "test" | "proc_macro" | "panic_unwind" | "unwind" | "std_detect" | "getopts") {
+        if matches!(
+            krate.as_str(),
+            "std" | "test" | "proc_macro" | "panic_unwind" | "unwind" | "std_detect" | "getopts"
+        ) {
             continue; // host-only code
         }
         if let Some(bc) = rlib_bitcode(Path::new(a)) {
@@ -121,7 +126,11 @@ pub fn main(args: &[String]) -> i32 {
     let out_path = PathBuf::from(&out);
     let deps = out_path.parent().unwrap_or(Path::new("."));
     let prog = out_name.rsplit_once('-').map(|(a, _)| a.to_string()).unwrap_or(out_name.clone());
-    let profile_dir = if deps.file_name().map(|f| f == "deps" || f == "examples").unwrap_or(false) { deps.parent().unwrap() } else { deps };
+    let profile_dir = if deps.file_name().map(|f| f == "deps" || f == "examples").unwrap_or(false) {
+        deps.parent().unwrap()
+    } else {
+        deps
+    };
     let ptx_dir = profile_dir.join("oxide");
     let _ = std::fs::create_dir_all(&ptx_dir);
     let ptx_file = ptx_dir.join(format!("{}.ptx", prog));
@@ -148,10 +157,18 @@ pub fn main(args: &[String]) -> i32 {
         }
     }
     // rustc hides a successful linker's output: the summary goes beside the PTX
-    let _ = std::fs::write(ptx_dir.join(format!("{}.log", prog)), format!(
-        "{} bitcode units ({} crates, {} standard-library offered) -> {} bytes of PTX for {} in {:.3} s\n",
-        units.len(), units.iter().filter(|u| !u.0.starts_with("library:")).count(),
-        units.iter().filter(|u| u.0.starts_with("library:")).count(), ptx.len(), sm, t_compile.as_secs_f64()));
+    let _ = std::fs::write(
+        ptx_dir.join(format!("{}.log", prog)),
+        format!(
+            "{} bitcode units ({} crates, {} standard-library offered) -> {} bytes of PTX for {} in {:.3} s\n",
+            units.len(),
+            units.iter().filter(|u| !u.0.starts_with("library:")).count(),
+            units.iter().filter(|u| u.0.starts_with("library:")).count(),
+            ptx.len(),
+            sm,
+            t_compile.as_secs_f64()
+        ),
+    );
     let mut full: Vec<String> = args.to_vec();
     full.push(obj.display().to_string());
     run_linker(&full)

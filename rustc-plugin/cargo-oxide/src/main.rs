@@ -8,8 +8,8 @@
 //! The same executable is also, inside the build, the rustc workspace wrapper (adds bitcode
 //! emission and v0 mangling) and the linker (at a program's final link it makes the PTX from
 //! every crate's bitcode with liboxide, in process, and links it in as OXIDE_PTX).
-mod link;
 mod liboxide;
+mod link;
 
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
@@ -44,7 +44,11 @@ fn main() {
         }
         _ => {
             eprintln!("usage: cargo oxide <doctor | new NAME | build [--release] [--sm SM] [--lineinfo] [--module FILE.ptx] | run [EXAMPLE]>");
-            if cmd.is_empty() || cmd == "help" || cmd == "--help" { 0 } else { 2 }
+            if cmd.is_empty() || cmd == "help" || cmd == "--help" {
+                0
+            } else {
+                2
+            }
         }
     };
     exit(code);
@@ -98,7 +102,8 @@ fn rustc_llvm_major() -> Option<(String, u32)> {
     let o = Command::new(rustc).arg("-vV").output().ok()?;
     let s = String::from_utf8_lossy(&o.stdout).to_string();
     let release = s.lines().find(|l| l.starts_with("release:"))?.trim_start_matches("release:").trim().to_string();
-    let llvm = s.lines().find(|l| l.starts_with("LLVM version:"))?.trim_start_matches("LLVM version:").trim().to_string();
+    let llvm =
+        s.lines().find(|l| l.starts_with("LLVM version:"))?.trim_start_matches("LLVM version:").trim().to_string();
     let major = llvm.split('.').next()?.parse().ok()?;
     Some((format!("rustc {} (LLVM {})", release, llvm), major))
 }
@@ -124,35 +129,75 @@ fn doctor() -> i32 {
         }
     };
     match rustc_llvm_major() {
-        Some((d, m)) => line(m <= OXIDE_LLVM_MAJOR, "rust", if m <= OXIDE_LLVM_MAJOR { d } else { check_toolchain().unwrap_err() }),
+        Some((d, m)) => {
+            line(m <= OXIDE_LLVM_MAJOR, "rust", if m <= OXIDE_LLVM_MAJOR { d } else { check_toolchain().unwrap_err() })
+        }
         None => line(false, "rust", "rustc not found (install with rustup, stable channel)".into()),
     }
     match liboxide::find() {
         Some(p) => match liboxide::Lib::open(&p) {
-            Ok(l) => line(true, "liboxide", format!("{} (version {}, LLVM {})", p.display(), l.version(), OXIDE_LLVM_MAJOR)),
+            Ok(l) => {
+                line(true, "liboxide", format!("{} (version {}, LLVM {})", p.display(), l.version(), OXIDE_LLVM_MAJOR))
+            }
             Err(e) => line(false, "liboxide", e),
         },
-        None => line(false, "liboxide", "not found: build oxide (cmake -S . -B build && cmake --build build) or set OXIDE_LIB".into()),
+        None => line(
+            false,
+            "liboxide",
+            "not found: build oxide (cmake -S . -B build && cmake --build build) or set OXIDE_LIB".into(),
+        ),
     }
     let cuda = std::env::var("CUDA_HOME").unwrap_or_else(|_| "/usr/local/cuda".into());
     let ptxas = Path::new(&cuda).join("bin/ptxas");
-    line(ptxas.exists(), "cuda", if ptxas.exists() { format!("{} (ptxas for checking PTX)", cuda) } else { format!("no ptxas in {}/bin (optional: used to check PTX)", cuda) });
+    line(
+        ptxas.exists(),
+        "cuda",
+        if ptxas.exists() {
+            format!("{} (ptxas for checking PTX)", cuda)
+        } else {
+            format!("no ptxas in {}/bin (optional: used to check PTX)", cuda)
+        },
+    );
     let libdev = Path::new(&cuda).join("nvvm/libdevice/libdevice.10.bc");
     line(libdev.exists(), "libdevice", libdev.display().to_string());
-    let driver = ["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1"]
-        .iter().find(|p| Path::new(p).exists());
-    println!("[{}] {:<12} {}", if driver.is_some() { " ok " } else { "note" }, "driver",
-             driver.map(|d| d.to_string()).unwrap_or_else(|| "libcuda.so.1 not found: programs build here and run on a machine with a GPU".into()));
+    let driver =
+        ["/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib64/libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1"]
+            .iter()
+            .find(|p| Path::new(p).exists());
+    println!(
+        "[{}] {:<12} {}",
+        if driver.is_some() { " ok " } else { "note" },
+        "driver",
+        driver
+            .map(|d| d.to_string())
+            .unwrap_or_else(|| "libcuda.so.1 not found: programs build here and run on a machine with a GPU".into())
+    );
     let reg = Path::new("/usr/share/cargo/registry/syn-1.0.107");
-    line(reg.exists(), "crates", if reg.exists() { "Debian's syn/quote/proc-macro2 in /usr/share/cargo/registry".into() } else { "apt-get install librust-syn-dev librust-quote-dev librust-proc-macro2-dev".into() });
-    if bad == 0 { println!("cargo oxide is ready"); 0 } else { 1 }
+    line(
+        reg.exists(),
+        "crates",
+        if reg.exists() {
+            "Debian's syn/quote/proc-macro2 in /usr/share/cargo/registry".into()
+        } else {
+            "apt-get install librust-syn-dev librust-quote-dev librust-proc-macro2-dev".into()
+        },
+    );
+    if bad == 0 {
+        println!("cargo oxide is ready");
+        0
+    } else {
+        1
+    }
 }
 
 fn oxide_root() -> PathBuf {
     if let Ok(r) = std::env::var("OXIDE_ROOT") {
         return r.into();
     }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
 }
 
 fn new_project(args: &[String]) -> i32 {
@@ -208,7 +253,10 @@ fn build(args: &[String], run: bool) -> i32 {
         let a = &args[i];
         let val = |i: usize| args.get(i + 1).cloned().unwrap_or_default();
         match a.as_str() {
-            "--sm" => { envs.push(("OXIDE_SM".into(), val(i))); i += 1; }
+            "--sm" => {
+                envs.push(("OXIDE_SM".into(), val(i)));
+                i += 1;
+            }
             "--lineinfo" => envs.push(("OXIDE_LINEINFO".into(), "1".into())),
             "--module" => {
                 let p = PathBuf::from(val(i));
@@ -216,9 +264,19 @@ fn build(args: &[String], run: bool) -> i32 {
                 module_out = Some(abs.display().to_string());
                 i += 1;
             }
-            "--export" => { exports.push(val(i)); i += 1; }
-            "--" => { after_dashdash = args[i + 1..].to_vec(); break; }
-            s if run && example.is_none() && !s.starts_with('-') && cargo_args.last().map(|p| !p.starts_with('-') || p == "--release").unwrap_or(true) => {
+            "--export" => {
+                exports.push(val(i));
+                i += 1;
+            }
+            "--" => {
+                after_dashdash = args[i + 1..].to_vec();
+                break;
+            }
+            s if run
+                && example.is_none()
+                && !s.starts_with('-')
+                && cargo_args.last().map(|p| !p.starts_with('-') || p == "--release").unwrap_or(true) =>
+            {
                 example = Some(s.to_string());
             }
             _ => cargo_args.push(a.clone()),
@@ -276,13 +334,23 @@ fn build(args: &[String], run: bool) -> i32 {
     let release = cargo_args.iter().any(|a| a == "--release" || a == "-r");
     let target = std::env::var("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| find_target_dir());
     let dir = target.join(if release { "release" } else { "debug" }).join("oxide");
-    let want = cargo_args.iter().position(|a| a == "-p" || a == "--package" || a == "--bin")
-        .and_then(|i| cargo_args.get(i + 1)).cloned().or(example.clone());
+    let want = cargo_args
+        .iter()
+        .position(|a| a == "-p" || a == "--package" || a == "--bin")
+        .and_then(|i| cargo_args.get(i + 1))
+        .cloned()
+        .or(example.clone());
     let ptx = match want {
         Some(p) => dir.join(format!("{}.ptx", p.replace('-', "_"))),
         None => {
-            let all: Vec<PathBuf> = std::fs::read_dir(&dir).map(|r| r.flatten().map(|e| e.path())
-                .filter(|p| p.extension().map(|e| e == "ptx").unwrap_or(false)).collect()).unwrap_or_default();
+            let all: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .map(|r| {
+                    r.flatten()
+                        .map(|e| e.path())
+                        .filter(|p| p.extension().map(|e| e == "ptx").unwrap_or(false))
+                        .collect()
+                })
+                .unwrap_or_default();
             if all.len() != 1 {
                 eprintln!("cargo oxide: --module needs one program: name it with -p PACKAGE or --bin NAME");
                 return 2;
@@ -290,7 +358,11 @@ fn build(args: &[String], run: bool) -> i32 {
             all[0].clone()
         }
     };
-    let text = match std::fs::read_to_string(&ptx).or_else(|_| std::fs::read_to_string(dir.join(format!("{}.ptx", ptx.file_stem().unwrap().to_string_lossy().replace('_', "-"))))) {
+    let text = match std::fs::read_to_string(&ptx).or_else(|_| {
+        std::fs::read_to_string(
+            dir.join(format!("{}.ptx", ptx.file_stem().unwrap().to_string_lossy().replace('_', "-"))),
+        )
+    }) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("cargo oxide: {}: {}", ptx.display(), e);

@@ -14,7 +14,9 @@ macro_rules! zip {
 }
 
 fn noop_waker() -> Waker {
-    fn clone(_: *const ()) -> RawWaker { RawWaker::new(std::ptr::null(), &VTABLE) }
+    fn clone(_: *const ()) -> RawWaker {
+        RawWaker::new(std::ptr::null(), &VTABLE)
+    }
     fn noop(_: *const ()) {}
     static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, noop, noop, noop);
     unsafe { Waker::from_raw(RawWaker::new(std::ptr::null(), &VTABLE)) }

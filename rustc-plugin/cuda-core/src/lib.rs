@@ -3,8 +3,8 @@
 //!
 //! It is a thin safe layer over liboxide's runtime library (no LLVM inside), linked statically,
 //! so a built program needs nothing but the NVIDIA driver.
-mod sys;
 mod ops;
+mod sys;
 mod tma;
 pub use tma::{Swizzle, TmaDescriptor, TmaElement};
 
@@ -58,7 +58,11 @@ impl std::error::Error for CudaError {}
 pub type Result<T> = std::result::Result<T, CudaError>;
 
 fn check(st: sys::oxide_status) -> Result<()> {
-    if st == sys::OXIDE_OK { Ok(()) } else { Err(CudaError::from_status(st)) }
+    if st == sys::OXIDE_OK {
+        Ok(())
+    } else {
+        Err(CudaError::from_status(st))
+    }
 }
 
 struct DevicePtr(*mut sys::oxide_device);
@@ -81,9 +85,15 @@ impl CudaContext {
     /// Number of GPUs (0 when there is no driver).
     pub fn device_count() -> usize {
         let mut n = 0;
-        if unsafe { sys::oxide_device_count(&mut n) } == sys::OXIDE_OK { n as usize } else { 0 }
+        if unsafe { sys::oxide_device_count(&mut n) } == sys::OXIDE_OK {
+            n as usize
+        } else {
+            0
+        }
     }
-    pub(crate) fn raw(&self) -> *mut sys::oxide_device { self.dev.0 }
+    pub(crate) fn raw(&self) -> *mut sys::oxide_device {
+        self.dev.0
+    }
     pub fn name(&self) -> String {
         let mut p = std::ptr::null();
         if unsafe { sys::oxide_device_name(self.raw(), &mut p) } != sys::OXIDE_OK || p.is_null() {
@@ -101,7 +111,12 @@ impl CudaContext {
     pub fn default_stream(&self) -> CudaStream {
         let mut s = std::ptr::null_mut();
         let st = unsafe { sys::oxide_stream_default(self.raw(), &mut s) };
-        CudaStream { raw: s, ctx: self.clone(), owned: false, err: if st == 0 { None } else { Some(CudaError::from_status(st)) } }
+        CudaStream {
+            raw: s,
+            ctx: self.clone(),
+            owned: false,
+            err: if st == 0 { None } else { Some(CudaError::from_status(st)) },
+        }
     }
     /// A new non-blocking stream.
     pub fn new_stream(&self) -> Result<CudaStream> {
@@ -136,7 +151,9 @@ impl CudaStream {
             None => Ok(self.raw),
         }
     }
-    pub fn context(&self) -> &CudaContext { &self.ctx }
+    pub fn context(&self) -> &CudaContext {
+        &self.ctx
+    }
     /// Wait until everything queued on the stream has run.
     pub fn synchronize(&self) -> Result<()> {
         check(unsafe { sys::oxide_stream_synchronize(self.raw()?) })
@@ -170,7 +187,9 @@ pub struct CudaEvent {
     raw: *mut sys::oxide_event,
 }
 impl CudaEvent {
-    pub fn synchronize(&self) -> Result<()> { check(unsafe { sys::oxide_event_synchronize(self.raw) }) }
+    pub fn synchronize(&self) -> Result<()> {
+        check(unsafe { sys::oxide_event_synchronize(self.raw) })
+    }
     pub fn is_done(&self) -> Result<bool> {
         let mut d = 0;
         check(unsafe { sys::oxide_event_query(self.raw, &mut d) })?;
@@ -184,7 +203,9 @@ impl CudaEvent {
     }
 }
 impl Drop for CudaEvent {
-    fn drop(&mut self) { unsafe { sys::oxide_event_destroy(self.raw) } }
+    fn drop(&mut self) {
+        unsafe { sys::oxide_event_destroy(self.raw) }
+    }
 }
 
 /// Device memory holding `len` values of `T` (plain data: `Copy`).
@@ -226,14 +247,22 @@ impl<T: Copy> DeviceBuffer<T> {
     ///
     /// # Safety
     /// Read nothing before it is written.
-    pub unsafe fn uninit(stream: &CudaStream, len: usize) -> Result<Self> { Self::alloc(&stream.ctx, len) }
+    pub unsafe fn uninit(stream: &CudaStream, len: usize) -> Result<Self> {
+        Self::alloc(&stream.ctx, len)
+    }
     fn copy_from_host_inner(&self, stream: &CudaStream, data: &[T]) -> Result<()> {
         if data.len() != self.len {
-            return Err(CudaError::other(format!("copy_from_host: {} values into a buffer of {}", data.len(), self.len)));
+            return Err(CudaError::other(format!(
+                "copy_from_host: {} values into a buffer of {}",
+                data.len(),
+                self.len
+            )));
         }
         let bytes = std::mem::size_of_val(data);
         if bytes > 0 {
-            check(unsafe { sys::oxide_memcpy_htod_async(stream.raw()?, self.ptr, data.as_ptr() as *const c_void, bytes) })?;
+            check(unsafe {
+                sys::oxide_memcpy_htod_async(stream.raw()?, self.ptr, data.as_ptr() as *const c_void, bytes)
+            })?;
             stream.synchronize()?;
         }
         Ok(())
@@ -247,7 +276,9 @@ impl<T: Copy> DeviceBuffer<T> {
         let mut v: Vec<T> = Vec::with_capacity(self.len);
         let bytes = self.len * std::mem::size_of::<T>();
         if bytes > 0 {
-            check(unsafe { sys::oxide_memcpy_dtoh_async(stream.raw()?, v.as_mut_ptr() as *mut c_void, self.ptr, bytes) })?;
+            check(unsafe {
+                sys::oxide_memcpy_dtoh_async(stream.raw()?, v.as_mut_ptr() as *mut c_void, self.ptr, bytes)
+            })?;
             stream.synchronize()?;
         }
         unsafe { v.set_len(self.len) };
@@ -258,16 +289,26 @@ impl<T: Copy> DeviceBuffer<T> {
         if src.len != self.len {
             return Err(CudaError::other("copy_from_device: lengths differ"));
         }
-        check(unsafe { sys::oxide_memcpy_dtod_async(stream.raw()?, self.ptr, src.ptr, self.len * std::mem::size_of::<T>()) })
+        check(unsafe {
+            sys::oxide_memcpy_dtod_async(stream.raw()?, self.ptr, src.ptr, self.len * std::mem::size_of::<T>())
+        })
     }
-    pub fn len(&self) -> usize { self.len }
-    pub fn is_empty(&self) -> bool { self.len == 0 }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
     /// The device address.
-    pub fn device_ptr(&self) -> u64 { self.ptr }
+    pub fn device_ptr(&self) -> u64 {
+        self.ptr
+    }
 }
 
 impl<T: Copy> Drop for DeviceBuffer<T> {
-    fn drop(&mut self) { unsafe { sys::oxide_buffer_free(self.raw) } }
+    fn drop(&mut self) {
+        unsafe { sys::oxide_buffer_free(self.raw) }
+    }
 }
 
 /// Grid and block shape of a launch, and its dynamic shared memory.
@@ -327,7 +368,9 @@ struct ModulePtr(*mut sys::oxide_loaded_module);
 unsafe impl Send for ModulePtr {}
 unsafe impl Sync for ModulePtr {}
 impl Drop for ModulePtr {
-    fn drop(&mut self) { unsafe { sys::oxide_loaded_module_destroy(self.0) } }
+    fn drop(&mut self) {
+        unsafe { sys::oxide_loaded_module_destroy(self.0) }
+    }
 }
 
 /// A loaded PTX module.
@@ -354,7 +397,9 @@ impl Module {
         }
         Self::load_ptx(ctx, ptx)
     }
-    pub fn context(&self) -> &CudaContext { &self.ctx }
+    pub fn context(&self) -> &CudaContext {
+        &self.ctx
+    }
     fn kernel(&self, entry: &str) -> Result<*mut sys::oxide_kernel> {
         let c = CString::new(entry).map_err(|_| CudaError::other("kernel name with NUL"))?;
         let mut k = std::ptr::null_mut();
@@ -366,7 +411,13 @@ impl Module {
     /// # Safety
     /// `params` must match the entry's PTX parameters, and the memory they point at must stay
     /// valid and unaliased as the kernel needs until it has run.
-    pub unsafe fn launch_raw(&self, entry: &str, stream: &CudaStream, cfg: &LaunchConfig, params: &ParamBuffer) -> Result<()> {
+    pub unsafe fn launch_raw(
+        &self,
+        entry: &str,
+        stream: &CudaStream,
+        cfg: &LaunchConfig,
+        params: &ParamBuffer,
+    ) -> Result<()> {
         let k = self.kernel(entry)?;
         let raw_cfg = cfg.raw();
         let mut ptrs = params.pointers();

@@ -18,7 +18,9 @@ pub struct ParamBuffer {
 }
 
 impl ParamBuffer {
-    pub fn new() -> Self { Self::default() }
+    pub fn new() -> Self {
+        Self::default()
+    }
     fn push_raw(&mut self, p: *const u8, size: usize, align: usize) {
         let align = align.clamp(1, 8);
         let off = (self.used + align - 1) & !(align - 1);
@@ -78,7 +80,9 @@ pub trait DeviceOperation: Sized {
         AndThen { a: Some(self), f: Some(f), b: None }
     }
     /// Both at once, on two streams; done when both are.
-    fn zip<B: DeviceOperation>(self, b: B) -> Zip<Self, B> { Zip { a: self, b } }
+    fn zip<B: DeviceOperation>(self, b: B) -> Zip<Self, B> {
+        Zip { a: self, b }
+    }
 }
 
 /// One kernel launch (made by the `name_async` methods of `#[cuda_module]`).
@@ -96,7 +100,9 @@ impl<'a> LaunchOp<'a> {
         LaunchOp { module, entry, cfg, params, _borrow: PhantomData }
     }
     /// The PTX entry this launches.
-    pub fn entry(&self) -> &str { &self.entry }
+    pub fn entry(&self) -> &str {
+        &self.entry
+    }
 }
 
 impl DeviceOperation for LaunchOp<'_> {
@@ -105,7 +111,9 @@ impl DeviceOperation for LaunchOp<'_> {
         unsafe { self.module.launch_raw(&self.entry, stream, &self.cfg, &self.params) }
     }
     fn finish(self) {}
-    fn context(&self) -> &crate::CudaContext { self.module.context() }
+    fn context(&self) -> &crate::CudaContext {
+        self.module.context()
+    }
 }
 
 pub struct AndThen<A, B, F> {
@@ -124,7 +132,9 @@ impl<A: DeviceOperation, B: DeviceOperation, F: FnOnce(A::Output) -> B> DeviceOp
         self.b = Some(b);
         Ok(())
     }
-    fn finish(self) -> B::Output { self.b.expect("and_then: finish before enqueue").finish() }
+    fn finish(self) -> B::Output {
+        self.b.expect("and_then: finish before enqueue").finish()
+    }
     fn context(&self) -> &crate::CudaContext {
         match (&self.a, &self.b) {
             (Some(a), _) => a.context(),
@@ -154,8 +164,12 @@ impl<A: DeviceOperation, B: DeviceOperation> DeviceOperation for Zip<A, B> {
         stream.wait_event(&done)?;
         Ok(())
     }
-    fn finish(self) -> Self::Output { (self.a.finish(), self.b.finish()) }
-    fn context(&self) -> &crate::CudaContext { self.a.context() }
+    fn finish(self) -> Self::Output {
+        (self.a.finish(), self.b.finish())
+    }
+    fn context(&self) -> &crate::CudaContext {
+        self.a.context()
+    }
 }
 
 /// `op.await`: queues the work on the context's default stream at the first poll and completes
@@ -195,13 +209,17 @@ impl<O: DeviceOperation + Unpin> Future for OpFuture<O> {
 impl<'a> std::future::IntoFuture for LaunchOp<'a> {
     type Output = Result<()>;
     type IntoFuture = OpFuture<LaunchOp<'a>>;
-    fn into_future(self) -> Self::IntoFuture { OpFuture { op: Some(self), stream: None } }
+    fn into_future(self) -> Self::IntoFuture {
+        OpFuture { op: Some(self), stream: None }
+    }
 }
 
 impl<A: DeviceOperation + Unpin, B: DeviceOperation + Unpin> std::future::IntoFuture for Zip<A, B> {
     type Output = Result<(A::Output, B::Output)>;
     type IntoFuture = OpFuture<Zip<A, B>>;
-    fn into_future(self) -> Self::IntoFuture { OpFuture { op: Some(self), stream: None } }
+    fn into_future(self) -> Self::IntoFuture {
+        OpFuture { op: Some(self), stream: None }
+    }
 }
 
 impl<A: DeviceOperation + Unpin, B: DeviceOperation + Unpin, F: FnOnce(A::Output) -> B + Unpin> std::future::IntoFuture
@@ -209,8 +227,12 @@ impl<A: DeviceOperation + Unpin, B: DeviceOperation + Unpin, F: FnOnce(A::Output
 {
     type Output = Result<B::Output>;
     type IntoFuture = OpFuture<AndThen<A, B, F>>;
-    fn into_future(self) -> Self::IntoFuture { OpFuture { op: Some(self), stream: None } }
+    fn into_future(self) -> Self::IntoFuture {
+        OpFuture { op: Some(self), stream: None }
+    }
 }
 
 /// Wrap any operation as a future.
-pub fn into_future<O: DeviceOperation + Unpin>(op: O) -> OpFuture<O> { OpFuture { op: Some(op), stream: None } }
+pub fn into_future<O: DeviceOperation + Unpin>(op: O) -> OpFuture<O> {
+    OpFuture { op: Some(op), stream: None }
+}

@@ -7,12 +7,30 @@ pub const OXIDE_OK: oxide_status = 0;
 pub const OXIDE_ERROR_NO_DRIVER: oxide_status = 10;
 pub const OXIDE_ERROR_NO_DEVICE: oxide_status = 11;
 
-#[repr(C)] pub struct oxide_device { _p: [u8; 0] }
-#[repr(C)] pub struct oxide_stream { _p: [u8; 0] }
-#[repr(C)] pub struct oxide_event { _p: [u8; 0] }
-#[repr(C)] pub struct oxide_buffer { _p: [u8; 0] }
-#[repr(C)] pub struct oxide_loaded_module { _p: [u8; 0] }
-#[repr(C)] pub struct oxide_kernel { _p: [u8; 0] }
+#[repr(C)]
+pub struct oxide_device {
+    _p: [u8; 0],
+}
+#[repr(C)]
+pub struct oxide_stream {
+    _p: [u8; 0],
+}
+#[repr(C)]
+pub struct oxide_event {
+    _p: [u8; 0],
+}
+#[repr(C)]
+pub struct oxide_buffer {
+    _p: [u8; 0],
+}
+#[repr(C)]
+pub struct oxide_loaded_module {
+    _p: [u8; 0],
+}
+#[repr(C)]
+pub struct oxide_kernel {
+    _p: [u8; 0],
+}
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -30,7 +48,11 @@ extern "C" {
     pub fn oxide_device_count(count: *mut c_int) -> oxide_status;
     pub fn oxide_device_get(index: c_int, out: *mut *mut oxide_device) -> oxide_status;
     pub fn oxide_device_name(dev: *const oxide_device, name: *mut *const c_char) -> oxide_status;
-    pub fn oxide_device_compute_capability(dev: *const oxide_device, major: *mut c_int, minor: *mut c_int) -> oxide_status;
+    pub fn oxide_device_compute_capability(
+        dev: *const oxide_device,
+        major: *mut c_int,
+        minor: *mut c_int,
+    ) -> oxide_status;
     pub fn oxide_device_synchronize(dev: *mut oxide_device) -> oxide_status;
     pub fn oxide_stream_create(dev: *mut oxide_device, flags: c_uint, out: *mut *mut oxide_stream) -> oxide_status;
     pub fn oxide_stream_default(dev: *mut oxide_device, out: *mut *mut oxide_stream) -> oxide_status;
@@ -51,8 +73,22 @@ extern "C" {
     pub fn oxide_memcpy_dtoh_async(s: *mut oxide_stream, dst: *mut c_void, src: u64, bytes: usize) -> oxide_status;
     pub fn oxide_memcpy_dtod_async(s: *mut oxide_stream, dst: u64, src: u64, bytes: usize) -> oxide_status;
     pub fn oxide_memset_async(s: *mut oxide_stream, dst: u64, value: u32, count: usize, elem: c_uint) -> oxide_status;
-    pub fn oxide_loaded_module_load_ptx(dev: *mut oxide_device, ptx: *const c_char, len: usize, out: *mut *mut oxide_loaded_module) -> oxide_status;
+    pub fn oxide_loaded_module_load_ptx(
+        dev: *mut oxide_device,
+        ptx: *const c_char,
+        len: usize,
+        out: *mut *mut oxide_loaded_module,
+    ) -> oxide_status;
     pub fn oxide_loaded_module_destroy(m: *mut oxide_loaded_module);
-    pub fn oxide_loaded_module_get_kernel(m: *mut oxide_loaded_module, name: *const c_char, out: *mut *mut oxide_kernel) -> oxide_status;
-    pub fn oxide_kernel_launch_raw(k: *mut oxide_kernel, s: *mut oxide_stream, cfg: *const oxide_launch_config, params: *mut *mut c_void) -> oxide_status;
+    pub fn oxide_loaded_module_get_kernel(
+        m: *mut oxide_loaded_module,
+        name: *const c_char,
+        out: *mut *mut oxide_kernel,
+    ) -> oxide_status;
+    pub fn oxide_kernel_launch_raw(
+        k: *mut oxide_kernel,
+        s: *mut oxide_stream,
+        cfg: *const oxide_launch_config,
+        params: *mut *mut c_void,
+    ) -> oxide_status;
 }

@@ -10,23 +10,44 @@ use std::marker::PhantomData;
 use std::os::raw::{c_int, c_void};
 
 extern "C" {
-    fn oxide_tma_desc_encode_tiled(dev: *mut crate::sys::oxide_device, desc128: *mut c_void, dtype: c_int, rank: u32,
-                                   global_addr: u64, dims: *const u64, strides_bytes: *const u64, box_: *const u32,
-                                   elem_strides: *const u32, swizzle_bytes: c_int) -> crate::sys::oxide_status;
+    fn oxide_tma_desc_encode_tiled(
+        dev: *mut crate::sys::oxide_device,
+        desc128: *mut c_void,
+        dtype: c_int,
+        rank: u32,
+        global_addr: u64,
+        dims: *const u64,
+        strides_bytes: *const u64,
+        box_: *const u32,
+        elem_strides: *const u32,
+        swizzle_bytes: c_int,
+    ) -> crate::sys::oxide_status;
 }
 
 /// Shared-memory swizzle of the tile a copy writes (wgmma descriptors must name the same one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Swizzle { None, B32, B64, B128 }
+pub enum Swizzle {
+    None,
+    B32,
+    B64,
+    B128,
+}
 
 impl Swizzle {
     fn bytes(self) -> c_int {
-        match self { Swizzle::None => 0, Swizzle::B32 => 32, Swizzle::B64 => 64, Swizzle::B128 => 128 }
+        match self {
+            Swizzle::None => 0,
+            Swizzle::B32 => 32,
+            Swizzle::B64 => 64,
+            Swizzle::B128 => 128,
+        }
     }
 }
 
 /// Element types a TMA copy moves (oxide_scalar codes). bf16 and f16 data travel as `u16`.
-pub trait TmaElement: Copy { const SCALAR: c_int; }
+pub trait TmaElement: Copy {
+    const SCALAR: c_int;
+}
 macro_rules! tma_el { ($($t:ty => $c:expr),*) => { $(impl TmaElement for $t { const SCALAR: c_int = $c; })* } }
 tma_el!(u8 => 5, i8 => 1, u16 => 6, i16 => 2, u32 => 7, i32 => 3, u64 => 8, i64 => 4, f32 => 11, f64 => 12);
 
@@ -45,23 +66,45 @@ pub struct TmaDescriptor<'a> {
 impl<'a> TmaDescriptor<'a> {
     /// A descriptor of `buffer` viewed as a tensor: `dims` innermost first, `strides_bytes` of
     /// dims 1.. (multiples of 16), copies of `box_dims` elements. Errors name the broken rule.
-    pub fn tiled<T: TmaElement>(stream: &CudaStream, buffer: &'a DeviceBuffer<T>, dims: &[u64], strides_bytes: &[u64],
-                                box_dims: &[u32], swizzle: Swizzle) -> Result<Self> {
+    pub fn tiled<T: TmaElement>(
+        stream: &CudaStream,
+        buffer: &'a DeviceBuffer<T>,
+        dims: &[u64],
+        strides_bytes: &[u64],
+        box_dims: &[u32],
+        swizzle: Swizzle,
+    ) -> Result<Self> {
         let rank = dims.len();
         if box_dims.len() != rank || strides_bytes.len() + 1 != rank {
             return Err(crate::CudaError::other(format!(
-                "TmaDescriptor::tiled: {} dims need {} strides and {} box sizes", rank, rank.saturating_sub(1), rank)));
+                "TmaDescriptor::tiled: {} dims need {} strides and {} box sizes",
+                rank,
+                rank.saturating_sub(1),
+                rank
+            )));
         }
         let elems: u64 = dims.iter().product();
         if elems > buffer.len() as u64 {
             return Err(crate::CudaError::other(format!(
-                "TmaDescriptor::tiled: the tensor has {} elements, the buffer {}", elems, buffer.len())));
+                "TmaDescriptor::tiled: the tensor has {} elements, the buffer {}",
+                elems,
+                buffer.len()
+            )));
         }
         let mut host = Raw([0; 16]);
         check(unsafe {
-            oxide_tma_desc_encode_tiled(stream.context().raw(), host.0.as_mut_ptr() as *mut c_void, T::SCALAR, rank as u32,
-                                        buffer.device_ptr(), dims.as_ptr(), strides_bytes.as_ptr(), box_dims.as_ptr(),
-                                        std::ptr::null(), swizzle.bytes())
+            oxide_tma_desc_encode_tiled(
+                stream.context().raw(),
+                host.0.as_mut_ptr() as *mut c_void,
+                T::SCALAR,
+                rank as u32,
+                buffer.device_ptr(),
+                dims.as_ptr(),
+                strides_bytes.as_ptr(),
+                box_dims.as_ptr(),
+                std::ptr::null(),
+                swizzle.bytes(),
+            )
         })?;
         let dev = DeviceBuffer::from_host(stream, &host.0)?;
         Ok(TmaDescriptor { host, dev, _buf: PhantomData })
@@ -69,14 +112,25 @@ impl<'a> TmaDescriptor<'a> {
 
     /// A row-major `rows` x `cols` matrix copied in `box_rows` x `box_cols` tiles
     /// (device coordinates: x = column, y = row).
-    pub fn tiled_2d<T: TmaElement>(stream: &CudaStream, buffer: &'a DeviceBuffer<T>, rows: u64, cols: u64, box_rows: u32,
-                                   box_cols: u32, swizzle: Swizzle) -> Result<Self> {
+    pub fn tiled_2d<T: TmaElement>(
+        stream: &CudaStream,
+        buffer: &'a DeviceBuffer<T>,
+        rows: u64,
+        cols: u64,
+        box_rows: u32,
+        box_cols: u32,
+        swizzle: Swizzle,
+    ) -> Result<Self> {
         let es = std::mem::size_of::<T>() as u64;
         Self::tiled(stream, buffer, &[cols, rows], &[cols * es], &[box_cols, box_rows], swizzle)
     }
 
     /// Address of the descriptor in device memory (a `*const TensorMap` parameter's value).
-    pub fn device_ptr(&self) -> u64 { self.dev.device_ptr() }
+    pub fn device_ptr(&self) -> u64 {
+        self.dev.device_ptr()
+    }
     /// The 128 encoded bytes (a `&TensorMap` parameter's value).
-    pub fn bytes(&self) -> [u8; 128] { unsafe { std::mem::transmute(self.host) } }
+    pub fn bytes(&self) -> [u8; 128] {
+        unsafe { std::mem::transmute(self.host) }
+    }
 }

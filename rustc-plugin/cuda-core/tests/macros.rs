@@ -53,9 +53,22 @@ fn entry_points_have_the_c_abi() {
 
 #[test]
 fn launch_methods_are_typed() {
-    type Saxpy = for<'a, 'b, 'c, 'd> fn(&'a kernels::Module, &'b CudaStream, LaunchConfig, f32, &'a DeviceBuffer<f32>, &'a mut DeviceBuffer<f32>) -> cuda_core::Result<()>;
+    type Saxpy = for<'a, 'b, 'c, 'd> fn(
+        &'a kernels::Module,
+        &'b CudaStream,
+        LaunchConfig,
+        f32,
+        &'a DeviceBuffer<f32>,
+        &'a mut DeviceBuffer<f32>,
+    ) -> cuda_core::Result<()>;
     let _: Saxpy = kernels::Module::saxpy;
-    type SaxpyAsync = for<'a> fn(&'a kernels::Module, LaunchConfig, f32, &'a DeviceBuffer<f32>, &'a mut DeviceBuffer<f32>) -> LaunchOp<'a>;
+    type SaxpyAsync = for<'a> fn(
+        &'a kernels::Module,
+        LaunchConfig,
+        f32,
+        &'a DeviceBuffer<f32>,
+        &'a mut DeviceBuffer<f32>,
+    ) -> LaunchOp<'a>;
     let _: SaxpyAsync = kernels::Module::saxpy_async;
 }
 

@@ -12,10 +12,11 @@ pub use cuda_macros::{cluster_launch, cuda_module, device, kernel, launch_bounds
 
 pub mod atomic;
 pub mod cluster;
+mod disjoint;
 pub mod hopper;
 pub mod tma;
 pub mod wgmma;
-mod disjoint;
+#[rustfmt::skip]
 pub mod intrinsics;
 pub mod math;
 pub mod printf;
@@ -108,6 +109,10 @@ pub mod __private {
     }
 
     pub const fn bytes_size(size: usize) -> u32 {
-        if size == 0 { 1 } else { size as u32 }
+        if size == 0 {
+            1
+        } else {
+            size as u32
+        }
     }
 }

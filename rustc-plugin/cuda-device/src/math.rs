@@ -3,12 +3,39 @@
 //! approximations (PTX `.approx`) for when speed matters more than the last bits.
 use crate::intrinsics as i;
 
-#[inline(always)] pub fn fast_sin(x: f32) -> f32 { i::__oxide_sin_approx_f32(x) }
-#[inline(always)] pub fn fast_cos(x: f32) -> f32 { i::__oxide_cos_approx_f32(x) }
-#[inline(always)] pub fn fast_exp2(x: f32) -> f32 { i::__oxide_exp2_approx_f32(x) }
-#[inline(always)] pub fn fast_log2(x: f32) -> f32 { i::__oxide_log2_approx_f32(x) }
-#[inline(always)] pub fn fast_rsqrt(x: f32) -> f32 { i::__oxide_rsqrt_approx_f32(x) }
-#[inline(always)] pub fn fast_rcp(x: f32) -> f32 { i::__oxide_rcp_approx_f32(x) }
-#[inline(always)] pub fn fast_tanh(x: f32) -> f32 { i::__oxide_tanh_approx_f32(x) }
-#[inline(always)] pub fn rsqrt(x: f32) -> f32 { i::__oxide_rsqrt_f32(x) }
-#[inline(always)] pub fn rsqrt_f64(x: f64) -> f64 { i::__oxide_rsqrt_f64(x) }
+#[inline(always)]
+pub fn fast_sin(x: f32) -> f32 {
+    i::__oxide_sin_approx_f32(x)
+}
+#[inline(always)]
+pub fn fast_cos(x: f32) -> f32 {
+    i::__oxide_cos_approx_f32(x)
+}
+#[inline(always)]
+pub fn fast_exp2(x: f32) -> f32 {
+    i::__oxide_exp2_approx_f32(x)
+}
+#[inline(always)]
+pub fn fast_log2(x: f32) -> f32 {
+    i::__oxide_log2_approx_f32(x)
+}
+#[inline(always)]
+pub fn fast_rsqrt(x: f32) -> f32 {
+    i::__oxide_rsqrt_approx_f32(x)
+}
+#[inline(always)]
+pub fn fast_rcp(x: f32) -> f32 {
+    i::__oxide_rcp_approx_f32(x)
+}
+#[inline(always)]
+pub fn fast_tanh(x: f32) -> f32 {
+    i::__oxide_tanh_approx_f32(x)
+}
+#[inline(always)]
+pub fn rsqrt(x: f32) -> f32 {
+    i::__oxide_rsqrt_f32(x)
+}
+#[inline(always)]
+pub fn rsqrt_f64(x: f64) -> f64 {
+    i::__oxide_rsqrt_f64(x)
+}

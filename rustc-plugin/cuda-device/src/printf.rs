@@ -2,13 +2,20 @@
 //! Arguments are packed as vprintf expects: each aligned to its size, f32 promoted to f64.
 
 #[repr(C, align(8))]
-pub struct ArgBuf { data: [u8; 256], len: usize }
+pub struct ArgBuf {
+    data: [u8; 256],
+    len: usize,
+}
 
 impl ArgBuf {
     #[inline(always)]
-    pub fn new() -> Self { ArgBuf { data: [0; 256], len: 0 } }
+    pub fn new() -> Self {
+        ArgBuf { data: [0; 256], len: 0 }
+    }
     #[inline(always)]
-    pub fn as_ptr(&self) -> *const u8 { self.data.as_ptr() }
+    pub fn as_ptr(&self) -> *const u8 {
+        self.data.as_ptr()
+    }
     #[inline(always)]
     fn put<const N: usize>(&mut self, b: [u8; N]) {
         let off = (self.len + N - 1) & !(N - 1);
@@ -25,17 +32,53 @@ impl ArgBuf {
     }
 }
 
-impl Default for ArgBuf { fn default() -> Self { Self::new() } }
+impl Default for ArgBuf {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
-pub trait PrintfArg { fn push(self, buf: &mut ArgBuf); }
+pub trait PrintfArg {
+    fn push(self, buf: &mut ArgBuf);
+}
 macro_rules! arg4 { ($($t:ty),*) => { $(impl PrintfArg for $t { #[inline(always)] fn push(self, b: &mut ArgBuf) { b.put(self.to_ne_bytes()) } })* } }
 arg4!(i32, u32, i64, u64, f64);
-impl PrintfArg for f32 { #[inline(always)] fn push(self, b: &mut ArgBuf) { b.put((self as f64).to_ne_bytes()) } }
-impl PrintfArg for usize { #[inline(always)] fn push(self, b: &mut ArgBuf) { b.put((self as u64).to_ne_bytes()) } }
-impl PrintfArg for isize { #[inline(always)] fn push(self, b: &mut ArgBuf) { b.put((self as i64).to_ne_bytes()) } }
-impl PrintfArg for bool { #[inline(always)] fn push(self, b: &mut ArgBuf) { b.put((self as i32).to_ne_bytes()) } }
-impl<T> PrintfArg for *const T { #[inline(always)] fn push(self, b: &mut ArgBuf) { b.put((self as usize as u64).to_ne_bytes()) } }
-impl<T> PrintfArg for *mut T { #[inline(always)] fn push(self, b: &mut ArgBuf) { b.put((self as usize as u64).to_ne_bytes()) } }
+impl PrintfArg for f32 {
+    #[inline(always)]
+    fn push(self, b: &mut ArgBuf) {
+        b.put((self as f64).to_ne_bytes())
+    }
+}
+impl PrintfArg for usize {
+    #[inline(always)]
+    fn push(self, b: &mut ArgBuf) {
+        b.put((self as u64).to_ne_bytes())
+    }
+}
+impl PrintfArg for isize {
+    #[inline(always)]
+    fn push(self, b: &mut ArgBuf) {
+        b.put((self as i64).to_ne_bytes())
+    }
+}
+impl PrintfArg for bool {
+    #[inline(always)]
+    fn push(self, b: &mut ArgBuf) {
+        b.put((self as i32).to_ne_bytes())
+    }
+}
+impl<T> PrintfArg for *const T {
+    #[inline(always)]
+    fn push(self, b: &mut ArgBuf) {
+        b.put((self as usize as u64).to_ne_bytes())
+    }
+}
+impl<T> PrintfArg for *mut T {
+    #[inline(always)]
+    fn push(self, b: &mut ArgBuf) {
+        b.put((self as usize as u64).to_ne_bytes())
+    }
+}
 
 /// Device printf with a C format string. Integers: %d/%u (32-bit), %ld/%lu (64-bit, usize);
 /// floats: %f; pointers: %p.

@@ -14,35 +14,55 @@ unsafe impl<T, const N: usize> Sync for SharedArray<T, N> {}
 impl<T: Copy, const N: usize> SharedArray<T, N> {
     pub const UNINIT: Self = SharedArray { data: UnsafeCell::new([MaybeUninit::uninit(); N]) };
     #[inline(always)]
-    pub const fn len(&self) -> usize { N }
+    pub const fn len(&self) -> usize {
+        N
+    }
     #[inline(always)]
-    pub fn as_ptr(&self) -> *mut T { self.data.get() as *mut T }
+    pub fn as_ptr(&self) -> *mut T {
+        self.data.get() as *mut T
+    }
     /// Read element i (bounds-checked).
     #[inline(always)]
-    pub fn get(&self, i: usize) -> T { assert!(i < N); unsafe { *self.as_ptr().add(i) } }
+    pub fn get(&self, i: usize) -> T {
+        assert!(i < N);
+        unsafe { *self.as_ptr().add(i) }
+    }
     /// Write element i (bounds-checked). Synchronise with `thread::sync_threads()`.
     #[inline(always)]
-    pub fn set(&self, i: usize, v: T) { assert!(i < N); unsafe { *self.as_ptr().add(i) = v } }
+    pub fn set(&self, i: usize, v: T) {
+        assert!(i < N);
+        unsafe { *self.as_ptr().add(i) = v }
+    }
     /// Read element i without a bounds check.
     /// # Safety
     /// `i < N`.
     #[inline(always)]
-    pub unsafe fn get_unchecked(&self, i: usize) -> T { *self.as_ptr().add(i) }
+    pub unsafe fn get_unchecked(&self, i: usize) -> T {
+        *self.as_ptr().add(i)
+    }
     /// Write element i without a bounds check.
     /// # Safety
     /// `i < N`.
     #[inline(always)]
-    pub unsafe fn set_unchecked(&self, i: usize, v: T) { *self.as_ptr().add(i) = v }
+    pub unsafe fn set_unchecked(&self, i: usize, v: T) {
+        *self.as_ptr().add(i) = v
+    }
 }
 
 impl<T: Copy, const N: usize> core::ops::Index<usize> for SharedArray<T, N> {
     type Output = T;
     #[inline(always)]
-    fn index(&self, i: usize) -> &T { assert!(i < N); unsafe { &*self.as_ptr().add(i) } }
+    fn index(&self, i: usize) -> &T {
+        assert!(i < N);
+        unsafe { &*self.as_ptr().add(i) }
+    }
 }
 impl<T: Copy, const N: usize> core::ops::IndexMut<usize> for SharedArray<T, N> {
     #[inline(always)]
-    fn index_mut(&mut self, i: usize) -> &mut T { assert!(i < N); unsafe { &mut *self.as_ptr().add(i) } }
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        assert!(i < N);
+        unsafe { &mut *self.as_ptr().add(i) }
+    }
 }
 
 /// The block's dynamic shared memory (size given at launch: `LaunchConfig::shared_mem_bytes`).
@@ -51,5 +71,7 @@ pub struct DynamicSharedArray<T>(core::marker::PhantomData<T>);
 impl<T> DynamicSharedArray<T> {
     /// Base pointer of the dynamic shared memory, viewed as `T`s (16-byte aligned).
     #[inline(always)]
-    pub fn get() -> *mut T { crate::intrinsics::__oxide_dyn_smem() as *mut T }
+    pub fn get() -> *mut T {
+        crate::intrinsics::__oxide_dyn_smem() as *mut T
+    }
 }

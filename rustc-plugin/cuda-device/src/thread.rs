@@ -2,29 +2,65 @@
 use crate::intrinsics as i;
 
 /// threadIdx.x
-#[inline(always)] pub fn threadIdx_x() -> u32 { i::__oxide_tid_x() }
+#[inline(always)]
+pub fn threadIdx_x() -> u32 {
+    i::__oxide_tid_x()
+}
 /// threadIdx.y
-#[inline(always)] pub fn threadIdx_y() -> u32 { i::__oxide_tid_y() }
+#[inline(always)]
+pub fn threadIdx_y() -> u32 {
+    i::__oxide_tid_y()
+}
 /// threadIdx.z
-#[inline(always)] pub fn threadIdx_z() -> u32 { i::__oxide_tid_z() }
+#[inline(always)]
+pub fn threadIdx_z() -> u32 {
+    i::__oxide_tid_z()
+}
 /// blockIdx.x
-#[inline(always)] pub fn blockIdx_x() -> u32 { i::__oxide_ctaid_x() }
+#[inline(always)]
+pub fn blockIdx_x() -> u32 {
+    i::__oxide_ctaid_x()
+}
 /// blockIdx.y
-#[inline(always)] pub fn blockIdx_y() -> u32 { i::__oxide_ctaid_y() }
+#[inline(always)]
+pub fn blockIdx_y() -> u32 {
+    i::__oxide_ctaid_y()
+}
 /// blockIdx.z
-#[inline(always)] pub fn blockIdx_z() -> u32 { i::__oxide_ctaid_z() }
+#[inline(always)]
+pub fn blockIdx_z() -> u32 {
+    i::__oxide_ctaid_z()
+}
 /// blockDim.x
-#[inline(always)] pub fn blockDim_x() -> u32 { i::__oxide_ntid_x() }
+#[inline(always)]
+pub fn blockDim_x() -> u32 {
+    i::__oxide_ntid_x()
+}
 /// blockDim.y
-#[inline(always)] pub fn blockDim_y() -> u32 { i::__oxide_ntid_y() }
+#[inline(always)]
+pub fn blockDim_y() -> u32 {
+    i::__oxide_ntid_y()
+}
 /// blockDim.z
-#[inline(always)] pub fn blockDim_z() -> u32 { i::__oxide_ntid_z() }
+#[inline(always)]
+pub fn blockDim_z() -> u32 {
+    i::__oxide_ntid_z()
+}
 /// gridDim.x
-#[inline(always)] pub fn gridDim_x() -> u32 { i::__oxide_nctaid_x() }
+#[inline(always)]
+pub fn gridDim_x() -> u32 {
+    i::__oxide_nctaid_x()
+}
 /// gridDim.y
-#[inline(always)] pub fn gridDim_y() -> u32 { i::__oxide_nctaid_y() }
+#[inline(always)]
+pub fn gridDim_y() -> u32 {
+    i::__oxide_nctaid_y()
+}
 /// gridDim.z
-#[inline(always)] pub fn gridDim_z() -> u32 { i::__oxide_nctaid_z() }
+#[inline(always)]
+pub fn gridDim_z() -> u32 {
+    i::__oxide_nctaid_z()
+}
 
 /// A thread's global index in a 1-D launch. Only `index_1d()` makes one, so two threads never
 /// hold the same value: that is what lets `DisjointSlice::get_mut` hand out `&mut` safely.
@@ -33,21 +69,40 @@ pub struct ThreadIndex(usize);
 
 impl ThreadIndex {
     #[inline(always)]
-    pub fn get(self) -> usize { self.0 }
+    pub fn get(self) -> usize {
+        self.0
+    }
 }
 
 /// A thread's global (x, y) index in a 2-D launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ThreadIndex2D { x: usize, y: usize }
+pub struct ThreadIndex2D {
+    x: usize,
+    y: usize,
+}
 
 impl ThreadIndex2D {
-    #[inline(always)] pub fn x(self) -> usize { self.x }
-    #[inline(always)] pub fn y(self) -> usize { self.y }
+    #[inline(always)]
+    pub fn x(self) -> usize {
+        self.x
+    }
+    #[inline(always)]
+    pub fn y(self) -> usize {
+        self.y
+    }
     /// (x, y)
-    #[inline(always)] pub fn get(self) -> (usize, usize) { (self.x, self.y) }
+    #[inline(always)]
+    pub fn get(self) -> (usize, usize) {
+        (self.x, self.y)
+    }
     /// Row-major linear index `y * width + x`, as a `ThreadIndex` (unique when x < width).
-    #[inline(always)] pub fn linear(self, width: usize) -> Option<ThreadIndex> {
-        if self.x < width { Some(ThreadIndex(self.y * width + self.x)) } else { None }
+    #[inline(always)]
+    pub fn linear(self, width: usize) -> Option<ThreadIndex> {
+        if self.x < width {
+            Some(ThreadIndex(self.y * width + self.x))
+        } else {
+            None
+        }
     }
 }
 
@@ -68,8 +123,12 @@ pub fn index_2d() -> ThreadIndex2D {
 
 /// Barrier for every thread of the block (`bar.sync 0`), with block-scope memory ordering.
 #[inline(always)]
-pub fn sync_threads() { i::__oxide_barrier() }
+pub fn sync_threads() {
+    i::__oxide_barrier()
+}
 
 /// Named barrier `id` (1..15) for `count` threads (a multiple of 32).
 #[inline(always)]
-pub fn sync_threads_named(id: u32, count: u32) { i::__oxide_barrier_named(id, count) }
+pub fn sync_threads_named(id: u32, count: u32) {
+    i::__oxide_barrier_named(id, count)
+}

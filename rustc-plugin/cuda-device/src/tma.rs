@@ -51,10 +51,16 @@ pub unsafe fn store_2d(map: *const TensorMap, src: *const u8, x: i32, y: i32) {
 
 /// Close the bulk group of the stores issued so far.
 #[inline(always)]
-pub fn commit_group() { i::__oxide_bulk_commit_group() }
+pub fn commit_group() {
+    i::__oxide_bulk_commit_group()
+}
 /// Wait until every committed store has read its shared source.
 #[inline(always)]
-pub fn wait_group_read() { i::__oxide_bulk_wait_group_read_0() }
+pub fn wait_group_read() {
+    i::__oxide_bulk_wait_group_read_0()
+}
 /// Wait until every committed store is complete.
 #[inline(always)]
-pub fn wait_group() { i::__oxide_bulk_wait_group_0() }
+pub fn wait_group() {
+    i::__oxide_bulk_wait_group_0()
+}

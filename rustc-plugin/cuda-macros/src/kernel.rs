@@ -4,15 +4,25 @@ use syn::spanned::Spanned;
 use syn::visit_mut::VisitMut;
 use syn::{parse2, Attribute, FnArg, GenericParam, Generics, Ident, Item, ItemFn, ItemMod, Pat, Type};
 
-const SCALARS: &[&str] = &["bool", "i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize", "f32", "f64"];
+const SCALARS: &[&str] =
+    &["bool", "i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize", "f32", "f64"];
 
 enum Kind {
     Scalar,
-    Slice { elem: Type, mutable: bool, disjoint: bool },
-    Ptr { elem: Type, mutable: bool },
+    Slice {
+        elem: Type,
+        mutable: bool,
+        disjoint: bool,
+    },
+    Ptr {
+        elem: Type,
+        mutable: bool,
+    },
     Bytes,
     /// `&TensorMap`: a TMA descriptor by value in parameter space (elem: the TensorMap type)
-    TmaDesc { elem: Type },
+    TmaDesc {
+        elem: Type,
+    },
 }
 
 struct Param {
@@ -53,7 +63,9 @@ fn first_type_arg(seg: &syn::PathSegment) -> Option<Type> {
     None
 }
 
-fn is_tensor_map(ty: &Type) -> bool { matches!(last_ident(ty), Some((n, _)) if n == "TensorMap") }
+fn is_tensor_map(ty: &Type) -> bool {
+    matches!(last_ident(ty), Some((n, _)) if n == "TensorMap")
+}
 
 fn classify(ty: &Type) -> Kind {
     match ty {
@@ -103,7 +115,11 @@ pub fn marker(which: &str, attr: TokenStream, item: TokenStream) -> TokenStream 
     quote!(#[doc = #s] #item)
 }
 
-fn take_kernel_attrs(attrs: &mut Vec<Attribute>, lb: &mut (u32, u32), cl: &mut (u32, u32, u32)) -> Result<bool, TokenStream> {
+fn take_kernel_attrs(
+    attrs: &mut Vec<Attribute>,
+    lb: &mut (u32, u32),
+    cl: &mut (u32, u32, u32),
+) -> Result<bool, TokenStream> {
     let mut is_kernel = false;
     let mut kernel_path: Option<syn::Path> = None;
     let mut keep = Vec::new();
@@ -180,7 +196,10 @@ impl VisitMut for MarkShared {
 
 fn analyse(mut func: ItemFn, lb: (u32, u32), cl: (u32, u32, u32)) -> Result<Kernel, TokenStream> {
     if func.sig.output != syn::ReturnType::Default {
-        return Err(err(func.sig.output.span(), "a #[kernel] returns nothing: write results through a DisjointSlice or pointer"));
+        return Err(err(
+            func.sig.output.span(),
+            "a #[kernel] returns nothing: write results through a DisjointSlice or pointer",
+        ));
     }
     if func.sig.asyncness.is_some() {
         return Err(err(func.sig.span(), "a #[kernel] cannot be async"));
@@ -271,9 +290,11 @@ fn entry(k: &Kernel) -> TokenStream {
             Kind::Scalar => {
                 eargs.push(quote!(#pn: #ty));
                 conv.push(quote!(#pn));
-                pdesc.push(quote!(::cuda_device::__private::ParamDesc { name_ptr: #pname.as_ptr(), name_len: #pname.len(),
+                pdesc.push(
+                    quote!(::cuda_device::__private::ParamDesc { name_ptr: #pname.as_ptr(), name_len: #pname.len(),
                     kind: ::cuda_device::__private::KIND_SCALAR, mutable: 0, size: ::core::mem::size_of::<#ty>() as u32,
-                    align: ::core::mem::align_of::<#ty>() as u32, elem: ::core::any::TypeId::of::<#ty>() }));
+                    align: ::core::mem::align_of::<#ty>() as u32, elem: ::core::any::TypeId::of::<#ty>() }),
+                );
             }
             Kind::Slice { elem, mutable, disjoint } => {
                 let pp = format_ident!("{}_ptr", pn);
@@ -291,34 +312,42 @@ fn entry(k: &Kernel) -> TokenStream {
                     quote!(unsafe { ::core::slice::from_raw_parts(#pp, #pl as usize) })
                 });
                 let m = *mutable as u32;
-                pdesc.push(quote!(::cuda_device::__private::ParamDesc { name_ptr: #pname.as_ptr(), name_len: #pname.len(),
+                pdesc.push(
+                    quote!(::cuda_device::__private::ParamDesc { name_ptr: #pname.as_ptr(), name_len: #pname.len(),
                     kind: ::cuda_device::__private::KIND_SLICE, mutable: #m, size: 16, align: 8,
-                    elem: ::core::any::TypeId::of::<#elem>() }));
+                    elem: ::core::any::TypeId::of::<#elem>() }),
+                );
             }
             Kind::Ptr { elem, mutable } => {
                 eargs.push(quote!(#pn: #ty));
                 conv.push(quote!(#pn));
                 let m = *mutable as u32;
-                pdesc.push(quote!(::cuda_device::__private::ParamDesc { name_ptr: #pname.as_ptr(), name_len: #pname.len(),
+                pdesc.push(
+                    quote!(::cuda_device::__private::ParamDesc { name_ptr: #pname.as_ptr(), name_len: #pname.len(),
                     kind: ::cuda_device::__private::KIND_PTR, mutable: #m, size: 8, align: 8,
-                    elem: ::core::any::TypeId::of::<#elem>() }));
+                    elem: ::core::any::TypeId::of::<#elem>() }),
+                );
             }
             Kind::TmaDesc { elem } => {
                 // the wrapper passes the parameter's address (grid_constant: param space, never
                 // copied); the kernel gets a reference to it
                 eargs.push(quote!(#pn: *const #elem));
                 conv.push(quote!(unsafe { &*#pn }));
-                pdesc.push(quote!(::cuda_device::__private::ParamDesc { name_ptr: #pname.as_ptr(), name_len: #pname.len(),
+                pdesc.push(
+                    quote!(::cuda_device::__private::ParamDesc { name_ptr: #pname.as_ptr(), name_len: #pname.len(),
                     kind: ::cuda_device::__private::KIND_TMA_DESC, mutable: 0, size: 128, align: 64,
-                    elem: ::core::any::TypeId::of::<u8>() }));
+                    elem: ::core::any::TypeId::of::<u8>() }),
+                );
             }
             Kind::Bytes => {
                 eargs.push(quote!(#pn: *const #ty));
                 conv.push(quote!(unsafe { ::core::ptr::read(#pn) }));
-                pdesc.push(quote!(::cuda_device::__private::ParamDesc { name_ptr: #pname.as_ptr(), name_len: #pname.len(),
+                pdesc.push(
+                    quote!(::cuda_device::__private::ParamDesc { name_ptr: #pname.as_ptr(), name_len: #pname.len(),
                     kind: ::cuda_device::__private::KIND_BYTES, mutable: 0,
                     size: ::cuda_device::__private::bytes_size(::core::mem::size_of::<#ty>()),
-                    align: ::core::mem::align_of::<#ty>() as u32, elem: ::core::any::TypeId::of::<#ty>() }));
+                    align: ::core::mem::align_of::<#ty>() as u32, elem: ::core::any::TypeId::of::<#ty>() }),
+                );
             }
         }
     }

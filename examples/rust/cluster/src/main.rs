@@ -42,11 +42,13 @@ fn main() {
     let mut d = DeviceBuffer::<u32>::zeroed(&s, N).unwrap();
     m.exchange(&s, LaunchConfig::new((BLOCKS as u32, 1, 1), (128, 1, 1), 0), &mut d).unwrap();
     let got = d.to_host_vec(&s).unwrap();
-    let bad = (0..N).filter(|&i| {
-        let (b, t) = (i / 128, i % 128);
-        let partner = (b % 2 + 1) % 2;
-        got[i] != partner as u32 * 1000 + t as u32
-    }).count();
+    let bad = (0..N)
+        .filter(|&i| {
+            let (b, t) = (i / 128, i % 128);
+            let partner = (b % 2 + 1) % 2;
+            got[i] != partner as u32 * 1000 + t as u32
+        })
+        .count();
     if bad == 0 {
         println!("PASSED: {N} values exchanged through distributed shared memory");
     } else {

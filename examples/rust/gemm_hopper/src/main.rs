@@ -24,7 +24,9 @@ pub const BK: u32 = 64; // k per stage: one 128-byte swizzle row of bf16
 const SW: u32 = 1024; // a 128-byte-swizzle atom (8 rows of 128 bytes): tiles start on one
 
 /// Shared memory a launch needs: alignment slack, the stages, two barriers per stage.
-pub const fn smem_bytes(bm: u32, bn: u32, stages: u32) -> u32 { SW + stages * (bm + bn) * BK * 2 + 16 * stages }
+pub const fn smem_bytes(bm: u32, bn: u32, stages: u32) -> u32 {
+    SW + stages * (bm + bn) * BK * 2 + 16 * stages
+}
 
 /// Spin on a barrier phase; after ~2^20 failed tries stop the kernel with a trap (a layout or
 /// byte-count mistake would otherwise hang the GPU until the process is killed). No printf
@@ -58,7 +60,13 @@ fn tile_coords(t: u32, tiles_m: u32, tiles_n: u32) -> (u32, u32) {
 /// warpgroup 0 produces. STAGES-deep ring; persistent over tiles t = blockIdx, +gridDim, ...
 #[inline(always)]
 fn body<const K: usize, const WG: u32, const STAGES: u32, const WS: bool>(
-    a: *const TensorMap, b: *const TensorMap, c: *mut u16, m: u32, n: u32, k: u32, flags: u32,
+    a: *const TensorMap,
+    b: *const TensorMap,
+    c: *mut u16,
+    m: u32,
+    n: u32,
+    k: u32,
+    flags: u32,
 ) where
     [f32; K]: Accumulator,
 {
@@ -107,8 +115,13 @@ fn body<const K: usize, const WG: u32, const STAGES: u32, const WS: bool>(
                         tma::load_2d(sa, a, (kb * BK) as i32, (tm * bm) as i32, f);
                         // B (K x N, row-major) arrives MN-major: 64-column blocks of BK rows
                         for j in 0..bn / 64 {
-                            tma::load_2d(sa.add((a_bytes + j * 64 * BK * 2) as usize), b, (tn * bn + j * 64) as i32,
-                                         (kb * BK) as i32, f);
+                            tma::load_2d(
+                                sa.add((a_bytes + j * 64 * BK * 2) as usize),
+                                b,
+                                (tn * bn + j * 64) as i32,
+                                (kb * BK) as i32,
+                                f,
+                            );
                         }
                     }
                     it += 1;
@@ -172,8 +185,10 @@ fn body<const K: usize, const WG: u32, const STAGES: u32, const WS: bool>(
             };
             // unrolled by hand: a run-time index would put the accumulators in local memory
             macro_rules! unroll { ($($j:expr),*) => { $( st($j); )* } }
-            unroll!(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
-                    27, 28, 29, 30, 31);
+            unroll!(
+                0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
+                28, 29, 30, 31
+            );
             t += thread::gridDim_x();
         }
     }
@@ -248,7 +263,9 @@ pub fn bf16(x: f32) -> u16 {
     let b = x.to_bits();
     ((b + 0x7fff + ((b >> 16) & 1)) >> 16) as u16
 }
-pub fn f32_of(h: u16) -> f32 { f32::from_bits((h as u32) << 16) }
+pub fn f32_of(h: u16) -> f32 {
+    f32::from_bits((h as u32) << 16)
+}
 
 struct Rng(u64);
 impl Rng {
@@ -261,12 +278,19 @@ impl Rng {
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
-pub enum Variant { Simple, Ws, WsGrid }
+pub enum Variant {
+    Simple,
+    Ws,
+    WsGrid,
+}
 
 /// Where the kernel reads its TMA descriptors: a by-value `tma_desc` parameter (`Param`, the
 /// default) or device memory (`Gmem`).
 #[derive(Clone, Copy, PartialEq, Debug)]
-pub enum Desc { Param, Gmem }
+pub enum Desc {
+    Param,
+    Gmem,
+}
 
 impl Desc {
     /// $GEMM_DESC: `param` (default) or `gmem`.
@@ -296,14 +320,24 @@ pub struct Gemm<'a> {
 
 impl<'a> Gemm<'a> {
     /// Err says which tile rule m, n or k breaks (no edge tiles yet).
-    pub fn new(s: &CudaStream, v: Variant, desc: Desc, da: &'a DeviceBuffer<u16>, db: &'a DeviceBuffer<u16>, m: usize,
-               n: usize, k: usize) -> Result<Self, String> {
+    pub fn new(
+        s: &CudaStream,
+        v: Variant,
+        desc: Desc,
+        da: &'a DeviceBuffer<u16>,
+        db: &'a DeviceBuffer<u16>,
+        m: usize,
+        n: usize,
+        k: usize,
+    ) -> Result<Self, String> {
         let (bm, bn, threads) = if v == Variant::Simple { (64, 128, 256) } else { (128, 256, 384) };
         if m % bm != 0 || n % bn != 0 || k % BK as usize != 0 {
             return Err(format!("{v:?} {m}x{n}x{k}: needs M % {bm}, N % {bn}, K % {BK} == 0"));
         }
-        let ta = TmaDescriptor::tiled_2d(s, da, m as u64, k as u64, bm as u32, BK, Swizzle::B128).map_err(|e| e.to_string())?;
-        let tb = TmaDescriptor::tiled_2d(s, db, k as u64, n as u64, BK, 64, Swizzle::B128).map_err(|e| e.to_string())?;
+        let ta = TmaDescriptor::tiled_2d(s, da, m as u64, k as u64, bm as u32, BK, Swizzle::B128)
+            .map_err(|e| e.to_string())?;
+        let tb =
+            TmaDescriptor::tiled_2d(s, db, k as u64, n as u64, BK, 64, Swizzle::B128).map_err(|e| e.to_string())?;
         let ntiles = (m / bm * (n / bn)) as u32;
         let sms = std::env::var("SMS").ok().and_then(|x| x.parse().ok()).unwrap_or(132u32);
         let grid = if v == Variant::Ws { ntiles.min(sms) } else { ntiles };
@@ -327,7 +361,18 @@ impl<'a> Gemm<'a> {
 /// Run one case; true when the result matched.
 /// diag 1: A = I, B[r][c] = 16 (r % 16) + c % 16 (so C = B); diag 2: B = I, A likewise (C = A).
 /// A wrong entry then names the (row % 16, column % 16) it came from.
-fn run(ctx: &CudaContext, v: Variant, desc: Desc, m: usize, n: usize, k: usize, time: bool, full: bool, seed: u64, diag: u32) -> bool {
+fn run(
+    ctx: &CudaContext,
+    v: Variant,
+    desc: Desc,
+    m: usize,
+    n: usize,
+    k: usize,
+    time: bool,
+    full: bool,
+    seed: u64,
+    diag: u32,
+) -> bool {
     let s = ctx.default_stream();
     let module = load(ctx);
     let mut rng = Rng(seed | 1);

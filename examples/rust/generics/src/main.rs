@@ -81,8 +81,16 @@ fn main() {
 
     let a = Affine { scale: 2.0, shift: -1.0, clamp: 200 }; // captures a struct and an f64
     let bias = 0.5f64;
-    m.map::<f32, _>(&s, cfg, move |x: f32| ((x * a.scale + a.shift) as f64 + bias).min(a.clamp as f64) as f32, &dxf, &mut of).unwrap();
-    ok &= check("struct capture", &of.to_host_vec(&s).unwrap(), |i| ((xf[i] * 2.0 - 1.0) as f64 + 0.5).min(200.0) as f32);
+    m.map::<f32, _>(
+        &s,
+        cfg,
+        move |x: f32| ((x * a.scale + a.shift) as f64 + bias).min(a.clamp as f64) as f32,
+        &dxf,
+        &mut of,
+    )
+    .unwrap();
+    ok &=
+        check("struct capture", &of.to_host_vec(&s).unwrap(), |i| ((xf[i] * 2.0 - 1.0) as f64 + 0.5).min(200.0) as f32);
 
     m.map::<f32, _>(&s, cfg, |x: f32| -x, &dxf, &mut of).unwrap(); // captures nothing
     ok &= check("no capture", &of.to_host_vec(&s).unwrap(), |i| -xf[i]);

@@ -52,7 +52,8 @@ fn main() {
     let mut ds = DeviceBuffer::<f32>::zeroed(&s, blocks).unwrap();
     m.block_sum(&s, LaunchConfig::new((blocks as u32, 1, 1), (BLOCK as u32, 1, 1), 0), &dx, &mut ds).unwrap();
     let sums = ds.to_host_vec(&s).unwrap();
-    let bad = (0..blocks).filter(|&b| (sums[b] - x[b * BLOCK..(b + 1) * BLOCK].iter().sum::<f32>()).abs() > 1e-3).count();
+    let bad =
+        (0..blocks).filter(|&b| (sums[b] - x[b * BLOCK..(b + 1) * BLOCK].iter().sum::<f32>()).abs() > 1e-3).count();
     let total: f64 = sums.iter().map(|&v| v as f64).sum();
     let want: f64 = x.iter().map(|&v| v as f64).sum();
     if bad == 0 && (total - want).abs() < 1e-3 * want {

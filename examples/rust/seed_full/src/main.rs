@@ -1,6 +1,6 @@
 //! The seed example with every one of its 1,024 elements checked, plus a second instance.
-use cuda_device::{cuda_module, kernel, thread, DisjointSlice};
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
+use cuda_device::{cuda_module, kernel, thread, DisjointSlice};
 
 #[cuda_module]
 mod kernels {
@@ -35,13 +35,7 @@ fn main() {
 
     let factor = 2.5f32;
     module
-        .map::<f32, _>(
-            &stream,
-            LaunchConfig::for_num_elems(1024),
-            move |x: f32| x * factor,
-            &input,
-            &mut output,
-        )
+        .map::<f32, _>(&stream, LaunchConfig::for_num_elems(1024), move |x: f32| x * factor, &input, &mut output)
         .unwrap();
 
     let result = output.to_host_vec(&stream).unwrap();
@@ -53,7 +47,15 @@ fn main() {
     let data64: Vec<f64> = (0..1024).map(|i| i as f64).collect();
     let input64 = DeviceBuffer::from_host(&stream, &data64).unwrap();
     let mut output64 = DeviceBuffer::<f64>::zeroed(&stream, 1024).unwrap();
-    module.map::<f64, _>(&stream, LaunchConfig::for_num_elems(1024), move |x: f64| x * 2.0 + offset, &input64, &mut output64).unwrap();
+    module
+        .map::<f64, _>(
+            &stream,
+            LaunchConfig::for_num_elems(1024),
+            move |x: f64| x * 2.0 + offset,
+            &input64,
+            &mut output64,
+        )
+        .unwrap();
     let r64 = output64.to_host_vec(&stream).unwrap();
     for (i, r) in r64.iter().enumerate() {
         assert!((r - (i as f64 * 2.0 + 0.25)).abs() < 1e-12, "f64 element {i}: {r}");

@@ -24,8 +24,12 @@ fn main() {
             let ptx = cuda_core::embedded_ptx();
             let text = String::from_utf8_lossy(ptx);
             let ok = text.contains(".entry vecadd") && text.contains("// oxide.manifest.v1");
-            println!("no GPU found ({}); the embedded PTX ({} bytes, entry vecadd, manifest) is {}",
-                     e.status_name(), ptx.len(), if ok { "valid" } else { "MISSING" });
+            println!(
+                "no GPU found ({}); the embedded PTX ({} bytes, entry vecadd, manifest) is {}",
+                e.status_name(),
+                ptx.len(),
+                if ok { "valid" } else { "MISSING" }
+            );
             std::process::exit(if ok { 0 } else { 1 });
         }
         Err(e) => panic!("{e}"),

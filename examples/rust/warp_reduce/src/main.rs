@@ -8,7 +8,13 @@ mod kernels {
     use super::*;
 
     #[kernel]
-    pub fn warp_sums(x: &[f32], n: &[u32], mut sums: DisjointSlice<f32>, mut counts: DisjointSlice<u32>, mut ballots: DisjointSlice<u32>) {
+    pub fn warp_sums(
+        x: &[f32],
+        n: &[u32],
+        mut sums: DisjointSlice<f32>,
+        mut counts: DisjointSlice<u32>,
+        mut ballots: DisjointSlice<u32>,
+    ) {
         let i = thread::index_1d().get();
         let v = if i < x.len() { x[i] } else { 0.0 };
         let total = warp::reduce_sum_f32(v);
@@ -48,7 +54,8 @@ fn main() {
     let mut dc = DeviceBuffer::<u32>::zeroed(&s, w).unwrap();
     let mut db = DeviceBuffer::<u32>::zeroed(&s, w).unwrap();
     m.warp_sums(&s, LaunchConfig::for_num_elems(N as u32), &dx, &dn, &mut ds, &mut dc, &mut db).unwrap();
-    let (sums, counts, ballots) = (ds.to_host_vec(&s).unwrap(), dc.to_host_vec(&s).unwrap(), db.to_host_vec(&s).unwrap());
+    let (sums, counts, ballots) =
+        (ds.to_host_vec(&s).unwrap(), dc.to_host_vec(&s).unwrap(), db.to_host_vec(&s).unwrap());
     let mut bad = 0;
     for k in 0..w {
         let r = k * 32..(k + 1) * 32;

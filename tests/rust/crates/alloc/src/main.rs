@@ -10,7 +10,9 @@ mod kernels {
         let idx = thread::index_1d();
         let i = idx.get();
         let v: Vec<f32> = x.iter().map(|a| a * 2.0).collect();
-        if let Some(o) = y.get_mut(idx) { *o = v[i]; }
+        if let Some(o) = y.get_mut(idx) {
+            *o = v[i];
+        }
     }
 }
 

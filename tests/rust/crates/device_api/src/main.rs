@@ -14,8 +14,15 @@ mod kernels {
         let i = idx.get();
         if let Some(o) = out.get_mut(idx) {
             let v = x[i];
-            *o = v.sqrt() + v.exp() * 0.001 + (v + 1.0).ln() + v.sin() + v.cos() + v.tanh() + v.powf(1.5) * 0.01
-                + v.mul_add(2.0, 1.0) + v.abs().floor();
+            *o = v.sqrt()
+                + v.exp() * 0.001
+                + (v + 1.0).ln()
+                + v.sin()
+                + v.cos()
+                + v.tanh()
+                + v.powf(1.5) * 0.01
+                + v.mul_add(2.0, 1.0)
+                + v.abs().floor();
         }
         if let Some(o) = outd.get_mut(idx) {
             let v = xd[i];
@@ -86,7 +93,12 @@ mod kernels {
         let all = warp::all(v < 1_000_000) as u32;
         let any = warp::any(v == 5) as u32;
         if let Some(o) = out.get_mut(idx) {
-            *o = rev.wrapping_mul(3) ^ down.wrapping_mul(5) ^ up.wrapping_mul(7) ^ first.wrapping_mul(11) ^ (all << 30) ^ (any << 31);
+            *o = rev.wrapping_mul(3)
+                ^ down.wrapping_mul(5)
+                ^ up.wrapping_mul(7)
+                ^ first.wrapping_mul(11)
+                ^ (all << 30)
+                ^ (any << 31);
         }
     }
 }
@@ -114,7 +126,15 @@ fn main() {
     let (r, rd) = (o.to_host_vec(&s).unwrap(), od.to_host_vec(&s).unwrap());
     for i in 0..N {
         let v = x[i];
-        let w = v.sqrt() + v.exp() * 0.001 + (v + 1.0).ln() + v.sin() + v.cos() + v.tanh() + v.powf(1.5) * 0.01 + v.mul_add(2.0, 1.0) + v.abs().floor();
+        let w = v.sqrt()
+            + v.exp() * 0.001
+            + (v + 1.0).ln()
+            + v.sin()
+            + v.cos()
+            + v.tanh()
+            + v.powf(1.5) * 0.01
+            + v.mul_add(2.0, 1.0)
+            + v.abs().floor();
         let vd = xd[i];
         let wd = vd.sqrt() + vd.exp() * 0.001 + (vd + 1.0).ln() + vd.sin() + vd.cos() + vd.atan2(2.0);
         if (r[i] - w).abs() > 1e-4 * (1.0 + w.abs()) || (rd[i] - wd).abs() > 1e-12 * (1.0 + wd.abs()) {
@@ -151,7 +171,13 @@ fn main() {
     // 2-D
     let (w, h) = (100usize, 37usize);
     let mut g = DeviceBuffer::<u32>::zeroed(&s, w * h).unwrap();
-    m.grid2d(&s, LaunchConfig::new(((w as u32).div_ceil(16), (h as u32).div_ceil(16), 1), (16, 16, 1), 0), w as u32, &mut g).unwrap();
+    m.grid2d(
+        &s,
+        LaunchConfig::new(((w as u32).div_ceil(16), (h as u32).div_ceil(16), 1), (16, 16, 1), 0),
+        w as u32,
+        &mut g,
+    )
+    .unwrap();
     let gv = g.to_host_vec(&s).unwrap();
     if (0..w * h).any(|k| gv[k] != ((k / w) * 1000 + k % w) as u32) {
         println!("FAILED: index_2d");
@@ -172,7 +198,12 @@ fn main() {
         let first = xs[i - lane];
         let wbase = i - lane;
         let any = (wbase..wbase + 32).any(|k| xs[k] == 5) as u32;
-        let want = rev.wrapping_mul(3) ^ down.wrapping_mul(5) ^ up.wrapping_mul(7) ^ first.wrapping_mul(11) ^ (1 << 30) ^ (any << 31);
+        let want = rev.wrapping_mul(3)
+            ^ down.wrapping_mul(5)
+            ^ up.wrapping_mul(7)
+            ^ first.wrapping_mul(11)
+            ^ (1 << 30)
+            ^ (any << 31);
         if sv[i] != want {
             println!("FAILED: dynamic smem/shuffles at {i}: {} vs {want}", sv[i]);
             ok = false;

@@ -11,7 +11,9 @@ mod kernels {
         let i = idx.get();
         let mut v: u32 = 0;
         unsafe { core::arch::asm!("mov {0:e}, 1", out(reg) v) };
-        if let Some(o) = y.get_mut(idx) { *o = x[i] + v as f32; }
+        if let Some(o) = y.get_mut(idx) {
+            *o = x[i] + v as f32;
+        }
     }
 }
 

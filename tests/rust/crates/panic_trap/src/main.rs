@@ -12,7 +12,13 @@ mod kernels {
         let idx = thread::index_1d();
         let i = idx.get();
         if i == 0 {
-            gpu_printf!("gpu_printf: block %d thread %d x[0] = %f len %lu\n", thread::blockIdx_x(), thread::threadIdx_x(), x[0], x.len());
+            gpu_printf!(
+                "gpu_printf: block %d thread %d x[0] = %f len %lu\n",
+                thread::blockIdx_x(),
+                thread::threadIdx_x(),
+                x[0],
+                x.len()
+            );
         }
         thread::sync_threads();
         if let Some(o) = y.get_mut(idx) {

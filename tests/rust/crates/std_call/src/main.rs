@@ -10,7 +10,9 @@ mod kernels {
         let idx = thread::index_1d();
         let i = idx.get();
         println!("element {}", x[i]);
-        if let Some(o) = y.get_mut(idx) { *o = x[i]; }
+        if let Some(o) = y.get_mut(idx) {
+            *o = x[i];
+        }
     }
 }
 

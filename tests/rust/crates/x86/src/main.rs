@@ -10,7 +10,9 @@ mod kernels {
         let idx = thread::index_1d();
         let i = idx.get();
         let t = unsafe { core::arch::x86_64::_rdtsc() };
-        if let Some(o) = y.get_mut(idx) { *o = x[i] + t as f32; }
+        if let Some(o) = y.get_mut(idx) {
+            *o = x[i] + t as f32;
+        }
     }
 }
 
