@@ -14,22 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ir.h" /* for the A_ and L_ flags the table uses; nothing internal is linked */
 #include "oxide.h"
 
-/* the table itself, for operand letters and minimum SMs (data only; nothing internal is linked) */
-enum {
-    A_ALIGN = 1,
-    A_VOLATILE = 2,
-    A_SCOPE = 4,
-    A_ORDER = 8,
-    A_PRED = 16,
-    A_IMM = 32,
-    A_VALUE = 64,
-    A_STR = 128,
-    A_ELEM = 256,
-    A_SYM = 512
-};
-enum { L_INST, L_INTR, L_LIBDEV, L_ASM, L_TERM };
+/* the table itself, for operand letters and minimum SMs */
 static const struct row {
     const char *name, *operands, *result;
     unsigned attrs, min_sm, lower;
