@@ -1,9 +1,9 @@
-// vecadd: out[i] = a[i] + b[i], four elements per thread a block width apart -- the CUDA C++
+// vecadd: out[i] = a[i] + b[i], two elements per thread a block width apart -- the CUDA C++
 // twin of examples/c/kernels/vecadd.c (same interface: every slice is a pointer and a u64 length).
 extern "C" __global__ void vecadd(const float *__restrict__ a, unsigned long long alen,
                                   const float *__restrict__ b, unsigned long long blen,
                                   float *__restrict__ out, unsigned long long olen) {
-    const int K = 4;
+    const int K = 2;
     unsigned long long n = min(min(alen, blen), olen);
     unsigned long long s = blockDim.x;
     unsigned long long base = (unsigned long long)blockIdx.x * s * K + threadIdx.x;

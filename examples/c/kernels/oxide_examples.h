@@ -56,7 +56,7 @@ extern "C" {
 #endif
 
 /* vecadd: elements per thread; launch ceil(n / (block * this)) blocks (more is harmless). */
-#define OXIDE_EXAMPLE_VECADD_PER_THREAD 4
+#define OXIDE_EXAMPLE_VECADD_PER_THREAD 2
 #define OXIDE_EXAMPLE_REDUCE_THREADS 256
 #define OXIDE_EXAMPLE_SGEMM_BM 128
 #define OXIDE_EXAMPLE_SGEMM_BN 128

@@ -1,6 +1,7 @@
 /* vecadd: out[i] = a[i] + b[i]. Each thread adds OXIDE_EXAMPLE_VECADD_PER_THREAD elements a block
- * width apart, so loads stay coalesced and four of each are in flight per thread: with one
- * element per thread the H200 reached only 83% of copy bandwidth (too few bytes in flight). */
+ * width apart, so loads stay coalesced and several are in flight per thread: with one element
+ * per thread the H200 reached only 83% of copy bandwidth (too few bytes in flight); two reach
+ * 101%, four 103% but at twice the code, which doubled the compile time (docs/pipeline.md). */
 #include "kbuild.h"
 #include "oxide_examples.h"
 
