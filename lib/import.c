@@ -8,6 +8,7 @@
  * into a printed message and a trap, moves shared-memory statics to addrspace(3), wraps each
  * entry in a ptx_kernel function with oxide's interface ABI, and refuses what cannot run on a
  * GPU, naming the Rust function. emit.c then legalises, optimises and writes the PTX. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1226,43 +1227,105 @@ static void drop_stub_bodies(LLVMModuleRef m) {
  * thread a branch through a block holding a barrier and copy the barrier into both arms (the
  * reduction's last `sync_threads()` before `if t == 0` became two barriers, one of them in
  * divergent code, which ptxas serialises for warp 0). */
+/* The text of NAME's "define ... {...}" in the device bodies, or NULL. */
+static const char *find_body(const char *name, size_t *len) {
+    char key[256];
+    snprintf(key, sizeof key, "@%s(", name);
+    for (const char *d = strstr(oxide__rust_intrinsics_ir, key); d; d = strstr(d + 1, key)) {
+        const char *bol = d;
+        while (bol > oxide__rust_intrinsics_ir && bol[-1] != '\n')
+            bol--;
+        if (!starts(bol, "define "))
+            continue; /* a call inside another body */
+        const char *end = strstr(d, "\n}\n");
+        if (!end)
+            return NULL;
+        *len = (size_t)(end + 3 - bol);
+        return bol;
+    }
+    return NULL;
+}
+
 static void mark_convergent_stubs(LLVMModuleRef m) {
     LLVMContextRef c = LLVMGetModuleContext(m);
     unsigned conv = LLVMGetEnumAttributeKindForName("convergent", 10);
     for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
-        size_t nl;
+        size_t nl, len;
         const char *name = LLVMGetValueName2(f, &nl);
         if (!starts(name, "__oxide_") || !LLVMIsDeclaration(f) || nl > 200)
             continue;
         /* the device body's definition line: "define ... @NAME(...) ... convergent {" */
-        char key[256];
-        snprintf(key, sizeof key, "@%s(", name);
-        for (const char *d = strstr(oxide__rust_intrinsics_ir, key); d; d = strstr(d + 1, key)) {
-            const char *bol = d;
-            while (bol > oxide__rust_intrinsics_ir && bol[-1] != '\n')
-                bol--;
-            if (!starts(bol, "define "))
-                continue; /* a call inside another body */
-            const char *eol = strchr(d, '\n'), *cv = strstr(d, " convergent");
-            if (cv && eol && cv < eol)
-                LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c, conv, 0));
-            break;
-        }
+        const char *body = find_body(name, &len);
+        const char *eol = body ? strchr(body, '\n') : NULL, *cv = body ? strstr(body, " convergent") : NULL;
+        if (cv && eol && cv < eol)
+            LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c, conv, 0));
     }
 }
 
+/* Appends to the growing text the bodies of the __oxide_ functions named in [s, s+n) that are
+ * not in it yet, and those their bodies name in turn. */
+static bool add_bodies(char **text, size_t *len, const char *s, size_t n) {
+    for (const char *p = s; p + 9 <= s + n; p++) {
+        if (*p != '@' || strncmp(p, "@__oxide_", 9))
+            continue;
+        const char *q = p + 1;
+        while (q < s + n && (isalnum((unsigned char)*q) || *q == '_' || *q == '.' || *q == '$'))
+            q++;
+        char name[256];
+        size_t nl = (size_t)(q - p - 1);
+        p = q - 1;
+        if (nl >= sizeof name)
+            continue;
+        memcpy(name, q - nl, nl);
+        name[nl] = 0;
+        char key[260];
+        snprintf(key, sizeof key, "@%s(", name);
+        size_t blen;
+        const char *body = find_body(name, &blen);
+        if (!body || strstr(*text, key))
+            continue; /* a global, or already in (as a body or a call inside one) */
+        char *t = realloc(*text, *len + blen + 1);
+        if (!t)
+            return false;
+        memcpy(t + *len, body, blen);
+        t[ *len += blen] = 0;
+        *text = t;
+        if (!add_bodies(text, len, body, blen))
+            return false;
+    }
+    return true;
+}
+
+/* Only the bodies the module uses are parsed: the whole table is over 1 MB of IR text (most of
+ * it wgmma), and parsing it all cost every Rust build ~0.1 s. */
 static oxide_status link_intrinsics(LLVMModuleRef m) {
     LLVMContextRef c = LLVMGetModuleContext(m);
-    bool any = false;
-    for (LLVMValueRef f = LLVMGetFirstFunction(m); f && !any; f = LLVMGetNextFunction(f)) {
+    const char *first = strstr(oxide__rust_intrinsics_ir, "\ndefine ");
+    size_t len = first ? (size_t)(first + 1 - oxide__rust_intrinsics_ir) : 0;
+    char *text = malloc(len + 1);
+    if (!text)
+        return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory linking the device intrinsics");
+    memcpy(text, oxide__rust_intrinsics_ir, len); /* the declarations every body may use */
+    text[len] = 0;
+    size_t header = len;
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
         size_t nl;
         const char *name = LLVMGetValueName2(f, &nl);
-        any = starts(name, "__oxide_") && LLVMIsDeclaration(f) && LLVMGetFirstUse(f);
+        if (!starts(name, "__oxide_") || !LLVMIsDeclaration(f) || !LLVMGetFirstUse(f) || nl > 200)
+            continue;
+        char ref[256];
+        int rl = snprintf(ref, sizeof ref, "@%s", name);
+        if (!add_bodies(&text, &len, ref, (size_t)rl)) {
+            free(text);
+            return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory linking the device intrinsics");
+        }
     }
-    if (!any)
+    if (len == header) {
+        free(text);
         return OXIDE_OK;
-    LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(
-        oxide__rust_intrinsics_ir, sizeof oxide__rust_intrinsics_ir - 1, "intrinsics");
+    }
+    LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRangeCopy(text, len, "intrinsics");
+    free(text);
     LLVMModuleRef im = NULL;
     char *err = NULL;
     if (LLVMParseIRInContext(c, mb, &im, &err)) { /* consumes mb */
