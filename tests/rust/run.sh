@@ -154,5 +154,16 @@ echo "== cargo oxide build --module with export names"
 grep -q '"name":"vector_add","entry":"vecadd"' "$TMP/vecadd_module.ptx" && pass "--module exports vecadd as vector_add" || bad "--module export name"
 "$PTXAS" -arch="$SM" "$TMP/vecadd_module.ptx" -o "$TMP/x.cubin" && pass "--module PTX passes ptxas" || bad "--module ptxas"
 
+echo "== the PTX cache: reused when the bitcode is unchanged, remade when it changes"
+VLOG="$EX/target/release/oxide/vecadd.log"
+(cd "$EX" && touch vecadd/src/main.rs && cargo oxide build --release -p vecadd -q) && grep -q "unchanged: reused" "$VLOG" \
+    && pass "touched source: PTX reused" || bad "touched source: $(cat "$VLOG")"
+cp "$EX/vecadd/src/main.rs" "$TMP/vecadd_main.rs"
+echo "pub fn oxide_cache_probe() -> u32 { 7 }" >>"$EX/vecadd/src/main.rs"
+(cd "$EX" && cargo oxide build --release -p vecadd -q 2>/dev/null) && ! grep -q "reused" "$VLOG" \
+    && pass "edited source: PTX remade" || bad "edited source: $(cat "$VLOG")"
+cp "$TMP/vecadd_main.rs" "$EX/vecadd/src/main.rs"
+(cd "$EX" && cargo oxide build --release -p vecadd -q) || bad "rebuild after the cache test"
+
 [ $fail -eq 0 ] && echo "ALL RUST TESTS PASSED" || echo "SOME RUST TESTS FAILED"
 exit $fail

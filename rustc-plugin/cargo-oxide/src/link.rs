@@ -77,24 +77,19 @@ pub fn main(args: &[String]) -> i32 {
             }
         }
     }
-    // The standard library's core, as a library unit: liboxide takes from it only the functions
-    // the kernels call that the crates' bitcode lacks (dev builds share generic instances such as
-    // copy_from_slice::<u8> with the precompiled core instead of compiling their own).
-    // Every standard-library rlib of the link is offered (its embedded bitcode); liboxide parses
-    // only those whose functions the kernels turn out to need.
-    for a in flat.iter().filter(|a| a.contains("/lib/rustlib/") && a.ends_with(".rlib")) {
-        let file = Path::new(a).file_name().unwrap().to_string_lossy().to_string();
-        let krate = file.trim_start_matches("lib").split('-').next().unwrap_or("").to_string();
-        if matches!(
-            krate.as_str(),
-            "std" | "test" | "proc_macro" | "panic_unwind" | "unwind" | "std_detect" | "getopts"
-        ) {
-            continue; // host-only code
-        }
-        if let Some(bc) = rlib_bitcode(Path::new(a)) {
-            units.push((format!("library:{}", krate), bc));
-        }
-    }
+    // Where the PTX goes: target/<profile>/oxide/<program>.ptx
+    let out_path = PathBuf::from(&out);
+    let deps = out_path.parent().unwrap_or(Path::new("."));
+    let prog = out_name.rsplit_once('-').map(|(a, _)| a.to_string()).unwrap_or(out_name.clone());
+    let profile_dir = if deps.file_name().map(|f| f == "deps" || f == "examples").unwrap_or(false) {
+        deps.parent().unwrap()
+    } else {
+        deps
+    };
+    let ptx_dir = profile_dir.join("oxide");
+    let _ = std::fs::create_dir_all(&ptx_dir);
+    let ptx_file = ptx_dir.join(format!("{}.ptx", prog));
+    let key_file = ptx_dir.join(format!("{}.ptx.key", prog));
     let sm = std::env::var("OXIDE_SM").unwrap_or_else(|_| "sm_90a".into());
     let lineinfo = std::env::var("OXIDE_LINEINFO").is_ok();
     let lib_path = match std::env::var("OXIDE_LIB") {
@@ -107,36 +102,66 @@ pub fn main(args: &[String]) -> i32 {
             }
         },
     };
-    let lib = match crate::liboxide::Lib::open(&lib_path) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("cargo-oxide linker: {}", e);
-            return 1;
-        }
+    // The standard library's rlibs of the link (their embedded bitcode is offered below).
+    let std_rlibs: Vec<&String> = flat
+        .iter()
+        .filter(|a| a.contains("/lib/rustlib/") && a.ends_with(".rlib"))
+        .filter(|a| {
+            let file = Path::new(a).file_name().unwrap().to_string_lossy().to_string();
+            let krate = file.trim_start_matches("lib").split('-').next().unwrap_or("").to_string();
+            // host-only code
+            !matches!(
+                krate.as_str(),
+                "std" | "test" | "proc_macro" | "panic_unwind" | "unwind" | "std_detect" | "getopts"
+            )
+        })
+        .collect();
+    // Same bitcode, toolchain, liboxide and options give the same PTX: a rebuild whose crates'
+    // bitcode did not change (a touched file, an edit rustc compiles to the same code) reuses it.
+    let key = cache_key(&units, &std_rlibs, &lib_path, &sm, lineinfo);
+    let cached = match (std::fs::read_to_string(&key_file), std::fs::read_to_string(&ptx_file)) {
+        (Ok(k), Ok(p)) if k.trim() == key => Some(p),
+        _ => None,
     };
-    let ptx = match lib.compile(&units, &sm, lineinfo) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: oxide could not compile the kernels of {} for the GPU:\n  {}", out_name, e);
-            return 1;
+    let cache_hit = cached.is_some();
+    let ptx = match cached {
+        Some(p) => p,
+        None => {
+            // The standard library's core, as a library unit: liboxide takes from it only the
+            // functions the kernels call that the crates' bitcode lacks (dev builds share generic
+            // instances such as copy_from_slice::<u8> with the precompiled core instead of
+            // compiling their own). liboxide parses only the units whose functions the kernels
+            // turn out to need.
+            for a in &std_rlibs {
+                let file = Path::new(a).file_name().unwrap().to_string_lossy().to_string();
+                let krate = file.trim_start_matches("lib").split('-').next().unwrap_or("").to_string();
+                if let Some(bc) = rlib_bitcode(Path::new(a)) {
+                    units.push((format!("library:{}", krate), bc));
+                }
+            }
+            let lib = match crate::liboxide::Lib::open(&lib_path) {
+                Ok(l) => l,
+                Err(e) => {
+                    eprintln!("cargo-oxide linker: {}", e);
+                    return 1;
+                }
+            };
+            match lib.compile(&units, &sm, lineinfo) {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("error: oxide could not compile the kernels of {} for the GPU:\n  {}", out_name, e);
+                    return 1;
+                }
+            }
         }
     };
     let t_compile = t0.elapsed();
-    // keep a copy beside the build: target/<profile>/oxide/<program>.ptx
-    let out_path = PathBuf::from(&out);
-    let deps = out_path.parent().unwrap_or(Path::new("."));
-    let prog = out_name.rsplit_once('-').map(|(a, _)| a.to_string()).unwrap_or(out_name.clone());
-    let profile_dir = if deps.file_name().map(|f| f == "deps" || f == "examples").unwrap_or(false) {
-        deps.parent().unwrap()
-    } else {
-        deps
-    };
-    let ptx_dir = profile_dir.join("oxide");
-    let _ = std::fs::create_dir_all(&ptx_dir);
-    let ptx_file = ptx_dir.join(format!("{}.ptx", prog));
-    if let Err(e) = std::fs::write(&ptx_file, &ptx) {
-        eprintln!("cargo-oxide linker: {}: {}", ptx_file.display(), e);
-        return 1;
+    if !cache_hit {
+        if let Err(e) = std::fs::write(&ptx_file, &ptx) {
+            eprintln!("cargo-oxide linker: {}: {}", ptx_file.display(), e);
+            return 1;
+        }
+        let _ = std::fs::write(&key_file, &key);
     }
     // the object carrying the PTX
     let asm = ptx_dir.join(format!("{}.oxide_ptx.s", prog));
@@ -160,13 +185,14 @@ pub fn main(args: &[String]) -> i32 {
     let _ = std::fs::write(
         ptx_dir.join(format!("{}.log", prog)),
         format!(
-            "{} bitcode units ({} crates, {} standard-library offered) -> {} bytes of PTX for {} in {:.3} s\n",
+            "{} bitcode units ({} crates, {} standard-library offered) -> {} bytes of PTX for {} in {:.3} s{}\n",
             units.len(),
             units.iter().filter(|u| !u.0.starts_with("library:")).count(),
             units.iter().filter(|u| u.0.starts_with("library:")).count(),
             ptx.len(),
             sm,
-            t_compile.as_secs_f64()
+            t_compile.as_secs_f64(),
+            if cache_hit { " (unchanged: reused)" } else { "" }
         ),
     );
     let mut full: Vec<String> = args.to_vec();
@@ -192,6 +218,34 @@ pub fn export_names(ptx: &str, exports: &[String]) -> String {
 }
 
 /// The LLVM bitcode embedded in an rlib's object (section .llvmbc), as the standard library ships.
+/// A hash of everything the PTX depends on: the crates' bitcode, the standard-library rlibs
+/// offered (by path, size and time: they change only with the toolchain), liboxide itself,
+/// this program and the device options.
+fn cache_key(units: &[(String, Vec<u8>)], std_rlibs: &[&String], lib: &Path, sm: &str, lineinfo: bool) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let stamp = |p: &Path, h: &mut std::collections::hash_map::DefaultHasher| {
+        p.hash(h);
+        if let Ok(m) = std::fs::metadata(p) {
+            m.len().hash(h);
+            m.modified().ok().hash(h);
+        }
+    };
+    for (name, data) in units {
+        name.hash(&mut h);
+        data.hash(&mut h);
+    }
+    for r in std_rlibs {
+        stamp(Path::new(r.as_str()), &mut h);
+    }
+    stamp(lib, &mut h);
+    if let Ok(me) = std::env::current_exe() {
+        stamp(&me, &mut h);
+    }
+    (sm, lineinfo).hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
 fn rlib_bitcode(rlib: &Path) -> Option<Vec<u8>> {
     let data = std::fs::read(rlib).ok()?;
     if !data.starts_with(b"!<arch>\n") {
