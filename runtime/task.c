@@ -250,54 +250,66 @@ void oxide_task_destroy(oxide_task *t) {
 
 /* Helper streams and events taken during one submission; given back only when it is complete,
  * because during a capture a helper stream belongs to the capture until it ends. */
+/* Handles of one kind (streams or events) taken from the device's pools for one submission. */
+typedef struct handles {
+    void **items;
+    size_t n, cap;
+    size_t next; /* taken before a capture, handed out during it */
+} handles;
+
 typedef struct borrowed {
     oxide_device *dev;
     uint32_t gen;
-    CUstream *streams;
-    CUevent *events;
-    size_t nstreams, nevents, cap_s, cap_e;
-    size_t next_s, next_e; /* taken before a capture, handed out during it */
+    handles streams, events;
 } borrowed;
 
-static oxide_status borrow_stream(borrowed *b, CUstream *out) {
-    if (b->next_s < b->nstreams) {
-        *out = b->streams[b->next_s++];
+static oxide_status take_stream(oxide_device *dev, void **out) {
+    CUstream s;
+    oxide_status st = oxide__rt_pool_stream(dev, &s);
+    *out = s;
+    return st;
+}
+
+static oxide_status take_event(oxide_device *dev, void **out) {
+    CUevent e;
+    oxide_status st = oxide__rt_pool_event(dev, &e);
+    *out = e;
+    return st;
+}
+
+/* The next handle: one taken ahead of time if there is one, else a new one from the pool. */
+static oxide_status borrow(handles *h, oxide_status (*take)(oxide_device *, void **), oxide_device *dev, void **out) {
+    if (h->next < h->n) {
+        *out = h->items[h->next++];
         return OXIDE_OK;
     }
-    if (b->nstreams == b->cap_s) {
-        size_t cap = b->cap_s ? b->cap_s * 2 : 8;
-        CUstream *s = realloc(b->streams, cap * sizeof *s);
-        if (!s)
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 8;
+        void **items = realloc(h->items, cap * sizeof *items);
+        if (!items)
             return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory running a task");
-        b->streams = s;
-        b->cap_s = cap;
+        h->items = items;
+        h->cap = cap;
     }
-    oxide_status st = oxide__rt_pool_stream(b->dev, out);
+    oxide_status st = take(dev, out);
     if (st == OXIDE_OK) {
-        b->streams[b->nstreams++] = *out;
-        b->next_s = b->nstreams;
+        h->items[h->n++] = *out;
+        h->next = h->n;
     }
     return st;
 }
 
+static oxide_status borrow_stream(borrowed *b, CUstream *out) {
+    void *h = NULL;
+    oxide_status st = borrow(&b->streams, take_stream, b->dev, &h);
+    *out = h;
+    return st;
+}
+
 static oxide_status borrow_event(borrowed *b, CUevent *out) {
-    if (b->next_e < b->nevents) {
-        *out = b->events[b->next_e++];
-        return OXIDE_OK;
-    }
-    if (b->nevents == b->cap_e) {
-        size_t cap = b->cap_e ? b->cap_e * 2 : 8;
-        CUevent *e = realloc(b->events, cap * sizeof *e);
-        if (!e)
-            return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory running a task");
-        b->events = e;
-        b->cap_e = cap;
-    }
-    oxide_status st = oxide__rt_pool_event(b->dev, out);
-    if (st == OXIDE_OK) {
-        b->events[b->nevents++] = *out;
-        b->next_e = b->nevents;
-    }
+    void *h = NULL;
+    oxide_status st = borrow(&b->events, take_event, b->dev, &h);
+    *out = h;
     return st;
 }
 
@@ -325,18 +337,18 @@ static oxide_status borrow_ahead(borrowed *b, const oxide_task *t, size_t keep) 
         st = borrow_stream(b, &s);
     for (size_t i = 0; st == OXIDE_OK && i < ne; i++)
         st = borrow_event(b, &e);
-    b->next_s = keep;
-    b->next_e = 0;
+    b->streams.next = keep;
+    b->events.next = 0;
     return st;
 }
 
 static void give_back(borrowed *b) {
-    for (size_t i = 0; i < b->nstreams; i++)
-        oxide__rt_unpool_stream(b->dev, b->streams[i], b->gen);
-    for (size_t i = 0; i < b->nevents; i++)
-        oxide__rt_unpool_event(b->dev, b->events[i], b->gen);
-    free(b->streams);
-    free(b->events);
+    for (size_t i = 0; i < b->streams.n; i++)
+        oxide__rt_unpool_stream(b->dev, b->streams.items[i], b->gen);
+    for (size_t i = 0; i < b->events.n; i++)
+        oxide__rt_unpool_event(b->dev, b->events.items[i], b->gen);
+    free(b->streams.items);
+    free(b->events.items);
 }
 
 static oxide_status run(const oxide_task *t, CUstream cs, oxide_stream *track, borrowed *b) {
