@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "oxide.h"
 #include "oxide_examples.h"
 
@@ -70,15 +71,6 @@ static void die(oxide_status st, const char *what) {
         if (st_)                                                                                                       \
             die(st_, what);                                                                                            \
     } while (0)
-
-static void *xmalloc(size_t n) {
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        printf("FAILED: bench/gemm: out of host memory (%zu bytes)\n", n);
-        exit(1);
-    }
-    return p;
-}
 
 /* ---- cuBLAS, declared here rather than included so that the benchmark builds without its
  * headers; the values and layouts are cuBLAS's stable ABI (cublas_api.h, cublasLt.h,
@@ -206,16 +198,6 @@ static double bf16_value(uint16_t h) {
 }
 
 /* ---- timing ---- */
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n) {
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* One problem: device operands and the three ways of computing it. */
 typedef struct problem {

@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "oxide.h"
 #include "oxide_examples.h"
 
@@ -78,15 +79,6 @@ static uint64_t next_u64(void) {
 static float next_f32(float lo, float hi) {
     float f = lo + (hi - lo) * (float)((next_u64() >> 40) * (1.0 / 16777216.0));
     return f != 0.0f ? f : lo;
-}
-
-static void *xmalloc(size_t n) {
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "bench/kernels: out of host memory (%zu bytes)\n", n);
-        exit(1);
-    }
-    return p;
 }
 
 /* A device buffer of n random floats in [lo, hi) (or uninitialised when lo == hi). */
@@ -273,24 +265,6 @@ static char *compile_example(const char *name) {
     return copy;
 }
 
-static char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = n >= 0 ? xmalloc((size_t)n + 1) : NULL;
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    if (buf)
-        buf[n] = 0;
-    fclose(f);
-    return buf;
-}
-
 /* The twin's PTX: next to this executable (nvcc/NAME.ptx, how the build lays it out and how it
  * travels to the GPU machine), else in $OXIDE_BENCH_NVCC_DIR, else where the build put it. */
 static char *twin_ptx(const char *name, const char *oxide_ptx) {
@@ -327,16 +301,6 @@ static char *twin_ptx(const char *name, const char *oxide_ptx) {
 }
 
 /* ---- timing ---- */
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n) {
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static oxide_event *ev0, *ev1;
 
