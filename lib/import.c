@@ -575,6 +575,19 @@ static void diag_handler(LLVMDiagnosticInfoRef di, void *user) {
     LLVMDisposeMessage(msg);
 }
 
+/* A unit read from host bitcode, given the GPU's triple and layout, without its module-level
+ * asm and the host-only globals that would clash between crates. */
+static void retarget_unit(LLVMModuleRef m, LLVMModuleRef dst) {
+    LLVMSetTarget(m, NVPTX_TRIPLE);
+    LLVMSetDataLayout(m, LLVMGetDataLayoutStr(dst));
+    LLVMSetModuleInlineAsm2(m, "", 0);
+    const char *drop[] = {"llvm.used", "llvm.compiler.used", "llvm.global_ctors", "llvm.global_dtors"};
+    for (size_t d = 0; d < 4; d++) {
+        LLVMValueRef g = LLVMGetNamedGlobal(m, drop[d]);
+        if (g)
+            LLVMDeleteGlobal(g);
+    }
+}
 static oxide_status link_units(oxide_module *mod, LLVMModuleRef dst) {
     LLVMContextRef ctx = LLVMGetModuleContext(dst);
     LLVMDiagnosticHandler old = LLVMContextGetDiagnosticHandler(ctx);
@@ -595,16 +608,7 @@ static oxide_status link_units(oxide_module *mod, LLVMModuleRef dst) {
             break;
         }
         LLVMDisposeMemoryBuffer(mb);
-        LLVMSetTarget(m, NVPTX_TRIPLE);
-        LLVMSetDataLayout(m, LLVMGetDataLayoutStr(dst));
-        LLVMSetModuleInlineAsm2(m, "", 0);
-        /* host-only module-level globals that would clash between crates */
-        const char *drop[] = {"llvm.used", "llvm.compiler.used", "llvm.global_ctors", "llvm.global_dtors"};
-        for (size_t d = 0; d < 4; d++) {
-            LLVMValueRef g = LLVMGetNamedGlobal(m, drop[d]);
-            if (g)
-                LLVMDeleteGlobal(g);
-        }
+        retarget_unit(m, dst);
         /* definitions with external linkage that another unit also defines (e.g. the same
          * #[no_mangle] item twice) would stop the link: keep the first */
         for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
@@ -1050,15 +1054,7 @@ static oxide_status link_libraries(oxide_module *mod, LLVMModuleRef dst, bool *l
             continue; /* an unreadable library only means fewer functions available */
         }
         LLVMDisposeMemoryBuffer(mb);
-        LLVMSetTarget(lib, NVPTX_TRIPLE);
-        LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(dst));
-        LLVMSetModuleInlineAsm2(lib, "", 0);
-        const char *drop[] = {"llvm.used", "llvm.compiler.used", "llvm.global_ctors", "llvm.global_dtors"};
-        for (size_t d = 0; d < 4; d++) {
-            LLVMValueRef g = LLVMGetNamedGlobal(lib, drop[d]);
-            if (g)
-                LLVMDeleteGlobal(g);
-        }
+        retarget_unit(lib, dst);
         char rb[512];
         for (LLVMValueRef f = LLVMGetFirstFunction(lib), next; f; f = next) {
             next = LLVMGetNextFunction(f);

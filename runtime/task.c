@@ -115,46 +115,34 @@ oxide_status oxide_task_launch(oxide_kernel *k, const oxide_launch_config *cfg, 
     return OXIDE_OK;
 }
 
-oxide_status oxide_task_copy_htod(oxide_device *dev, uint64_t dst, const void *src, size_t bytes, oxide_task **out) {
-    if (!dst || !src)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_task_copy_htod: %s is NULL", !dst ? "dst" : "src");
+/* The three copies differ only in which ends are host memory. */
+static oxide_status new_copy(oxide_device *dev, task_kind kind, uint64_t dst, void *hdst, uint64_t src,
+                             const void *hsrc, size_t bytes, oxide_task **out, const char *what) {
+    if (!(dst || hdst) || !(src || hsrc))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", what, !(dst || hdst) ? "dst" : "src");
     oxide_task *t;
-    oxide_status st = new_task(dev, T_HTOD, &t, "oxide_task_copy_htod");
+    oxide_status st = new_task(dev, kind, &t, what);
     if (st != OXIDE_OK)
         return st;
     t->u.copy.dst = dst;
-    t->u.copy.hsrc = src;
+    t->u.copy.hdst = hdst;
+    t->u.copy.src = src;
+    t->u.copy.hsrc = hsrc;
     t->u.copy.bytes = bytes;
     *out = t;
     return OXIDE_OK;
+}
+
+oxide_status oxide_task_copy_htod(oxide_device *dev, uint64_t dst, const void *src, size_t bytes, oxide_task **out) {
+    return new_copy(dev, T_HTOD, dst, NULL, 0, src, bytes, out, "oxide_task_copy_htod");
 }
 
 oxide_status oxide_task_copy_dtoh(oxide_device *dev, void *dst, uint64_t src, size_t bytes, oxide_task **out) {
-    if (!dst || !src)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_task_copy_dtoh: %s is NULL", !dst ? "dst" : "src");
-    oxide_task *t;
-    oxide_status st = new_task(dev, T_DTOH, &t, "oxide_task_copy_dtoh");
-    if (st != OXIDE_OK)
-        return st;
-    t->u.copy.hdst = dst;
-    t->u.copy.src = src;
-    t->u.copy.bytes = bytes;
-    *out = t;
-    return OXIDE_OK;
+    return new_copy(dev, T_DTOH, 0, dst, src, NULL, bytes, out, "oxide_task_copy_dtoh");
 }
 
 oxide_status oxide_task_copy_dtod(oxide_device *dev, uint64_t dst, uint64_t src, size_t bytes, oxide_task **out) {
-    if (!dst || !src)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_task_copy_dtod: %s is NULL", !dst ? "dst" : "src");
-    oxide_task *t;
-    oxide_status st = new_task(dev, T_DTOD, &t, "oxide_task_copy_dtod");
-    if (st != OXIDE_OK)
-        return st;
-    t->u.copy.dst = dst;
-    t->u.copy.src = src;
-    t->u.copy.bytes = bytes;
-    *out = t;
-    return OXIDE_OK;
+    return new_copy(dev, T_DTOD, dst, NULL, src, NULL, bytes, out, "oxide_task_copy_dtod");
 }
 
 oxide_status oxide_task_memset(oxide_device *dev, uint64_t dst, uint32_t value, size_t count, unsigned elem_size,
