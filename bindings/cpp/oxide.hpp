@@ -255,41 +255,18 @@ inline oxide_attr make(oxide_attr_key k) {
     a.key = k;
     return a;
 }
-inline oxide_attr align(int64_t n) {
-    auto a = make(OXIDE_ATTR_ALIGN);
-    a.i = n;
-    return a;
-}
-inline oxide_attr is_volatile(bool v) {
-    auto a = make(OXIDE_ATTR_VOLATILE);
+inline oxide_attr make_int(oxide_attr_key k, int64_t v) {
+    auto a = make(k);
     a.i = v;
     return a;
 }
-inline oxide_attr scope(oxide_scope s) {
-    auto a = make(OXIDE_ATTR_SCOPE);
-    a.i = s;
-    return a;
-}
-inline oxide_attr order(oxide_order o) {
-    auto a = make(OXIDE_ATTR_ORDER);
-    a.i = o;
-    return a;
-}
-inline oxide_attr pred(oxide_pred p) {
-    auto a = make(OXIDE_ATTR_PRED);
-    a.i = p;
-    return a;
-}
-inline oxide_attr imm(int64_t v) {
-    auto a = make(OXIDE_ATTR_IMM);
-    a.i = v;
-    return a;
-}
-inline oxide_attr value_int(int64_t v) {
-    auto a = make(OXIDE_ATTR_VALUE);
-    a.i = v;
-    return a;
-}
+inline oxide_attr align(int64_t n) { return make_int(OXIDE_ATTR_ALIGN, n); }
+inline oxide_attr is_volatile(bool v) { return make_int(OXIDE_ATTR_VOLATILE, v); }
+inline oxide_attr scope(oxide_scope s) { return make_int(OXIDE_ATTR_SCOPE, s); }
+inline oxide_attr order(oxide_order o) { return make_int(OXIDE_ATTR_ORDER, o); }
+inline oxide_attr pred(oxide_pred p) { return make_int(OXIDE_ATTR_PRED, p); }
+inline oxide_attr imm(int64_t v) { return make_int(OXIDE_ATTR_IMM, v); }
+inline oxide_attr value_int(int64_t v) { return make_int(OXIDE_ATTR_VALUE, v); }
 inline oxide_attr value_float(double v) {
     auto a = make(OXIDE_ATTR_VALUE);
     a.f = v;
