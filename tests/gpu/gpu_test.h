@@ -1,6 +1,6 @@
-/* Helpers shared by the runtime's GPU tests: skip without a GPU, find test data, check results.
- * Each test prints "PASSED: <what, with its key figure>" or "FAILED: ..." and exits 0 or 1;
- * without a driver or GPU it prints "SKIPPED: ..." and exits 77 (ctest's SKIP_RETURN_CODE). */
+/* What the runtime's GPU tests add to tests/harness.h: skip without a GPU, find test data,
+ * random inputs, the closing line. Each test prints "PASSED: <what, with its key figure>" or "FAILED: ..." and exits 0
+ * or 1; without a driver or GPU it prints "SKIPPED: ..." and exits 77 (ctest's SKIP_RETURN_CODE). */
 #ifndef OXIDE_GPU_TEST_H
 #define OXIDE_GPU_TEST_H
 
@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "oxide.h"
 
 #ifndef OXIDE_GPU_DATA_DIR
@@ -23,57 +24,6 @@
 #ifndef OXIDE_GPU_BUILD_DIR
 #define OXIDE_GPU_BUILD_DIR "."
 #endif
-
-static int failures, checks;
-
-#define CHECK(cond)                                                                                                    \
-    do {                                                                                                               \
-        checks++;                                                                                                      \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond,                    \
-                    oxide_last_error());                                                                               \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
-
-/* The call must succeed; on failure report and go on. */
-#define OK(call)                                                                                                       \
-    do {                                                                                                               \
-        checks++;                                                                                                      \
-        oxide_status st_ = (call);                                                                                     \
-        if (st_ != OXIDE_OK) {                                                                                         \
-            fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, oxide_status_name(st_),                  \
-                    oxide_last_error());                                                                               \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
-
-/* The call must succeed, or the test cannot go on. */
-#define MUST(call)                                                                                                     \
-    do {                                                                                                               \
-        oxide_status st_ = (call);                                                                                     \
-        if (st_ != OXIDE_OK) {                                                                                         \
-            printf("FAILED: %s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, oxide_status_name(st_),                   \
-                   oxide_last_error());                                                                                \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-
-/* The call must fail with status want and a message containing every given fragment. */
-#define FAILS_WITH(call, want, ...)                                                                                    \
-    do {                                                                                                               \
-        checks++;                                                                                                      \
-        oxide_status st_ = (call);                                                                                     \
-        const char *frags_[] = {__VA_ARGS__, NULL};                                                                    \
-        int ok_ = st_ == (want);                                                                                       \
-        for (int i_ = 0; ok_ && frags_[i_]; i_++)                                                                      \
-            ok_ = strstr(oxide_last_error(), frags_[i_]) != NULL;                                                      \
-        if (!ok_) {                                                                                                    \
-            fprintf(stderr, "%s:%d: %s: wanted %s, got %s: \"%s\"\n", __FILE__, __LINE__, #call,                       \
-                    oxide_status_name(want), oxide_status_name(st_), oxide_last_error());                              \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
 
 /* Exit 77 with a visible reason where there is no driver or no GPU. */
 static inline void gpu_require(void) {
@@ -103,22 +53,9 @@ static inline char *read_data(const char *name, size_t *len) {
             continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dirs[d], name);
-        FILE *f = fopen(path, "rb");
-        if (!f)
-            continue;
-        fseek(f, 0, SEEK_END);
-        long size = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        char *buf = malloc((size_t)size + 1);
-        size_t got = buf ? fread(buf, 1, (size_t)size, f) : 0;
-        fclose(f);
-        if (!buf || got != (size_t)size) {
-            free(buf);
-            continue;
-        }
-        buf[size] = 0;
-        *len = (size_t)size;
-        return buf;
+        char *buf = check_read_file(path, len);
+        if (buf)
+            return buf;
     }
     printf("FAILED: test data %s not found (set OXIDE_GPU_DATA)\n", name);
     exit(1);
@@ -145,8 +82,9 @@ static inline double now_us(void) {
 }
 
 static inline int finish(const char *name, const char *figure) {
-    if (failures) {
-        printf("FAILED: %s: %d of %d checks failed\n", name, failures, checks);
+    int checks = check_passed + check_failed;
+    if (check_failed) {
+        printf("FAILED: %s: %d of %d checks failed\n", name, check_failed, checks);
         return 1;
     }
     printf("PASSED: %s: %d checks%s%s\n", name, checks, figure && *figure ? "; " : "", figure ? figure : "");

@@ -120,7 +120,7 @@ static int fault_child(void) {
         FAILS_WITH(oxide_device_check(dev), OXIDE_ERROR_DEVICE_FAILED, "cannot recover it in this process",
                    "restart the process");
         FAILS_WITH(oxide_buffer_alloc(dev, 16, &b2), OXIDE_ERROR_DEVICE_FAILED, "restart the process");
-        return failures ? 1 : 2;
+        return check_failed ? 1 : 2;
     }
     OK(oxide_device_check(dev));
     oxide_kernel *k;
@@ -134,7 +134,7 @@ static int fault_child(void) {
     CHECK(run_vecadd(dev, lm, 0) == 0);
     oxide_loaded_module_destroy(lm);
     free(ptx);
-    return failures ? 1 : 0;
+    return check_failed ? 1 : 0;
 }
 
 static void test_load_failures(oxide_device *dev, const char *ptx) {
@@ -228,7 +228,7 @@ int main(int argc, char **argv) {
                                      : NULL;
     if (!recovery) {
         printf("FAILED: fault test (child exit %d)\n", rc);
-        failures++;
+        check_failed++;
     }
     gpu_require();
     rng_seed();

@@ -147,7 +147,7 @@ static void test_scalars_bytes_tma(void) {
     for (int i = 0; i < 13; i++)
         if (out[i] != want[i]) {
             fprintf(stderr, "scalars: parameter %d arrived as %g, sent %g\n", i + 1, out[i], want[i]);
-            failures++;
+            check_failed++;
         }
     args[3] = oxide_arg_u64(5);
     FAILS_WITH(oxide_kernel_launch(kernel("scalars"), NULL, ONE, ONE, 0, args, 14), OXIDE_ERROR_LAUNCH,

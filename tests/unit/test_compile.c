@@ -6,15 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "harness.h"
 #include "oxide.h"
 #include "oxide_examples.h"
-
-#define OK(call)                                                                                                       \
-    do {                                                                                                               \
-        oxide_status st_ = (call);                                                                                     \
-        CHECK(st_ == OXIDE_OK, "%s -> %s: %s", #call, oxide_status_name(st_), oxide_last_error());                     \
-    } while (0)
 
 static oxide_context *ctx;
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "harness.h"
 #include "oxide.h"
 #include "oxide_examples.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "harness.h"
 #include "oxide.h"
 
 /* Parse exactly len bytes from a heap copy without a terminating NUL, so over-reads are caught. */

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "harness.h"
 #include "oxide.h"
 
 #ifndef OXIDE_CUDA_HOME

@@ -1,0 +1,104 @@
+/* The one harness of the C tests. CHECK, OK and FAILS_WITH count a check and, on failure, print
+ * "FAIL file:line: ..." with the library's last error and go on; MUST stops the test where it
+ * cannot go on. check_report prints the closing "NAME: N passed, N failed" line that CI reads
+ * and gives the exit code (tests/gpu/gpu_test.h closes GPU tests with its own PASSED line). */
+#ifndef OXIDE_TEST_HARNESS_H
+#define OXIDE_TEST_HARNESS_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oxide.h"
+
+static int check_passed, check_failed;
+
+/* The optional message of a failed CHECK (a function, so that an empty one is allowed). */
+static inline void check_note(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+}
+
+/* CHECK(cond) or CHECK(cond, "format", args...). */
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (cond) {                                                                                                    \
+            check_passed++;                                                                                            \
+        } else {                                                                                                       \
+            check_failed++;                                                                                            \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                                     \
+            check_note("" __VA_ARGS__);                                                                                \
+            printf(" (last error: %s)\n", oxide_last_error());                                                         \
+        }                                                                                                              \
+    } while (0)
+
+/* The call must return OXIDE_OK. */
+#define OK(call)                                                                                                       \
+    do {                                                                                                               \
+        oxide_status st_ = (call);                                                                                     \
+        if (st_ == OXIDE_OK) {                                                                                         \
+            check_passed++;                                                                                            \
+        } else {                                                                                                       \
+            check_failed++;                                                                                            \
+            printf("FAIL %s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, oxide_status_name(st_), oxide_last_error()); \
+        }                                                                                                              \
+    } while (0)
+
+/* The call must succeed, or the test cannot go on: it reports and exits 1. Not a check. */
+#define MUST(call)                                                                                                     \
+    do {                                                                                                               \
+        oxide_status st_ = (call);                                                                                     \
+        if (st_ != OXIDE_OK) {                                                                                         \
+            printf("FAILED: %s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, oxide_status_name(st_),                   \
+                   oxide_last_error());                                                                                \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
+    } while (0)
+
+/* The call must fail with status want and a message containing every given fragment. */
+#define FAILS_WITH(call, want, ...)                                                                                    \
+    do {                                                                                                               \
+        oxide_status st_ = (call);                                                                                     \
+        const char *frags_[] = {__VA_ARGS__, NULL};                                                                    \
+        int ok_ = st_ == (want);                                                                                       \
+        for (int i_ = 0; ok_ && frags_[i_]; i_++)                                                                      \
+            ok_ = strstr(oxide_last_error(), frags_[i_]) != NULL;                                                      \
+        if (ok_) {                                                                                                     \
+            check_passed++;                                                                                            \
+        } else {                                                                                                       \
+            check_failed++;                                                                                            \
+            printf("FAIL %s:%d: %s: wanted %s, got %s: \"%s\"\n", __FILE__, __LINE__, #call, oxide_status_name(want),  \
+                   oxide_status_name(st_), oxide_last_error());                                                        \
+        }                                                                                                              \
+    } while (0)
+
+static inline int check_report(const char *name) {
+    printf("%s: %d passed, %d failed\n", name, check_passed, check_failed);
+    return check_failed != 0;
+}
+
+/* The whole file, NUL-terminated (malloc); NULL if it cannot be read. */
+static inline char *check_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s)
+        s[n] = 0;
+    if (s && len)
+        *len = (size_t)n;
+    fclose(f);
+    return s;
+}
+
+#endif
