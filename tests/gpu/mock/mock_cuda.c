@@ -1,11 +1,14 @@
-/* A fake CUDA driver (libcuda.so.1) that runs the GPU tests' kernels on the CPU, so that the
- * runtime's logic -- argument binding, streams, events, tasks, joins, stream capture, graphs, the
- * fault policy, load errors -- is tested on machines without a GPU (ctest label `mock`; the
- * runtime finds it through OXIDE_CUDA_DRIVER). It is no model of the hardware: work runs
- * synchronously when it is queued (a valid order of any stream schedule), device memory is host
- * memory, and only the kernels of tests/gpu/data/kernels.cu exist, re-implemented in C.
- * Returning an error where CUDA would is part of the contract: sticky faults, bad launch
- * shapes, cooperative grids that do not fit, PTX the JIT would refuse. */
+/* The tests' one fake CUDA driver (libcuda.so.1, found through OXIDE_CUDA_DRIVER), so that GPU
+ * code paths run on machines without a GPU: the runtime's logic -- argument binding, streams,
+ * events, tasks, joins, stream capture, graphs, the fault policy, load errors -- in the GPU tests
+ * (ctest label `mock`), and the bindings' plumbing (C++ `*_fakedriver` tests, scripts/test-python).
+ *
+ * It is no model of the hardware: work runs synchronously when it is queued (a valid order of
+ * any stream schedule) and device memory is zeroed host memory. The kernels of
+ * tests/gpu/data/kernels.cu and the bindings' vecadd, saxpy and Rust map kernels are
+ * re-implemented in C; any other PTX entry loads, with the parameters its PTX declares, and
+ * launches as a no-op. Returning an error where CUDA would is part of the contract: sticky
+ * faults, bad launch shapes, cooperative grids that do not fit, PTX the JIT would refuse. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -132,34 +135,117 @@ static void k_tma_echo(void **p, const dims *d) {
 
 static void k_empty(void **p, const dims *d) { (void)p, (void)d; }
 
+/* The bindings' kernels (tests/bindings/python/kernels.py and the Rust examples). */
+static void k_saxpy(void **p, const dims *d) { /* a, x, xlen, y, ylen, n */
+    float a = P(0, float), *x = P(1, float *), *y = P(3, float *);
+    uint64_t n = threads(d), len = P(5, uint64_t);
+    for (uint64_t i = 0; i < n && i < len; i++)
+        y[i] = a * x[i] + y[i];
+}
+
+static void k_map_f32(void **p, const dims *d) { /* Rust map::<f32>(move |x| x * k + 1.0) */
+    float k = P(0, float), *x = P(1, float *), *o = P(3, float *);
+    uint64_t n = threads(d), len = P(4, uint64_t);
+    for (uint64_t i = 0; i < n && i < len; i++)
+        o[i] = x[i] * k + 1.0f;
+}
+
+static void k_map_f64(void **p, const dims *d) { /* Rust map::<f64>(move |x| x * kd - 2.0) */
+    double k = P(0, double), *x = P(1, double *), *o = P(3, double *);
+    uint64_t n = threads(d), len = P(4, uint64_t);
+    for (uint64_t i = 0; i < n && i < len; i++)
+        o[i] = x[i] * k - 2.0;
+}
+
+/* Entries emulated by the start of their name (Rust's generic kernels carry a hash). */
+static const struct {
+    const char *prefix;
+    kernel_fn fn;
+} by_prefix[] = {{"saxpy", k_saxpy}, {"map_dcd01ef8", k_map_f32}, {"map_44cdc478", k_map_f64}};
+
+#define MAX_PARAMS 32
 struct CUfunc_st {
     const char *name;
     kernel_fn fn;
     int nparams;
-    int sizes[16];
+    int sizes[MAX_PARAMS];
     int max_dyn_smem;
     int nonportable;
+    char *owned_name; /* an entry found in the PTX only: its name, freed with the module */
 };
 
 static const struct CUfunc_st kernels[] = {
-    {"vecadd", k_vecadd, 6, {8, 8, 8, 8, 8, 8}, 0, 0},
-    {"scalars", k_scalars, 14, {1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 1, 2, 2, 8}, 0, 0},
-    {"affine_bytes", k_affine, 5, {16, 8, 8, 8, 8}, 0, 0},
-    {"inc", k_inc, 2, {8, 8}, 0, 0},
-    {"cluster_ranks", k_cluster_ranks, 1, {8}, 0, 0},
-    {"all_resident", k_all_resident, 2, {8, 8}, 0, 0},
-    {"smem_sum", k_smem_sum, 2, {4, 8}, 0, 0},
-    {"spin", k_spin, 1, {8}, 0, 0},
-    {"oob_write", k_oob, 1, {8}, 0, 0},
-    {"tma_echo", k_tma_echo, 2, {128, 8}, 0, 0},
-    {"empty", k_empty, 0, {0}, 0, 0},
+    {"vecadd", k_vecadd, 6, {8, 8, 8, 8, 8, 8}, 0, 0, NULL},
+    {"scalars", k_scalars, 14, {1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 1, 2, 2, 8}, 0, 0, NULL},
+    {"affine_bytes", k_affine, 5, {16, 8, 8, 8, 8}, 0, 0, NULL},
+    {"inc", k_inc, 2, {8, 8}, 0, 0, NULL},
+    {"cluster_ranks", k_cluster_ranks, 1, {8}, 0, 0, NULL},
+    {"all_resident", k_all_resident, 2, {8, 8}, 0, 0, NULL},
+    {"smem_sum", k_smem_sum, 2, {4, 8}, 0, 0, NULL},
+    {"spin", k_spin, 1, {8}, 0, 0, NULL},
+    {"oob_write", k_oob, 1, {8}, 0, 0, NULL},
+    {"tma_echo", k_tma_echo, 2, {128, 8}, 0, 0, NULL},
+    {"empty", k_empty, 0, {0}, 0, 0, NULL},
 };
 #define NKERNELS (sizeof kernels / sizeof kernels[0])
 
 struct CUmod_st {
-    struct CUfunc_st funcs[NKERNELS];
-    int present[NKERNELS];
+    struct CUfunc_st *funcs;
+    size_t n;
 };
+
+/* The byte size of one PTX parameter declaration ".param [.align N] .TYPE name[[COUNT]]". */
+static int ptx_param_size(const char *decl, const char *end) {
+    int elem = 0;
+    for (const char *t = decl; t < end && !elem; t++) {
+        if (*t != '.' || (t[1] != 'u' && t[1] != 's' && t[1] != 'b' && t[1] != 'f'))
+            continue;
+        int bits = atoi(t + 2);
+        elem = bits == 8 || bits == 16 || bits == 32 || bits == 64 ? bits / 8 : 0;
+    }
+    const char *br = memchr(decl, '[', (size_t)(end - decl));
+    return br ? elem * atoi(br + 1) : elem;
+}
+
+/* The entries of a PTX text: the test kernels as the table has them, any other one with the
+ * parameter sizes its declaration gives. Returns 0, or CUDA_ERROR_INVALID_PTX. */
+static CUresult ptx_entries(struct CUmod_st *mod, const char *text) {
+    for (const char *at = text; (at = strstr(at, ".entry ")); at++) {
+        const char *name = at + 7, *open = strchr(name, '('), *close = open ? strchr(open, ')') : NULL;
+        if (!close)
+            return CUDA_ERROR_INVALID_PTX;
+        struct CUfunc_st f = {.fn = k_empty};
+        size_t len = (size_t)(open - name);
+        for (size_t k = 0; k < NKERNELS && !f.name; k++)
+            if (strlen(kernels[k].name) == len && !strncmp(kernels[k].name, name, len))
+                f = kernels[k];
+        if (!f.name) {
+            f.name = f.owned_name = strndup(name, len);
+            if (!f.name)
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            for (size_t k = 0; k < sizeof by_prefix / sizeof by_prefix[0]; k++)
+                if (!strncmp(name, by_prefix[k].prefix, strlen(by_prefix[k].prefix)))
+                    f.fn = by_prefix[k].fn;
+            for (const char *d = open; (d = strstr(d, ".param")) && d < close; d++) {
+                const char *e = d + 6;
+                while (e < close && *e != ',')
+                    e++;
+                if (f.nparams == MAX_PARAMS)
+                    return CUDA_ERROR_INVALID_PTX;
+                f.sizes[f.nparams++] = ptx_param_size(d + 6, e);
+            }
+        }
+        mod->funcs[mod->n++] = f;
+    }
+    return CUDA_SUCCESS;
+}
+
+static void free_module(struct CUmod_st *m) {
+    for (size_t k = 0; k < m->n; k++)
+        free(m->funcs[k].owned_name);
+    free(m->funcs);
+    free(m);
+}
 
 /* ---- queued work: run now, or recorded while a stream is captured ---- */
 
@@ -215,7 +301,7 @@ static void run_op(const op *o) {
         }
         break;
     case OP_KERNEL: {
-        void *params[16];
+        void *params[MAX_PARAMS];
         size_t off = 0;
         for (int i = 0; i < o->f->nparams; i++) {
             params[i] = o->pbuf + off;
@@ -455,9 +541,11 @@ EXPORT CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) { return cuE
 
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
     STICKY();
-    void *m = aligned_alloc(256, (n + 255) & ~(size_t)255);
+    size_t size = (n + 255) & ~(size_t)255;
+    void *m = aligned_alloc(256, size ? size : 256);
     if (!m)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    memset(m, 0, size); /* so that reading memory nothing wrote gives the same bytes every run */
     *p = (CUdeviceptr)(uintptr_t)m;
     return CUDA_SUCCESS;
 }
@@ -537,22 +625,35 @@ EXPORT CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, C
         return CUDA_ERROR_INVALID_PTX;
     }
     struct CUmod_st *mod = calloc(1, sizeof *mod);
-    for (size_t k = 0; k < NKERNELS; k++) {
-        mod->funcs[k] = kernels[k];
-        char needle[64];
-        snprintf(needle, sizeof needle, ".entry %s(", kernels[k].name);
-        mod->present[k] = elf || strstr(text, needle) != NULL;
+    size_t entries = NKERNELS;
+    for (const char *at = elf ? NULL : text; at && (at = strstr(at, ".entry ")); at++)
+        entries++;
+    if (mod)
+        mod->funcs = calloc(entries, sizeof *mod->funcs);
+    if (!mod || !mod->funcs) {
+        free(mod);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (elf) { /* a cubin of the test kernels */
+        for (size_t k = 0; k < NKERNELS; k++)
+            mod->funcs[mod->n++] = kernels[k];
+    } else {
+        CUresult r = ptx_entries(mod, text);
+        if (r) {
+            free_module(mod);
+            return r;
+        }
     }
     *m = mod;
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuModuleUnload(CUmodule m) {
-    free(m);
+    free_module(m);
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
-    for (size_t k = 0; k < NKERNELS; k++)
-        if (m->present[k] && !strcmp(kernels[k].name, name)) {
+    for (size_t k = 0; k < m->n; k++)
+        if (!strcmp(m->funcs[k].name, name)) {
             *f = &m->funcs[k];
             return CUDA_SUCCESS;
         }
