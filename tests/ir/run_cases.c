@@ -1,11 +1,12 @@
 /* Runs every .oxir file of the folders named on the command line (tests/ir/parse, tests/ir/verify)
  * against the expectations written in its leading comment lines:
  *
- *   ; expect: ok                   parses and verifies
- *   ; expect: verify PHRASE        parses; the verifier fails with a message containing PHRASE
+ *   ; expect: ok                     parses and verifies
+ *   ; expect: verify PHRASE          parses; the verifier fails with a message containing PHRASE
+ *                                    (its messages place themselves: "kernel @k ^1 #0 'add': ...")
  *   ; expect: error LINE:COL PHRASE  the parser fails at LINE:COL (of this file) with PHRASE
- *   ; target: sm_80                the target of the expectations below it ("default": none given)
- *   ; ptx: 8.0                     the PTX ISA version of the expectations below it
+ *   ; target: sm_80                  the target of the expectations below it ("default": none)
+ *   ; ptx: 8.0                       the PTX ISA version of the expectations below it
  *
  * Other leading comment lines describe the case. A file may hold several ok/verify expectations
  * (the same module at several targets); an error expectation stands alone. Every file that
