@@ -44,6 +44,9 @@ oxide_op oxide__op_by_name(const char *name, size_t len);
 /* Record msg as this thread's last error and return st. */
 oxide_status oxide__fail(oxide_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 oxide_status oxide__vfail(oxide_status st, const char *fmt, va_list ap);
+/* Prefix this thread's last error with the formatted text and ": " (the cause is copied before
+ * the buffer that holds it is rewritten). */
+oxide_status oxide__fail_prefix(oxide_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- arena: everything a module or context owns is freed in one go ---- */
 

@@ -270,7 +270,7 @@ oxide_status oxide__rt_launch(struct oxide_kernel *k, CUstream cs, oxide_stream 
 static oxide_status resolve(oxide_kernel *k, oxide_stream *stream, CUstream *cs, oxide_stream **track, const char *fn) {
     oxide_status st = oxide__rt_check_kernel(k);
     if (__builtin_expect(st != OXIDE_OK, 0))
-        return oxide__fail(st, "%s: %s", fn, oxide_last_error());
+        return oxide__fail_prefix(st, "%s", fn);
     if (__builtin_expect(!stream, 0)) {
         *cs = NULL;
         *track = &k->dev->default_stream;
@@ -285,7 +285,7 @@ static oxide_status resolve(oxide_kernel *k, oxide_stream *stream, CUstream *cs,
         return OXIDE_OK;
     }
     st = oxide__rt_stream(k->dev, stream, cs, track);
-    return oxide__fail(st, "launch %s: %s", k->name, oxide_last_error());
+    return oxide__fail_prefix(st, "launch %s", k->name);
 }
 
 oxide_status oxide_kernel_launch(oxide_kernel *k, oxide_stream *stream, const uint32_t grid[3], const uint32_t block[3],

@@ -473,7 +473,7 @@ const char *oxide_kernel_entry(const oxide_kernel *k) { return k && k->magic == 
 oxide_status oxide_kernel_native(const oxide_kernel *k, void **cu_function) {
     oxide_status st = oxide__rt_check_kernel(k);
     if (st != OXIDE_OK)
-        return oxide__fail(st, "oxide_kernel_native: %s", oxide_last_error());
+        return oxide__fail_prefix(st, "oxide_kernel_native");
     if (!cu_function)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_kernel_native: cu_function is NULL");
     *cu_function = k->fn;
@@ -483,7 +483,7 @@ oxide_status oxide_kernel_native(const oxide_kernel *k, void **cu_function) {
 static oxide_status enter_kernel(oxide_kernel *k, const char *fn) {
     oxide_status st = oxide__rt_check_kernel(k);
     if (st != OXIDE_OK)
-        return oxide__fail(st, "%s: %s", fn, oxide_last_error());
+        return oxide__fail_prefix(st, "%s", fn);
     if ((st = oxide__rt_check_gen(k->dev, k->gen, "the kernel")) != OXIDE_OK)
         return st;
     return oxide__rt_enter(k->dev);
