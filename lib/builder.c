@@ -400,7 +400,7 @@ oxide_status oxide_kernel_set_cluster(oxide_function *k, uint32_t x, uint32_t y,
         return st;
     /* 16 is Hopper's non-portable maximum; the verifier holds kernels to the portable 8 until the
      * runtime opts in to non-portable sizes. */
-    if (!x || !y || !z || (uint64_t)x * y * z > 16)
+    if (!x || !y || !z || x > 16 || y > 16 || z > 16 || x * y * z > 16)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
                            "oxide_kernel_set_cluster: dimensions must be >= 1 with at most 16 blocks (got %u,%u,%u)", x,
                            y, z);

@@ -136,7 +136,9 @@ oxide_status oxide_options_set_ptx_version(oxide_options *opts, int major, int m
 }
 
 oxide_status oxide_options_set_opt_level(oxide_options *opts, int level) {
-    if (!opts || level < 0 || level > 3)
+    if (!opts)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_options_set_opt_level: opts is NULL");
+    if (level < 0 || level > 3)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_options_set_opt_level: level must be 0..3, got %d",
                            level);
     opts->opt_level = level;
@@ -181,34 +183,59 @@ static oxide_status intern(oxide_context *ctx, const oxide_type *proto, oxide_ty
             return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory creating a type");
         memcpy(t->fields, proto->fields, proto->nfields * sizeof *t->fields);
     }
-    /* The text form, built once: "ptr.shared", "vec<4 x f32>", "struct<f32, i64>". */
-    size_t cap = 64;
-    for (uint32_t i = 0; i < t->nfields; i++)
-        cap += strlen(t->fields[i]->name) + 2;
-    if (t->elem)
-        cap += strlen(t->elem->name);
-    char *name = oxide__alloc(&ctx->arena, cap);
-    if (!name)
-        return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory creating a type");
+    /* Sizes and alignments once per type, from the fields' (already computed): recomputing
+     * them through every use is exponential in the nesting depth. */
+    if (t->kind == OXIDE_TYPE_STRUCT) {
+        uint64_t off = 0, align = 1;
+        for (uint32_t i = 0; i < t->nfields; i++) {
+            uint64_t a = oxide__type_align(t->fields[i]);
+            off = (off + a - 1) / a * a + oxide__type_size(t->fields[i]);
+            align = a > align ? a : align;
+        }
+        t->align = align;
+        t->size = (off + align - 1) / align * align;
+    } else if (t->kind == OXIDE_TYPE_VECTOR || t->kind == OXIDE_TYPE_ARRAY) {
+        t->size = t->count * oxide__type_size(t->elem);
+        t->align = t->kind == OXIDE_TYPE_VECTOR ? t->size : oxide__type_align(t->elem);
+    }
+    /* The text form, built once: "ptr.shared", "vec<4 x f32>", "struct<f32, i64>". Past
+     * OXIDE_TYPE_NAME_MAX it is cut short ("struct<struct<...") so that names cost bounded
+     * memory however deep the nesting; the printer writes the full form from the structure. */
+    char text[OXIDE_TYPE_NAME_MAX + 1];
+    size_t n = 0;
+    bool cut = false;
     switch (t->kind) {
     case OXIDE_TYPE_PTR: {
         static const char *const spaces[] = {
             [0] = "ptr", [1] = "ptr.global", [3] = "ptr.shared", [4] = "ptr.constant", [5] = "ptr.local"};
-        strcpy(name, t->addrspace == OXIDE_AS_PARAM ? "ptr.param" : spaces[t->addrspace]);
+        n = (size_t)snprintf(text, sizeof text, "%s",
+                             t->addrspace == OXIDE_AS_PARAM ? "ptr.param" : spaces[t->addrspace]);
         break;
     }
     case OXIDE_TYPE_VECTOR:
     case OXIDE_TYPE_ARRAY:
-        snprintf(name, cap, "%s<%llu x %s>", t->kind == OXIDE_TYPE_VECTOR ? "vec" : "array",
-                 (unsigned long long)t->count, t->elem->name);
+        n = (size_t)snprintf(text, sizeof text, "%s<%llu x %s>", t->kind == OXIDE_TYPE_VECTOR ? "vec" : "array",
+                             (unsigned long long)t->count, t->elem->name);
+        cut = t->elem->name_cut;
         break;
-    default: {
-        size_t n = (size_t)snprintf(name, cap, "struct<");
-        for (uint32_t i = 0; i < t->nfields; i++)
-            n += (size_t)snprintf(name + n, cap - n, "%s%s", i ? ", " : "", t->fields[i]->name);
-        snprintf(name + n, cap - n, ">");
+    default:
+        n = (size_t)snprintf(text, sizeof text, "struct<");
+        for (uint32_t i = 0; i < t->nfields && n < sizeof text; i++) {
+            n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", i ? ", " : "", t->fields[i]->name);
+            cut |= t->fields[i]->name_cut;
+        }
+        if (n < sizeof text)
+            n += (size_t)snprintf(text + n, sizeof text - n, ">");
     }
+    if (cut || n >= sizeof text) {
+        t->name_cut = true;
+        strcpy(text + (sizeof text - 4), "...");
+        n = sizeof text - 1;
     }
+    char *name = oxide__alloc(&ctx->arena, n + 1);
+    if (!name)
+        return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory creating a type");
+    memcpy(name, text, n + 1);
     t->name = name;
     t->next_interned = ctx->interned;
     ctx->interned = t;
@@ -248,15 +275,9 @@ uint64_t oxide__type_align(const oxide_type *t) {
     switch (t->kind) {
     case OXIDE_TYPE_VOID: return 1;
     case OXIDE_TYPE_I1: return 1;
-    case OXIDE_TYPE_VECTOR: return oxide__type_size(t);
-    case OXIDE_TYPE_ARRAY: return oxide__type_align(t->elem);
-    case OXIDE_TYPE_STRUCT: {
-        uint64_t a = 1;
-        for (uint32_t i = 0; i < t->nfields; i++)
-            if (oxide__type_align(t->fields[i]) > a)
-                a = oxide__type_align(t->fields[i]);
-        return a;
-    }
+    case OXIDE_TYPE_VECTOR:
+    case OXIDE_TYPE_ARRAY:
+    case OXIDE_TYPE_STRUCT: return t->align;
     default: return oxide__type_bits(t) / 8;
     }
 }
@@ -266,16 +287,8 @@ uint64_t oxide__type_size(const oxide_type *t) {
     case OXIDE_TYPE_VOID: return 0;
     case OXIDE_TYPE_I1: return 1;
     case OXIDE_TYPE_VECTOR:
-    case OXIDE_TYPE_ARRAY: return t->count * oxide__type_size(t->elem);
-    case OXIDE_TYPE_STRUCT: {
-        uint64_t off = 0;
-        for (uint32_t i = 0; i < t->nfields; i++) {
-            uint64_t a = oxide__type_align(t->fields[i]);
-            off = (off + a - 1) / a * a + oxide__type_size(t->fields[i]);
-        }
-        uint64_t a = oxide__type_align(t);
-        return (off + a - 1) / a * a;
-    }
+    case OXIDE_TYPE_ARRAY:
+    case OXIDE_TYPE_STRUCT: return t->size;
     default: return oxide__type_bits(t) / 8;
     }
 }

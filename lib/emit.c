@@ -698,6 +698,15 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
     }
     if (!st)
         st = optimise(m, tm, opts->opt_level);
+    /* Renaming can collide ("a.b" becomes a_$_b, which another kernel may already be); LLVM
+     * then makes the name unique, so each kernel's entry is read back from its function. */
+    LLVMValueRef *kfn = NULL;
+    if (!st && nkernels && !(kfn = calloc(nkernels, sizeof *kfn)))
+        st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory writing the manifest");
+    for (size_t i = 0; !st && i < nkernels; i++)
+        if (!(kfn[i] = LLVMGetNamedFunction(m, kernels[i].entry)))
+            st = oxide__fail(OXIDE_ERROR_CODEGEN, "internal error: kernel '%s' has no function '%s' after optimisation",
+                             kernels[i].name, kernels[i].entry);
     if (!st)
         sanitize_symbols(m);
     if (!st && llvm_ir_out && !(ir = LLVMPrintModuleToString(m)))
@@ -725,12 +734,15 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
         if (nkernels && (!k || !fixed)) {
             st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory writing the manifest");
         } else {
-            for (size_t i = 0; i < nkernels; i++) {
+            for (size_t i = 0; i < nkernels && !st; i++) {
                 k[i] = kernels[i];
-                if ((fixed[i] = ptx_symbol(kernels[i].entry)))
-                    k[i].entry = fixed[i];
+                size_t n = 0;
+                const char *emitted = LLVMGetValueName2(kfn[i], &n);
+                if (!(fixed[i] = strndup(emitted, n)))
+                    st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory writing the manifest");
+                k[i].entry = fixed[i];
             }
-            if (!(manifest = oxide__manifest_json(opts, k, nkernels)))
+            if (!st && !(manifest = oxide__manifest_json(opts, k, nkernels)))
                 st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory writing the manifest");
         }
         for (size_t i = 0; fixed && i < nkernels; i++)
@@ -759,6 +771,7 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
     if (ir)
         LLVMDisposeMessage(ir);
     free(manifest);
+    free(kfn);
     free(diag.first_error);
     LLVMDisposeModule(m);
     LLVMContextSetDiagnosticHandler(llctx, old_handler, old_diag_ctx);

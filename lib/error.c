@@ -1,5 +1,6 @@
 /* Statuses, the thread-local last error, version. No LLVM: also part of liboxide_runtime. */
 #include <stdio.h>
+#include <string.h>
 
 #include "ir.h"
 
@@ -15,6 +16,19 @@ oxide_status oxide__fail(oxide_status st, const char *fmt, ...) {
     va_start(ap, fmt);
     oxide__vfail(st, fmt, ap);
     va_end(ap);
+    return st;
+}
+
+oxide_status oxide__fail_prefix(oxide_status st, const char *fmt, ...) {
+    /* The message being prefixed lives in the buffer about to be written: copy it out first. */
+    char cause[sizeof last_error];
+    memcpy(cause, last_error, sizeof cause);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    size_t used = n < 0 ? 0 : (size_t)n < sizeof last_error ? (size_t)n : sizeof last_error - 1;
+    snprintf(last_error + used, sizeof last_error - used, ": %s", cause);
     return st;
 }
 

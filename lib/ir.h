@@ -44,6 +44,9 @@ oxide_op oxide__op_by_name(const char *name, size_t len);
 /* Record msg as this thread's last error and return st. */
 oxide_status oxide__fail(oxide_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 oxide_status oxide__vfail(oxide_status st, const char *fmt, va_list ap);
+/* Prefix this thread's last error with the formatted text and ": " (the cause is copied before
+ * the buffer that holds it is rewritten). */
+oxide_status oxide__fail_prefix(oxide_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- arena: everything a module or context owns is freed in one go ---- */
 
@@ -71,14 +74,19 @@ bool oxide__vec_push(oxide_arena *a, oxide_vec *v, void *item);
 
 struct oxide_type {
     oxide_type_kind kind;
-    uint32_t addrspace;  /* PTR */
-    uint64_t count;      /* VECTOR, ARRAY */
-    oxide_type *elem;    /* VECTOR, ARRAY */
-    oxide_type **fields; /* STRUCT */
-    uint32_t nfields;    /* STRUCT */
-    const char *name;    /* text form, e.g. "array<4 x f32>" */
+    uint32_t addrspace;   /* PTR */
+    uint64_t count;       /* VECTOR, ARRAY */
+    oxide_type *elem;     /* VECTOR, ARRAY */
+    oxide_type **fields;  /* STRUCT */
+    uint32_t nfields;     /* STRUCT */
+    const char *name;     /* text form, e.g. "array<4 x f32>"; cut short past OXIDE_TYPE_NAME_MAX */
+    bool name_cut;        /* name is an abbreviation: print the text form from the structure */
+    uint64_t size, align; /* VECTOR, ARRAY, STRUCT: computed once, when the type is made */
     struct oxide_type *next_interned;
 };
+
+/* Longest type name kept: nested types' text doubles per level when a struct repeats a field. */
+#define OXIDE_TYPE_NAME_MAX 256
 
 bool oxide__type_is_int(const oxide_type *t);   /* i1..i128 */
 bool oxide__type_is_float(const oxide_type *t); /* f16, bf16, f32, f64 */
@@ -252,6 +260,9 @@ extern const char *const oxide__pred_names[24];
 /* ---- verify, print, lower, emit, manifest (one file each) ---- */
 
 oxide_status oxide__verify(oxide_module *mod, const oxide_options *opts);
+/* The limit rules of one function (lib/verify_limits.c); each problem goes to report(v, msg). */
+void oxide__verify_limits(const oxide_function *fn, const oxide_options *opts, void (*report)(void *, const char *),
+                          void *v);
 void oxide__targets_free(oxide_target_cache *t);
 
 #endif

@@ -621,13 +621,71 @@ typedef struct root_ctx {
     unsigned seen;
 } root_ctx;
 
-static bool kernels_array(parser *p) {
+/* Kernel names and entries seen so far, for the duplicate checks: open addressing over kernel
+ * indices, so a manifest of n kernels costs O(n), not O(n^2). */
+typedef struct name_set {
+    uint32_t *slot; /* kernel index + 1; 0 is empty */
+    size_t cap;     /* a power of two, at least twice the entries */
+} name_set;
+
+static uint64_t name_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static const char *key_of(const rt_mkernel *k, bool entry) { return entry ? k->entry : k->name; }
+
+/* Add kernel i under its name (or entry); *other gets an earlier kernel with the same one. */
+static bool set_add(name_set *set, const rt_mkernel *ks, size_t i, bool entry, size_t *other) {
+    if ((i + 1) * 2 > set->cap) {
+        size_t cap = set->cap ? set->cap * 2 : 64;
+        uint32_t *slot = calloc(cap, sizeof *slot);
+        if (!slot)
+            return false;
+        for (size_t j = 0; j < set->cap; j++)
+            if (set->slot[j]) {
+                size_t h = (size_t)name_hash(key_of(&ks[set->slot[j] - 1], entry)) & (cap - 1);
+                while (slot[h])
+                    h = (h + 1) & (cap - 1);
+                slot[h] = set->slot[j];
+            }
+        free(set->slot);
+        set->slot = slot;
+        set->cap = cap;
+    }
+    const char *key = key_of(&ks[i], entry);
+    size_t h = (size_t)name_hash(key) & (set->cap - 1);
+    for (; set->slot[h]; h = (h + 1) & (set->cap - 1))
+        if (!strcmp(key_of(&ks[set->slot[h] - 1], entry), key)) {
+            *other = set->slot[h] - 1;
+            return true;
+        }
+    set->slot[h] = (uint32_t)(i + 1);
+    *other = i;
+    return true;
+}
+
+/* Refuse kernel i if an earlier one has its name, or its entry (two names for one .entry would
+ * let one kernel's name launch another's code). */
+static bool check_unique(parser *p, name_set sets[2], size_t i) {
+    const rt_mkernel *ks = p->m->kernels;
+    size_t other;
+    if (!set_add(&sets[0], ks, i, false, &other))
+        return oom(p);
+    if (other != i)
+        return fail(p, "two kernels are named '%s'", ks[i].name);
+    if (!set_add(&sets[1], ks, i, true, &other))
+        return oom(p);
+    if (other != i)
+        return fail(p, "kernels '%s' and '%s' have the same entry '%s'", ks[other].name, ks[i].name, ks[i].entry);
+    return true;
+}
+
+static bool kernels_items(parser *p, name_set sets[2]) {
     oxide_manifest *m = p->m;
     size_t cap = 0;
-    if (!expect(p, '['))
-        return false;
-    if (accept(p, ']'))
-        return true;
     do {
         if (m->nkernels == cap) {
             if (cap >= 1u << 20)
@@ -643,14 +701,26 @@ static bool kernels_array(parser *p) {
         size_t start = (ws(p), p->pos);
         if (!kernel(p, &m->kernels[m->nkernels], m->nkernels))
             return false;
-        for (size_t i = 0; i < m->nkernels; i++)
-            if (!strcmp(m->kernels[i].name, m->kernels[m->nkernels].name)) {
-                p->pos = start;
-                return fail(p, "two kernels are named '%s'", m->kernels[i].name);
-            }
+        size_t end = p->pos;
+        p->pos = start;
+        if (!check_unique(p, sets, m->nkernels))
+            return false;
+        p->pos = end;
         m->nkernels++;
     } while (accept(p, ','));
-    return expect(p, ']');
+    return true;
+}
+
+static bool kernels_array(parser *p) {
+    if (!expect(p, '['))
+        return false;
+    if (accept(p, ']'))
+        return true;
+    name_set sets[2] = {{0}};
+    bool ok = kernels_items(p, sets);
+    free(sets[0].slot);
+    free(sets[1].slot);
+    return ok && expect(p, ']');
 }
 
 enum { R_OXIDE = 1, R_TARGET = 2, R_KERNELS = 4 };

@@ -14,6 +14,7 @@ typedef struct {
     char *s;
     size_t len, cap;
     bool oom;
+    const oxide_type *too_long; /* a type whose text is longer than TYPE_TEXT_MAX */
 } buf;
 
 static void put(buf *b, const char *s, size_t n) {
@@ -48,7 +49,40 @@ static void putf(buf *b, const char *fmt, ...) {
     put(b, tmp, n < 0 ? 0 : (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
-static void put_type(buf *b, const oxide_type *t) { puts_(b, t ? t->name : "void"); }
+/* A type's text is its name unless the name was cut short; then it is written from the
+ * structure, up to TYPE_TEXT_MAX bytes (nested types can have text exponential in their depth). */
+#define TYPE_TEXT_MAX (16u << 20)
+
+static void put_type_text(buf *b, const oxide_type *t, size_t start) {
+    if (b->oom || b->too_long)
+        return;
+    if (b->len - start > TYPE_TEXT_MAX) {
+        b->too_long = t;
+        return;
+    }
+    if (!t->name_cut) {
+        puts_(b, t->name);
+    } else if (t->kind == OXIDE_TYPE_STRUCT) {
+        puts_(b, "struct<");
+        for (uint32_t i = 0; i < t->nfields; i++) {
+            if (i)
+                puts_(b, ", ");
+            put_type_text(b, t->fields[i], start);
+        }
+        puts_(b, ">");
+    } else {
+        putf(b, "%s<%llu x ", t->kind == OXIDE_TYPE_VECTOR ? "vec" : "array", (unsigned long long)t->count);
+        put_type_text(b, t->elem, start);
+        puts_(b, ">");
+    }
+}
+
+static void put_type(buf *b, const oxide_type *t) {
+    if (!t)
+        puts_(b, "void");
+    else
+        put_type_text(b, t, b->len);
+}
 
 static void put_value(buf *b, const oxide_value *v) {
     if (!v)
@@ -361,6 +395,12 @@ oxide_status oxide_module_print(oxide_module *mod, const char **out) {
     if (b.oom) {
         free(b.s);
         return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "oxide_module_print: out of memory");
+    }
+    if (b.too_long) {
+        free(b.s);
+        return oxide__fail(OXIDE_ERROR_UNSUPPORTED,
+                           "oxide_module_print: the text of type %s is too long to print (over %u MiB)",
+                           b.too_long->name, TYPE_TEXT_MAX >> 20);
     }
     free(mod->printed);
     mod->printed = b.s;

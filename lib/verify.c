@@ -88,6 +88,8 @@ static void report(verifier *v, const char *fmt, ...) {
     v->len += strlen(one);
 }
 
+static void report_text(void *v, const char *msg) { report(v, "%s", msg); }
+
 /* ---- small helpers ---- */
 
 static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
@@ -1500,6 +1502,7 @@ static oxide_status check_function(verifier *v, oxide_function *fn) {
     v->block = UINT32_MAX;
     v->inst = NULL;
     check_interface(v, fn);
+    oxide__verify_limits(fn, v->opts, report_text, v);
 
     /* rule 9 (values) and parameter bookkeeping */
     size_t nvalues = fn->params.len;

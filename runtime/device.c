@@ -138,7 +138,7 @@ oxide_status oxide__rt_check_device(const oxide_device *dev) {
 #define CHECK_DEV(dev, fn)                                                                                             \
     do {                                                                                                               \
         if (oxide__rt_check_device(dev) != OXIDE_OK)                                                                   \
-            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s", fn, oxide_last_error());                        \
+            return oxide__fail_prefix(OXIDE_ERROR_INVALID_ARGUMENT, "%s", fn);                                         \
     } while (0)
 
 oxide_status oxide_device_name(const oxide_device *dev, const char **name) {

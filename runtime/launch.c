@@ -6,6 +6,10 @@
 
 #include "rt.h"
 
+/* The most blocks a cluster can have on any GPU (sm_90 and sm_100 allow 16 with the
+ * non-portable attribute, 8 without). */
+#define MAX_CLUSTER 16
+
 /* Where a scalar's bytes start inside oxide_arg.value (which holds them in its low-order bits). */
 static inline void *scalar_bytes(const oxide_arg *a, uint32_t size) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -67,17 +71,27 @@ static oxide_status bad_arg(const struct oxide_kernel *k, uint32_t i, const oxid
 
 /* The slice contract (docs/ir.md): compiled code treats slices as noalias, so a mutable slice
  * must not overlap any other slice of the launch; a violation would be a silent data race. */
+/* One past a slice's last byte; a length whose byte size passes the end of the address space
+ * reaches that end (wrapping around would make the range look small and hide an overlap). */
+static uint64_t slice_end(uint64_t ptr, uint64_t len, oxide_scalar elem) {
+    uint64_t bytes, end;
+    if (__builtin_mul_overflow(len, (uint64_t)oxide_scalar_size(elem), &bytes) ||
+        __builtin_add_overflow(ptr, bytes, &end))
+        return UINT64_MAX;
+    return end;
+}
+
 static oxide_status check_slice_overlap(const struct oxide_kernel *k, const oxide_arg *args, size_t nargs) {
     for (uint32_t i = 0; i < nargs; i++) {
         const rt_param *mi = &k->params[i];
         if (mi->kind != OXIDE_PARAM_SLICE || !mi->is_mutable || !args[i].len)
             continue;
-        uint64_t lo = args[i].ptr, hi = lo + args[i].len * oxide_scalar_size((oxide_scalar)mi->scalar);
+        uint64_t lo = args[i].ptr, hi = slice_end(lo, args[i].len, (oxide_scalar)mi->scalar);
         for (uint32_t j = 0; j < nargs; j++) {
             const rt_param *mj = &k->params[j];
             if (j == i || mj->kind != OXIDE_PARAM_SLICE || !args[j].len)
                 continue;
-            uint64_t lo2 = args[j].ptr, hi2 = lo2 + args[j].len * oxide_scalar_size((oxide_scalar)mj->scalar);
+            uint64_t lo2 = args[j].ptr, hi2 = slice_end(lo2, args[j].len, (oxide_scalar)mj->scalar);
             if (lo < hi2 && lo2 < hi)
                 return oxide__fail(OXIDE_ERROR_LAUNCH,
                                    "launch %s: argument %u '%s' is a mutable slice that overlaps argument %u '%s'; a "
@@ -222,6 +236,15 @@ oxide_status oxide__rt_launch(struct oxide_kernel *k, CUstream cs, oxide_stream 
         (st = opt_in_smem(k, smem)) != OXIDE_OK)
         return st;
     const uint32_t *cl = cluster && (cluster[0] | cluster[1] | cluster[2]) ? cluster : k->cluster;
+    /* Each dimension is bounded before the product, which could otherwise wrap to 0 or 1 in
+     * 32 bits and launch without a cluster. */
+    if (__builtin_expect(cl[0] > MAX_CLUSTER || cl[1] > MAX_CLUSTER || cl[2] > MAX_CLUSTER ||
+                             cl[0] * cl[1] * cl[2] > MAX_CLUSTER || !cl[0] || !cl[1] || !cl[2],
+                         0))
+        return oxide__fail(OXIDE_ERROR_LAUNCH,
+                           "launch %s: cluster %ux%ux%u: a cluster has 1 to %d blocks in all (more than 8 is "
+                           "non-portable), at most %d in each dimension and none of 0",
+                           k->name, cl[0], cl[1], cl[2], MAX_CLUSTER, MAX_CLUSTER);
     bool want_cluster = cl[0] * cl[1] * cl[2] > 1;
     if (cl != k->cluster && k->cluster_fixed && memcmp(cl, k->cluster, sizeof k->cluster))
         return oxide__fail(OXIDE_ERROR_LAUNCH, "launch %s: cluster %ux%ux%u asked for, but the PTX fixes %ux%ux%u",
@@ -270,7 +293,7 @@ oxide_status oxide__rt_launch(struct oxide_kernel *k, CUstream cs, oxide_stream 
 static oxide_status resolve(oxide_kernel *k, oxide_stream *stream, CUstream *cs, oxide_stream **track, const char *fn) {
     oxide_status st = oxide__rt_check_kernel(k);
     if (__builtin_expect(st != OXIDE_OK, 0))
-        return oxide__fail(st, "%s: %s", fn, oxide_last_error());
+        return oxide__fail_prefix(st, "%s", fn);
     if (__builtin_expect(!stream, 0)) {
         *cs = NULL;
         *track = &k->dev->default_stream;
@@ -285,7 +308,7 @@ static oxide_status resolve(oxide_kernel *k, oxide_stream *stream, CUstream *cs,
         return OXIDE_OK;
     }
     st = oxide__rt_stream(k->dev, stream, cs, track);
-    return oxide__fail(st, "launch %s: %s", k->name, oxide_last_error());
+    return oxide__fail_prefix(st, "launch %s", k->name);
 }
 
 oxide_status oxide_kernel_launch(oxide_kernel *k, oxide_stream *stream, const uint32_t grid[3], const uint32_t block[3],

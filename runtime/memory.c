@@ -7,7 +7,7 @@
 #define CHECK_DEV(dev, fn)                                                                                             \
     do {                                                                                                               \
         if (oxide__rt_check_device(dev) != OXIDE_OK)                                                                   \
-            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s", fn, oxide_last_error());                        \
+            return oxide__fail_prefix(OXIDE_ERROR_INVALID_ARGUMENT, "%s", fn);                                         \
     } while (0)
 
 static oxide_status enter_stream(oxide_stream *s, const char *fn, CUstream *cs) {

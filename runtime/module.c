@@ -59,6 +59,89 @@ static bool ptx_target(const char *ptx, size_t len, char *out, size_t size) {
     return m > 3 && !memcmp(out, "sm_", 3);
 }
 
+/* An .entry of the PTX text: its name and how many .param it declares. */
+typedef struct ptx_entry {
+    const char *name;
+    size_t len;
+    uint32_t nparams;
+} ptx_entry;
+
+static int entry_cmp(const void *a, const void *b) {
+    const ptx_entry *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->name, y->name, n);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static bool ptx_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+/* Every .entry of the PTX, sorted by name (malloc, or NULL when there is none); false if out of
+ * memory. Reading the parameter count from the text lets loading check a manifest without
+ * asking the driver about parameters that do not exist (an API error that tools such as
+ * compute-sanitizer report in the user's program). */
+static bool ptx_entries(const char *ptx, size_t len, ptx_entry **out, size_t *count) {
+    ptx_entry *e = NULL;
+    size_t n = 0, cap = 0;
+    static const char kw[] = ".entry";
+    const size_t kl = sizeof kw - 1;
+    for (size_t pos = 0; pos < len;) {
+        const char *nl = memchr(ptx + pos, '\n', len - pos);
+        size_t end = nl ? (size_t)(nl - ptx) : len, i = pos;
+        while (i < end && (ptx[i] == ' ' || ptx[i] == '\t'))
+            i++;
+        const char *at = NULL;
+        if (end - i >= 2 && ptx[i] == '/' && ptx[i + 1] == '/')
+            at = NULL; /* a comment, such as the manifest line */
+        else
+            for (size_t j = i; j + kl < end && !at; j++)
+                if (!memcmp(ptx + j, kw, kl) && (j == i || ptx_space(ptx[j - 1])) && ptx_space(ptx[j + kl]))
+                    at = ptx + j + kl;
+        pos = end + 1;
+        if (!at)
+            continue;
+        const char *p = at, *stop = ptx + len;
+        while (p < stop && ptx_space(*p))
+            p++;
+        const char *name = p;
+        while (p < stop && !ptx_space(*p) && *p != '(' && *p != '{' && *p != ';')
+            p++;
+        if (p == name)
+            continue;
+        ptx_entry pe = {name, (size_t)(p - name), 0};
+        while (p < stop && ptx_space(*p))
+            p++;
+        if (p < stop && *p == '(') {
+            const char *close = memchr(p, ')', (size_t)(stop - p));
+            if (!close)
+                close = stop;
+            for (const char *q = p; q + 6 <= close; q++)
+                if (!memcmp(q, ".param", 6))
+                    pe.nparams++, q += 5;
+            pos = (size_t)(close - ptx);
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            ptx_entry *ne = realloc(e, cap * sizeof *ne);
+            if (!ne) {
+                free(e);
+                return false;
+            }
+            e = ne;
+        }
+        e[n++] = pe;
+    }
+    if (n)
+        qsort(e, n, sizeof *e, entry_cmp);
+    *out = e;
+    *count = n;
+    return true;
+}
+
+static const ptx_entry *find_entry(const ptx_entry *e, size_t n, const char *name) {
+    ptx_entry key = {name, strlen(name), 0};
+    return n ? bsearch(&key, e, n, sizeof *e, entry_cmp) : NULL;
+}
+
 /* The newest PTX ISA each CUDA driver version accepts (from the PTX ISA release notes). */
 static void max_ptx_isa(int cuda, int *major, int *minor, bool *known) {
     static const int table[][3] = {
@@ -139,8 +222,24 @@ static uint32_t ptx_param_size(const rt_mparam *prm, int j) {
     return 0;
 }
 
-/* Fill k from its manifest entry and check the manifest against the compiled entry. */
-static oxide_status init_kernel(oxide_loaded_module *lm, struct oxide_kernel *k, const rt_mkernel *mk) {
+static oxide_status no_entry(const rt_mkernel *mk) {
+    return oxide__fail(OXIDE_ERROR_MANIFEST,
+                       "the manifest names kernel '%s' with entry '%s', but the PTX has no such .entry", mk->name,
+                       mk->entry);
+}
+
+static oxide_status param_count_mismatch(const rt_mkernel *mk, uint32_t has) {
+    return oxide__fail(OXIDE_ERROR_MANIFEST,
+                       "the manifest of kernel '%s' does not match its PTX entry '%s': the manifest needs %u PTX "
+                       "parameters, the entry has %u",
+                       mk->name, mk->entry, mk->nptx, has);
+}
+
+/* Fill k from its manifest entry and check the manifest against the compiled entry: against
+ * pe, the entry as the PTX text declares it, when the module was loaded from PTX (NULL for a
+ * cubin). */
+static oxide_status init_kernel(oxide_loaded_module *lm, struct oxide_kernel *k, const rt_mkernel *mk,
+                                const ptx_entry *pe) {
     oxide_device *dev = lm->dev;
     k->magic = RT_KERNEL;
     k->dev = dev;
@@ -153,11 +252,11 @@ static oxide_status init_kernel(oxide_loaded_module *lm, struct oxide_kernel *k,
     k->nptx = mk->nptx;
     memcpy(k->cluster, mk->cluster, sizeof k->cluster);
     k->dyn_smem = mk->dyn_smem;
+    if (pe && pe->nparams != mk->nptx)
+        return param_count_mismatch(mk, pe->nparams);
     CUresult r = oxide__cu.ModuleGetFunction(&k->fn, lm->cu, mk->entry);
     if (r == CUDA_ERROR_NOT_FOUND)
-        return oxide__fail(OXIDE_ERROR_MANIFEST,
-                           "the manifest names kernel '%s' with entry '%s', but the PTX has no such .entry", mk->name,
-                           mk->entry);
+        return no_entry(mk);
     if (r != CUDA_SUCCESS)
         return oxide__rt_cuda(dev, r, NULL, "looking up entry '%s'", mk->entry);
     k->params = calloc(mk->nparams ? mk->nparams : 1, sizeof *k->params);
@@ -179,10 +278,7 @@ static oxide_status init_kernel(oxide_loaded_module *lm, struct oxide_kernel *k,
             for (int part = 0; part < parts; part++, j++) {
                 size_t off = 0, size = 0;
                 if (oxide__cu.FuncGetParamInfo(k->fn, j, &off, &size) != CUDA_SUCCESS)
-                    return oxide__fail(OXIDE_ERROR_MANIFEST,
-                                       "the manifest of kernel '%s' does not match its PTX entry '%s': the manifest "
-                                       "needs %u PTX parameters, the entry has %u",
-                                       mk->name, mk->entry, mk->nptx, j);
+                    return param_count_mismatch(mk, j);
                 uint32_t want = ptx_param_size(prm, part);
                 /* Scalars travel in 8 zero-extended bytes, so a wider PTX parameter still gets
                  * the right value; anything else must match exactly. */
@@ -195,12 +291,8 @@ static oxide_status init_kernel(oxide_loaded_module *lm, struct oxide_kernel *k,
                                        size);
             }
         }
-        size_t off = 0, size = 0;
-        if (oxide__cu.FuncGetParamInfo(k->fn, j, &off, &size) == CUDA_SUCCESS)
-            return oxide__fail(OXIDE_ERROR_MANIFEST,
-                               "the manifest of kernel '%s' does not match its PTX entry '%s': the entry has more "
-                               "than the %u PTX parameters the manifest describes",
-                               mk->name, mk->entry, mk->nptx);
+        /* No probe past the manifest's count: asking for a parameter that does not exist is an
+         * API error. Extra parameters are found in the PTX text above; a cubin's are not. */
     }
     int req[3] = {0, 0, 0};
     if (oxide__cu.FuncGetAttribute(&req[0], CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, k->fn) == CUDA_SUCCESS &&
@@ -299,11 +391,20 @@ static oxide_status load(oxide_device *dev, const void *image, bool is_ptx, cons
     free(error);
     lm->jit_log = info;
     if (manifest && manifest->nkernels) {
+        ptx_entry *entries = NULL;
+        size_t nentries = 0;
         lm->kernels = calloc(manifest->nkernels, sizeof *lm->kernels);
-        if (!lm->kernels)
+        if (!lm->kernels || (is_ptx && !ptx_entries(ptx, ptx_len, &entries, &nentries)))
             st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory loading a module");
-        for (size_t i = 0; st == OXIDE_OK && i < manifest->nkernels; i++)
-            st = init_kernel(lm, &lm->kernels[i], &manifest->kernels[i]);
+        for (size_t i = 0; st == OXIDE_OK && i < manifest->nkernels; i++) {
+            const rt_mkernel *mk = &manifest->kernels[i];
+            const ptx_entry *pe = is_ptx ? find_entry(entries, nentries, mk->entry) : NULL;
+            if (is_ptx && !pe)
+                st = no_entry(mk);
+            else
+                st = init_kernel(lm, &lm->kernels[i], mk, pe);
+        }
+        free(entries);
     }
     if (st != OXIDE_OK) {
         oxide__cu.ModuleUnload(lm->cu);
@@ -473,7 +574,7 @@ const char *oxide_kernel_entry(const oxide_kernel *k) { return k && k->magic == 
 oxide_status oxide_kernel_native(const oxide_kernel *k, void **cu_function) {
     oxide_status st = oxide__rt_check_kernel(k);
     if (st != OXIDE_OK)
-        return oxide__fail(st, "oxide_kernel_native: %s", oxide_last_error());
+        return oxide__fail_prefix(st, "oxide_kernel_native");
     if (!cu_function)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_kernel_native: cu_function is NULL");
     *cu_function = k->fn;
@@ -483,7 +584,7 @@ oxide_status oxide_kernel_native(const oxide_kernel *k, void **cu_function) {
 static oxide_status enter_kernel(oxide_kernel *k, const char *fn) {
     oxide_status st = oxide__rt_check_kernel(k);
     if (st != OXIDE_OK)
-        return oxide__fail(st, "%s: %s", fn, oxide_last_error());
+        return oxide__fail_prefix(st, "%s", fn);
     if ((st = oxide__rt_check_gen(k->dev, k->gen, "the kernel")) != OXIDE_OK)
         return st;
     return oxide__rt_enter(k->dev);

@@ -242,7 +242,7 @@ oxide_status oxide_event_record(oxide_event *e, oxide_stream *stream) {
     CUstream cs;
     oxide_stream *eff;
     if ((st = oxide__rt_stream(e->dev, stream, &cs, &eff)) != OXIDE_OK)
-        return oxide__fail(st, "oxide_event_record: %s", oxide_last_error());
+        return oxide__fail_prefix(st, "oxide_event_record");
     CUresult r = oxide__cu.EventRecord(e->cu, cs);
     if (r != CUDA_SUCCESS)
         return oxide__rt_cuda(e->dev, r, NULL, "oxide_event_record (device %d)", e->dev->index);

@@ -49,7 +49,7 @@ struct oxide_task {
 
 static oxide_status new_task(oxide_device *dev, task_kind kind, oxide_task **out, const char *fn) {
     if (oxide__rt_check_device(dev) != OXIDE_OK)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s", fn, oxide_last_error());
+        return oxide__fail_prefix(OXIDE_ERROR_INVALID_ARGUMENT, "%s", fn);
     if (!out)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: out is NULL", fn);
     oxide_task *t = calloc(1, sizeof *t);
@@ -75,7 +75,7 @@ oxide_status oxide_task_launch(oxide_kernel *k, const oxide_launch_config *cfg, 
                                oxide_task **out) {
     oxide_status st = oxide__rt_check_kernel(k);
     if (st != OXIDE_OK)
-        return oxide__fail(st, "oxide_task_launch: %s", oxide_last_error());
+        return oxide__fail_prefix(st, "oxide_task_launch");
     if (!cfg)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_task_launch: cfg is NULL");
     if (cfg->flags & ~OXIDE_LAUNCH_COOPERATIVE)
@@ -184,8 +184,9 @@ static oxide_status group(task_kind kind, oxide_task *const *tasks, size_t n, ox
     if (!tasks || !n)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: no tasks given", fn);
     for (size_t i = 0; i < n; i++) {
-        if (check_task(tasks[i], fn) != OXIDE_OK)
-            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: task %zu: %s", fn, i, oxide_last_error());
+        if (!tasks[i] || tasks[i]->magic != RT_TASK)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: task %zu is %s", fn, i,
+                               tasks[i] ? "not a task handle" : "NULL");
         if (tasks[i]->dev != tasks[0]->dev)
             return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
                                "%s: task %zu runs on device %d, task 0 on device %d (a composed task uses one device)",
@@ -432,7 +433,7 @@ static oxide_status submit(oxide_task *t, oxide_stream *stream, CUstream *cs_out
     CUstream cs;
     oxide_stream *track;
     if ((st = oxide__rt_stream(dev, stream, &cs, &track)) != OXIDE_OK)
-        return oxide__fail(st, "%s: %s", fn, oxide_last_error());
+        return oxide__fail_prefix(st, "%s", fn);
     if ((st = oxide__rt_enter(dev)) != OXIDE_OK)
         return st;
     borrowed b = {.dev = dev, .gen = oxide__rt_gen(dev)};
@@ -525,7 +526,7 @@ oxide_status oxide_graph_launch(oxide_graph *g, oxide_stream *stream) {
     CUstream cs;
     oxide_stream *track;
     if ((st = oxide__rt_stream(g->dev, stream, &cs, &track)) != OXIDE_OK)
-        return oxide__fail(st, "oxide_graph_launch: %s", oxide_last_error());
+        return oxide__fail_prefix(st, "oxide_graph_launch");
     if ((st = oxide__rt_enter(g->dev)) != OXIDE_OK)
         return st;
     CUresult r = oxide__cu.GraphLaunch(g->exec, cs);

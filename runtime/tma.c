@@ -31,7 +31,7 @@ oxide_status oxide_tma_desc_encode_tiled(oxide_device *dev, void *desc128, int d
                                          const uint32_t *box, const uint32_t *elem_strides, int swizzle_bytes) {
     const char *fn = "oxide_tma_desc_encode_tiled";
     if (oxide__rt_check_device(dev) != OXIDE_OK)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s", fn, oxide_last_error());
+        return oxide__fail_prefix(OXIDE_ERROR_INVALID_ARGUMENT, "%s", fn);
     if (!desc128 || !dims || !box || (rank > 1 && !strides_bytes))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: NULL descriptor, dims, strides or box", fn);
     if (((uintptr_t)desc128 & 63) != 0)

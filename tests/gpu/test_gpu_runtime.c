@@ -113,6 +113,10 @@ static void test_vecadd(void) {
     bad_args[2] = oxide_arg_from_buffer(da, OXIDE_SCALAR_F32, 1);
     FAILS_WITH(oxide_kernel_launch(k, NULL, grid, block, 0, bad_args, 3), OXIDE_ERROR_LAUNCH,
                "argument 3 'out' is a mutable slice that overlaps argument 1 'a'");
+    /* a length whose byte size wraps around must not hide the overlap */
+    bad_args[2] = oxide_arg_buffer(OXIDE_SCALAR_F32, oxide_buffer_ptr(da) - 4096, UINT64_MAX, 1);
+    FAILS_WITH(oxide_kernel_launch(k, NULL, grid, block, 0, bad_args, 3), OXIDE_ERROR_LAUNCH,
+               "argument 3 'out' is a mutable slice that overlaps argument 1 'a'");
     bad_args[2] = args[2];
     bad_args[1] = args[0]; /* two read-only slices may overlap */
     OK(oxide_kernel_launch(k, NULL, grid, block, 0, bad_args, 3));
@@ -321,6 +325,13 @@ static void test_cluster_cooperative_smem(void) {
         for (uint32_t i = 0; i < 64; i++)
             bad += out[i] != ((i % 8) | 8u << 16);
         CHECK(bad == 0);
+        /* a cluster whose block count does not fit 32 bits is refused, not launched without one */
+        oxide_launch_config huge = {{64, 1, 1}, {32, 1, 1}, 0, {65536, 65536, 65536}, 0};
+        FAILS_WITH(oxide_kernel_launch_ex(kernel("cluster_ranks"), NULL, &huge, args, 1), OXIDE_ERROR_LAUNCH,
+                   "cluster 65536x65536x65536", "at most 16");
+        oxide_launch_config zero = {{64, 1, 1}, {32, 1, 1}, 0, {2, 0, 1}, 0};
+        FAILS_WITH(oxide_kernel_launch_ex(kernel("cluster_ranks"), NULL, &zero, args, 1), OXIDE_ERROR_LAUNCH,
+                   "cluster 2x0x1");
     } else {
         printf("note: compute capability %d.%d has no clusters; cluster launch not tested\n", cc_major, cc_minor);
     }

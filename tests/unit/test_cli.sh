@@ -128,6 +128,9 @@ run "verify --sm sm_80" 0 "$OXIDE" verify "$T/vecadd.oxir" --sm sm_80 && expect 
 run "verify sm_90 kernel" 0 "$OXIDE" verify "$T/cluster.oxir" --sm sm_90a
 error "verify sm_90 kernel for sm_80" OXIDE_ERROR_VERIFY "$OXIDE" verify "$T/cluster.oxir" --sm sm_80
 expect "$T/err" "cluster.sync"
+printf 'module @r\nkernel @vprintf() {\n^0:\n  ret\n}\n' >"$T/reserved.oxir"
+error "verify a reserved name" OXIDE_ERROR_VERIFY "$OXIDE" verify "$T/reserved.oxir" && expect "$T/err" "reserved"
+error "compile a reserved name" OXIDE_ERROR_VERIFY "$OXIDE" compile "$T/reserved.oxir"
 error "verify bad IR" OXIDE_ERROR_PARSE "$OXIDE" verify "$T/bad.oxir"
 error "verify missing file" OXIDE_ERROR_IO "$OXIDE" verify "$T/nope.oxir"
 error "verify takes no -o" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" verify "$T/vecadd.oxir" -o x

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness.h"
 #include "oxide.h"
@@ -164,6 +165,12 @@ static const struct {
     {"// oxide.manifest.v1 {\"kernels\":[{\"name\":\"k\",\"entry\":\"\",\"params\":[]}]}", "empty \"entry\""},
     {"// oxide.manifest.v1 {\"kernels\":[{\"name\":\"k\",\"params\":[]},{\"name\":\"k\",\"params\":[]}]}",
      "two kernels are named 'k'"},
+    {"// oxide.manifest.v1 {\"kernels\":[{\"name\":\"a\",\"entry\":\"e\",\"params\":[]},{\"name\":\"b\",\"entry\":"
+     "\"e\",\"params\":[]}]}",
+     "kernels 'a' and 'b' have the same entry 'e'"},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"e\",\"params\":[]},{\"name\":\"b\",\"entry\":\"e\",\"params\":[]}]}",
+     "kernels 'e' and 'b' have the same entry 'e'"},
     {"// oxide.manifest.v1 {\"kernels\":[{\"name\":\"k\",\"params\":[],\"cluster\":[1,0,1]}]}", "a 0 in \"cluster\""},
     {"// oxide.manifest.v1 {\"kernels\":[{\"name\":\"k\",\"params\":[],\"cluster\":[1,1]}]}", "array of 3 integers"},
     {"// oxide.manifest.v1 {\"kernels\":[{\"name\":\"k\",\"params\":[],\"cluster\":[1,1,1,1]}]}",
@@ -424,6 +431,30 @@ static void test_writer_agreement(void) {
     oxide_context_destroy(ctx);
 }
 
+/* The duplicate checks cost time in proportion to the kernels (a pairwise check took 16 s for
+ * 100,000); the bound is loose enough for a sanitizer build on a busy machine. */
+static void test_many_kernels(void) {
+    size_t n = 100000;
+    char *text = malloc(n * 64 + 64), *o = text;
+    o += sprintf(o, "// oxide.manifest.v1 {\"kernels\":[");
+    for (size_t i = 0; i < n; i++)
+        o += sprintf(o, "%s{\"name\":\"kernel_%zu\",\"params\":[]}", i ? "," : "", i);
+    o += sprintf(o, "]}\n");
+    clock_t t0 = clock();
+    oxide_manifest *m = NULL;
+    CHECK(parse_exact(text, (size_t)(o - text), &m) == OXIDE_OK);
+    double s = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    CHECK(s < 3.0, "100000 kernels read in %.2f s", s);
+    CHECK(oxide_manifest_kernel_count(m) == n);
+    size_t k = 0;
+    CHECK(oxide_manifest_kernel_find(m, "kernel_99999", &k) == OXIDE_OK && k == n - 1);
+    oxide_manifest_destroy(m);
+    /* the last kernel repeats the first: still found */
+    sprintf(strrchr(text, '{'), "{\"name\":\"kernel_0\",\"params\":[]}]}\n");
+    CHECK(parse(text, &m) == OXIDE_ERROR_MANIFEST && strstr(oxide_last_error(), "two kernels are named 'kernel_0'"));
+    free(text);
+}
+
 int main(void) {
     test_design_example();
     test_defaults_and_unknown_keys();
@@ -434,5 +465,6 @@ int main(void) {
     test_truncations();
     test_garbage();
     test_writer_agreement();
+    test_many_kernels();
     return check_report("test_manifest");
 }

@@ -182,6 +182,43 @@ static void test_no_driver(void) {
     oxide_graph_destroy((oxide_graph *)junk);
 }
 
+/* A NULL or foreign handle names the function and the argument exactly once, whatever the
+ * thread's last error held before (a message formatted from that same buffer repeated itself
+ * or kept stale text). */
+#define EXPECT_MSG(call, want)                                                                                         \
+    do {                                                                                                               \
+        oxide_device_name(NULL, NULL); /* leaves a message of its own behind */                                        \
+        oxide_status st_ = (call);                                                                                     \
+        CHECK(st_ == INV && !strcmp(oxide_last_error(), want), "%s: \"%s\", want \"%s\"", #call, oxide_last_error(),   \
+              want);                                                                                                   \
+    } while (0)
+
+static void test_null_messages(void) {
+    uint32_t one[3] = {1, 1, 1};
+    oxide_launch_config cfg = {{1, 1, 1}, {32, 1, 1}, 0, {0, 0, 0}, 0};
+    oxide_kernel *bad_k = (oxide_kernel *)junk;
+    oxide_task *t = NULL, *bad_t = (oxide_task *)junk;
+    oxide_buffer *buf = NULL;
+    void *p = NULL;
+    int a = 0;
+    char desc[128];
+    uint64_t dims[1] = {16};
+    uint32_t box[1] = {16};
+    EXPECT_MSG(oxide_kernel_launch(NULL, NULL, one, one, 0, NULL, 0), "oxide_kernel_launch: kernel is NULL");
+    EXPECT_MSG(oxide_kernel_launch(bad_k, NULL, one, one, 0, NULL, 0), "oxide_kernel_launch: not a kernel handle");
+    EXPECT_MSG(oxide_kernel_launch_ex(NULL, NULL, &cfg, NULL, 0), "oxide_kernel_launch_ex: kernel is NULL");
+    EXPECT_MSG(oxide_kernel_native(NULL, &p), "oxide_kernel_native: kernel is NULL");
+    EXPECT_MSG(oxide_kernel_get_attribute(NULL, OXIDE_KERNEL_NUM_REGS, &a),
+               "oxide_kernel_get_attribute: kernel is NULL");
+    EXPECT_MSG(oxide_task_launch(NULL, &cfg, NULL, 0, &t), "oxide_task_launch: kernel is NULL");
+    EXPECT_MSG(oxide_task_host_fn(NULL, host_fn, NULL, &t), "oxide_task_host_fn: device is NULL");
+    EXPECT_MSG(oxide_task_sequence(&bad_t, 1, &t), "oxide_task_sequence: task 0 is not a task handle");
+    EXPECT_MSG(oxide_buffer_alloc(NULL, 16, &buf), "oxide_buffer_alloc: device is NULL");
+    EXPECT_MSG(oxide_device_sm_count(NULL, &a), "oxide_device_sm_count: device is NULL");
+    EXPECT_MSG(oxide_tma_desc_encode_tiled(NULL, desc, 0, 1, 0x1000, dims, NULL, box, NULL, 0),
+               "oxide_tma_desc_encode_tiled: device is NULL");
+}
+
 /* The argument helpers are inline: check their encoding here, where no GPU is needed. */
 static void test_arg_helpers(void) {
     oxide_arg a = oxide_arg_f32(1.5f);
@@ -263,6 +300,7 @@ int main(void) {
     test_stub_driver();
     setenv("OXIDE_CUDA_DRIVER", "/nonexistent/oxide-test/libcuda.so.1", 1);
     test_no_driver();
+    test_null_messages();
     test_arg_helpers();
     test_compiler_still_works();
     printf("test_runtime_nogpu: %d runtime calls returned clean statuses without a driver\n", calls);
