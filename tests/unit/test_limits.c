@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "check.h"
+#include "harness.h"
 #include "oxide.h"
 
 static oxide_context *ctx;
