@@ -32,6 +32,7 @@ typedef struct oxide_op_info {
     unsigned attrs; /* A_* */
     unsigned min_sm;
     oxide_lower_kind lower;
+    unsigned char tier; /* 2: lowered by lower.c's tier-2 code */
     const char *tmpl;
 } oxide_op_info;
 

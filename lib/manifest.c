@@ -476,11 +476,11 @@ static bool param(parser *p, rt_mparam *prm, uint32_t index) {
         p->pos = start;
         return fail(p, "parameter %u '%s' has no \"kind\"", index + 1, prm->name);
     }
-    static const char *const kinds[] = {"scalar", "slice", "ptr", "bytes", "tma_desc"};
     size_t k = 0;
-    while (k < 5 && strcmp(c.kind, kinds[k]))
+    const char *known;
+    while ((known = oxide_param_kind_name((oxide_param_kind)k)) && strcmp(c.kind, known))
         k++;
-    if (k == 5) {
+    if (!known) {
         p->pos = c.kind_pos;
         return fail(p,
                     "parameter '%s' has unknown kind \"%s\" (this reader knows scalar, slice, ptr, bytes, "
@@ -505,7 +505,7 @@ static bool param(parser *p, rt_mparam *prm, uint32_t index) {
     case OXIDE_PARAM_PTR:
         if (!c.elem) {
             p->pos = start;
-            return fail(p, "%s parameter '%s' has no \"elem\"", kinds[k], prm->name);
+            return fail(p, "%s parameter '%s' has no \"elem\"", known, prm->name);
         }
         if (!scalar_by_name(c.elem, &prm->scalar)) {
             p->pos = c.elem_pos;
