@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "iface.h"
 #include "oxide.h"
 
 /* ---- the op table, expanded ---- */
@@ -148,15 +149,6 @@ struct oxide_block {
     oxide_vec insts;  /* oxide_inst* */
     void *scratch;
 };
-
-typedef struct oxide_iface_param {
-    const char *name;
-    oxide_param_kind kind;
-    oxide_scalar scalar; /* SCALAR: type; SLICE/PTR: element */
-    bool is_mutable;
-    uint32_t size, align; /* BYTES */
-    uint32_t first_value; /* index of its first value in fn->params */
-} oxide_iface_param;
 
 struct oxide_function {
     oxide_module *mod;

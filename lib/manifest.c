@@ -434,7 +434,7 @@ static bool scalar_by_name(const char *name, oxide_scalar *out) {
 }
 
 typedef struct param_ctx {
-    rt_mparam *prm;
+    oxide_iface_param *prm;
     unsigned seen;
     const char *type, *elem, *kind;
     size_t kind_pos, type_pos, elem_pos;
@@ -462,7 +462,7 @@ static bool param_key(parser *p, const char *key, void *vctx) {
     return skip_value(p);
 }
 
-static bool param(parser *p, rt_mparam *prm, uint32_t index) {
+static bool param(parser *p, oxide_iface_param *prm, uint32_t index) {
     param_ctx c = {.prm = prm};
     size_t start = (ws(p), p->pos);
     if (!object(p, param_key, &c))
@@ -541,14 +541,14 @@ static bool param(parser *p, rt_mparam *prm, uint32_t index) {
 }
 
 typedef struct kernel_ctx {
-    rt_mkernel *k;
+    oxide_iface_kernel *k;
     unsigned seen;
     size_t cluster_pos;
 } kernel_ctx;
 
 enum { K_NAME = 1, K_ENTRY = 2, K_PARAMS = 4, K_BOUNDS = 8, K_CLUSTER = 16, K_SMEM = 32 };
 
-static bool params_array(parser *p, rt_mkernel *k) {
+static bool params_array(parser *p, oxide_iface_kernel *k) {
     if (!expect(p, '['))
         return false;
     uint32_t cap = 0;
@@ -559,7 +559,7 @@ static bool params_array(parser *p, rt_mkernel *k) {
             if (cap >= 1u << 20)
                 return fail(p, "too many parameters");
             cap = cap ? cap * 2 : 8;
-            rt_mparam *np = m_alloc(p->m, cap * sizeof *np);
+            oxide_iface_param *np = m_alloc(p->m, cap * sizeof *np);
             if (!np)
                 return oom(p);
             if (k->nparams)
@@ -568,6 +568,7 @@ static bool params_array(parser *p, rt_mkernel *k) {
         }
         if (!param(p, &k->params[k->nparams], k->nparams))
             return false;
+        k->params[k->nparams].first_value = k->nptx;
         k->nptx += k->params[k->nparams].kind == OXIDE_PARAM_SLICE ? 2 : 1;
         k->nparams++;
     } while (accept(p, ','));
@@ -576,7 +577,7 @@ static bool params_array(parser *p, rt_mkernel *k) {
 
 static bool kernel_key(parser *p, const char *key, void *vctx) {
     kernel_ctx *c = vctx;
-    rt_mkernel *k = c->k;
+    oxide_iface_kernel *k = c->k;
     ws(p);
     if (!strcmp(key, "name"))
         return once(p, &c->seen, K_NAME, key) && string(p, &k->name);
@@ -593,7 +594,7 @@ static bool kernel_key(parser *p, const char *key, void *vctx) {
     return skip_value(p);
 }
 
-static bool kernel(parser *p, rt_mkernel *k, size_t index) {
+static bool kernel(parser *p, oxide_iface_kernel *k, size_t index) {
     kernel_ctx c = {.k = k};
     k->cluster[0] = k->cluster[1] = k->cluster[2] = 1;
     size_t start = (ws(p), p->pos);
@@ -633,7 +634,7 @@ static bool kernels_array(parser *p) {
             if (cap >= 1u << 20)
                 return fail(p, "too many kernels");
             cap = cap ? cap * 2 : 8;
-            rt_mkernel *nk = m_alloc(m, cap * sizeof *nk);
+            oxide_iface_kernel *nk = m_alloc(m, cap * sizeof *nk);
             if (!nk)
                 return oom(p);
             if (m->nkernels)
@@ -856,12 +857,12 @@ oxide_status oxide_manifest_param(const oxide_manifest *m, size_t k, size_t p, c
     if (k >= m->nkernels)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
                            "oxide_manifest_param: kernel index %zu out of range (%zu kernels)", k, m->nkernels);
-    const rt_mkernel *mk = &m->kernels[k];
+    const oxide_iface_kernel *mk = &m->kernels[k];
     if (p >= mk->nparams)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
                            "oxide_manifest_param: parameter index %zu out of range (kernel '%s' has %u)", p, mk->name,
                            mk->nparams);
-    const rt_mparam *prm = &mk->params[p];
+    const oxide_iface_param *prm = &mk->params[p];
     if (name)
         *name = prm->name;
     if (kind)
@@ -884,7 +885,7 @@ oxide_status oxide_manifest_kernel_attrs(const oxide_manifest *m, size_t k, uint
     if (k >= m->nkernels)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
                            "oxide_manifest_kernel_attrs: kernel index %zu out of range (%zu kernels)", k, m->nkernels);
-    const rt_mkernel *mk = &m->kernels[k];
+    const oxide_iface_kernel *mk = &m->kernels[k];
     if (launch_bounds)
         memcpy(launch_bounds, mk->launch_bounds, sizeof mk->launch_bounds);
     if (cluster)

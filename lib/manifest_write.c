@@ -118,7 +118,7 @@ static void put_param(sbuf *b, const oxide_iface_param *p) {
     puts_(b, "}");
 }
 
-char *oxide__manifest_json(const oxide_options *opts, const oxide_kernel_desc *k, size_t n) {
+char *oxide__manifest_json(const oxide_options *opts, const oxide_iface_kernel *k, size_t n) {
     sbuf b = {0};
     puts_(&b, "// oxide.manifest.v1 {\"oxide\":");
     put_json_string(&b, oxide_version());

@@ -109,11 +109,7 @@ static bool target_fits(const oxide_device *dev, const char *target, char *why, 
 static void free_module(oxide_loaded_module *lm) {
     if (!lm)
         return;
-    if (lm->kernels) {
-        for (size_t i = 0; lm->manifest && i < lm->manifest->nkernels; i++)
-            free(lm->kernels[i].params);
-        free(lm->kernels);
-    }
+    free(lm->kernels);
     for (struct oxide_kernel *k = lm->extra, *n; k; k = n) {
         n = k->next;
         k->magic = 0;
@@ -127,7 +123,7 @@ static void free_module(oxide_loaded_module *lm) {
 }
 
 /* Size of PTX parameter j of manifest parameter prm (j = 0, or 1 for a slice's length). */
-static uint32_t ptx_param_size(const rt_mparam *prm, int j) {
+static uint32_t ptx_param_size(const oxide_iface_param *prm, int j) {
     (void)j;
     switch (prm->kind) {
     case OXIDE_PARAM_SCALAR: return prm->size;
@@ -140,7 +136,7 @@ static uint32_t ptx_param_size(const rt_mparam *prm, int j) {
 }
 
 /* Fill k from its manifest entry and check the manifest against the compiled entry. */
-static oxide_status init_kernel(oxide_loaded_module *lm, struct oxide_kernel *k, const rt_mkernel *mk) {
+static oxide_status init_kernel(oxide_loaded_module *lm, struct oxide_kernel *k, const oxide_iface_kernel *mk) {
     oxide_device *dev = lm->dev;
     k->magic = RT_KERNEL;
     k->dev = dev;
@@ -160,21 +156,13 @@ static oxide_status init_kernel(oxide_loaded_module *lm, struct oxide_kernel *k,
                            mk->entry);
     if (r != CUDA_SUCCESS)
         return oxide__rt_cuda(dev, r, NULL, "looking up entry '%s'", mk->entry);
-    k->params = calloc(mk->nparams ? mk->nparams : 1, sizeof *k->params);
-    if (!k->params)
-        return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory loading a module");
-    for (uint32_t i = 0; i < mk->nparams; i++) {
-        k->params[i].kind = (uint8_t)mk->params[i].kind;
-        k->params[i].scalar = (uint8_t)mk->params[i].scalar;
-        k->params[i].is_mutable = mk->params[i].is_mutable;
-        k->params[i].size = mk->params[i].size;
-    }
+    k->params = mk->params;
     /* The driver knows the entry's real parameters (CUDA 12.4+): a manifest that disagrees
      * would make every checked launch wrong, so refuse it here. */
     if (oxide__cu.FuncGetParamInfo) {
         uint32_t j = 0;
         for (uint32_t i = 0; i < mk->nparams; i++) {
-            const rt_mparam *prm = &mk->params[i];
+            const oxide_iface_param *prm = &mk->params[i];
             int parts = prm->kind == OXIDE_PARAM_SLICE ? 2 : 1;
             for (int part = 0; part < parts; part++, j++) {
                 size_t off = 0, size = 0;
