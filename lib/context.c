@@ -15,7 +15,7 @@ const oxide_op_info oxide_ops[OXIDE_OP_COUNT_] = {
 #undef OP
 };
 
-/* The public enum is generated from ops.def (tools/gen_ops.py); prove it matches row by row. */
+/* The public enum is generated from ops.def (tools/gen.py); prove it matches row by row. */
 enum {
 #define OP(ID, NAME, OPERANDS, RESULT, ATTRS, SM, LOWER, TIER, TMPL) ROW_##ID,
 #include "ops.def"
@@ -23,10 +23,10 @@ enum {
     ROW_COUNT_
 };
 #define OP(ID, NAME, OPERANDS, RESULT, ATTRS, SM, LOWER, TIER, TMPL)                                                   \
-    _Static_assert(OXIDE_OP_##ID == (int)ROW_##ID, "include/oxide.h op enum is stale: run tools/gen_ops.py");
+    _Static_assert(OXIDE_OP_##ID == (int)ROW_##ID, "include/oxide.h op enum is stale: run tools/gen.py");
 #include "ops.def"
 #undef OP
-_Static_assert(OXIDE_OP_COUNT_ == (int)ROW_COUNT_, "include/oxide.h op enum is stale: run tools/gen_ops.py");
+_Static_assert(OXIDE_OP_COUNT_ == (int)ROW_COUNT_, "include/oxide.h op enum is stale: run tools/gen.py");
 
 const char *oxide_op_name(oxide_op op) { return (unsigned)op < OXIDE_OP_COUNT_ ? oxide_ops[op].name : NULL; }
 
