@@ -28,14 +28,22 @@ extern "C" {
 #define OXIDE_API __attribute__((visibility("default")))
 #endif
 
+/* The version: generated from the file VERSION (tools/gen.py). */
+/* clang-format off */
+/* BEGIN GENERATED VERSION */
 #define OXIDE_VERSION_MAJOR 0
 #define OXIDE_VERSION_MINOR 1
 #define OXIDE_VERSION_PATCH 0
+/* END GENERATED VERSION */
+/* clang-format on */
 
 /* ======================================================================================
  * Status, errors, version
  * ====================================================================================== */
 
+/* One value per row of lib/status.def (generated block; do not edit by hand). */
+/* clang-format off */
+/* BEGIN GENERATED STATUS */
 typedef enum oxide_status {
     OXIDE_OK = 0,
     OXIDE_ERROR_INVALID_ARGUMENT = 1, /* NULL or out-of-range argument, wrong handle */
@@ -46,15 +54,17 @@ typedef enum oxide_status {
     OXIDE_ERROR_CODEGEN = 6,          /* LLVM failed to produce PTX */
     OXIDE_ERROR_NOT_FOUND = 7,        /* named thing (kernel, symbol, file, device) absent */
     OXIDE_ERROR_OUT_OF_MEMORY = 8,
-    OXIDE_ERROR_IO = 9,             /* a file could not be read or written */
-    OXIDE_ERROR_NO_DRIVER = 10,     /* libcuda.so.1 could not be loaded */
-    OXIDE_ERROR_NO_DEVICE = 11,     /* the driver sees no (such) GPU */
-    OXIDE_ERROR_CUDA = 12,          /* the CUDA driver returned an error (message names it) */
-    OXIDE_ERROR_LAUNCH = 13,        /* launch arguments do not match the kernel's manifest */
-    OXIDE_ERROR_DEVICE_FAILED = 14, /* a kernel faulted earlier; reset the device to go on */
-    OXIDE_ERROR_MANIFEST = 15,      /* PTX has no or a malformed oxide manifest */
-    OXIDE_ERROR_STATE = 16          /* call made in the wrong state (e.g. block terminated) */
+    OXIDE_ERROR_IO = 9,               /* a file could not be read or written */
+    OXIDE_ERROR_NO_DRIVER = 10,       /* libcuda.so.1 could not be loaded */
+    OXIDE_ERROR_NO_DEVICE = 11,       /* the driver sees no (such) GPU */
+    OXIDE_ERROR_CUDA = 12,            /* the CUDA driver returned an error (message names it) */
+    OXIDE_ERROR_LAUNCH = 13,          /* launch arguments do not match the kernel's manifest */
+    OXIDE_ERROR_DEVICE_FAILED = 14,   /* a kernel faulted earlier; reset the device to go on */
+    OXIDE_ERROR_MANIFEST = 15,        /* PTX has no or a malformed oxide manifest */
+    OXIDE_ERROR_STATE = 16            /* call made in the wrong state (e.g. block terminated) */
 } oxide_status;
+/* END GENERATED STATUS */
+/* clang-format on */
 
 /* Stable upper-case name of a status, e.g. "OXIDE_ERROR_VERIFY"; "OXIDE_STATUS_UNKNOWN" for
  * values this version does not know. Never NULL; static storage. */
@@ -153,34 +163,44 @@ OXIDE_API const char *oxide_type_get_name(const oxide_type *t);
 
 /* ---- interface types of kernel parameters (the manifest's element and scalar types) ---- */
 
+/* One value per SCALAR row of lib/scalars.def (generated block; do not edit by hand). */
+/* clang-format off */
+/* BEGIN GENERATED SCALARS */
 typedef enum oxide_scalar {
     OXIDE_SCALAR_BOOL = 0,
-    OXIDE_SCALAR_I8,
-    OXIDE_SCALAR_I16,
-    OXIDE_SCALAR_I32,
-    OXIDE_SCALAR_I64,
-    OXIDE_SCALAR_U8,
-    OXIDE_SCALAR_U16,
-    OXIDE_SCALAR_U32,
-    OXIDE_SCALAR_U64,
-    OXIDE_SCALAR_F16,
-    OXIDE_SCALAR_BF16,
-    OXIDE_SCALAR_F32,
-    OXIDE_SCALAR_F64
+    OXIDE_SCALAR_I8 = 1,
+    OXIDE_SCALAR_I16 = 2,
+    OXIDE_SCALAR_I32 = 3,
+    OXIDE_SCALAR_I64 = 4,
+    OXIDE_SCALAR_U8 = 5,
+    OXIDE_SCALAR_U16 = 6,
+    OXIDE_SCALAR_U32 = 7,
+    OXIDE_SCALAR_U64 = 8,
+    OXIDE_SCALAR_F16 = 9,
+    OXIDE_SCALAR_BF16 = 10,
+    OXIDE_SCALAR_F32 = 11,
+    OXIDE_SCALAR_F64 = 12
 } oxide_scalar;
+/* END GENERATED SCALARS */
+/* clang-format on */
 
 /* "bool", "i8", ... "f64"; NULL for unknown values. Static storage. */
 OXIDE_API const char *oxide_scalar_name(oxide_scalar s);
 /* Size in bytes (1..8); 0 for unknown values. */
 OXIDE_API size_t oxide_scalar_size(oxide_scalar s);
 
+/* One value per PARAM_KIND row of lib/scalars.def (generated block; do not edit by hand). */
+/* clang-format off */
+/* BEGIN GENERATED PARAM KINDS */
 typedef enum oxide_param_kind {
-    OXIDE_PARAM_SCALAR = 0, /* a value of an oxide_scalar type */
-    OXIDE_PARAM_SLICE,      /* device pointer + u64 length (two PTX parameters) */
-    OXIDE_PARAM_PTR,        /* raw device pointer */
-    OXIDE_PARAM_BYTES,      /* by-value bytes of a size and alignment (e.g. closure captures) */
-    OXIDE_PARAM_TMA_DESC    /* 128-byte TMA descriptor passed by value */
+    OXIDE_PARAM_SCALAR = 0,  /* a value of an oxide_scalar type */
+    OXIDE_PARAM_SLICE = 1,   /* device pointer + u64 length (two PTX parameters) */
+    OXIDE_PARAM_PTR = 2,     /* raw device pointer */
+    OXIDE_PARAM_BYTES = 3,   /* by-value bytes of a size and alignment (e.g. closure captures) */
+    OXIDE_PARAM_TMA_DESC = 4 /* 128-byte TMA descriptor passed by value */
 } oxide_param_kind;
+/* END GENERATED PARAM KINDS */
+/* clang-format on */
 
 /* "scalar", "slice", "ptr", "bytes", "tma_desc"; NULL for unknown values. */
 OXIDE_API const char *oxide_param_kind_name(oxide_param_kind k);

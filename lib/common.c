@@ -61,14 +61,30 @@ bool oxide__vec_push(oxide_arena *a, oxide_vec *v, void *item) {
     return true;
 }
 
+/* The enums in oxide.h are generated from scalars.def (tools/gen.py); prove they match row by row. */
+enum {
+#define SCALAR(ID, NAME, SIZE, CXX, NUMPY) SCALAR_ROW_##ID,
+#include "scalars.def"
+    NSCALARS
+};
+enum {
+#define PARAM_KIND(ID, NAME, DOC) PARAM_ROW_##ID,
+#include "scalars.def"
+    NPARAM_KINDS
+};
+#define SCALAR(ID, NAME, SIZE, CXX, NUMPY)                                                                             \
+    _Static_assert(OXIDE_SCALAR_##ID == (int)SCALAR_ROW_##ID, "include/oxide.h is stale: run tools/gen.py");
+#define PARAM_KIND(ID, NAME, DOC)                                                                                      \
+    _Static_assert(OXIDE_PARAM_##ID == (int)PARAM_ROW_##ID, "include/oxide.h is stale: run tools/gen.py");
+#include "scalars.def"
+
 static const struct {
     const char *name;
     size_t size;
-} scalars[] = {
-    {"bool", 1}, {"i8", 1},  {"i16", 2}, {"i32", 4},  {"i64", 8}, {"u8", 1},  {"u16", 2},
-    {"u32", 4},  {"u64", 8}, {"f16", 2}, {"bf16", 2}, {"f32", 4}, {"f64", 8},
+} scalars[NSCALARS] = {
+#define SCALAR(ID, NAME, SIZE, CXX, NUMPY) {NAME, SIZE},
+#include "scalars.def"
 };
-#define NSCALARS (sizeof scalars / sizeof scalars[0])
 
 const char *oxide_scalar_name(oxide_scalar s) { return (unsigned)s < NSCALARS ? scalars[s].name : NULL; }
 size_t oxide_scalar_size(oxide_scalar s) { return (unsigned)s < NSCALARS ? scalars[s].size : 0; }
@@ -83,8 +99,11 @@ bool oxide__scalar_by_name(const char *name, size_t len, oxide_scalar *out) {
 }
 
 const char *oxide_param_kind_name(oxide_param_kind k) {
-    static const char *const names[] = {"scalar", "slice", "ptr", "bytes", "tma_desc"};
-    return (unsigned)k < 5 ? names[k] : NULL;
+    static const char *const names[NPARAM_KINDS] = {
+#define PARAM_KIND(ID, NAME, DOC) NAME,
+#include "scalars.def"
+    };
+    return (unsigned)k < NPARAM_KINDS ? names[k] : NULL;
 }
 
 size_t oxide__utf8_len(const unsigned char *s, size_t avail) {

@@ -4,19 +4,19 @@
 
 #include "llvm.h"
 
-static void free_kernels(oxide_kernel_desc *k, size_t nown) {
+static void free_kernels(oxide_iface_kernel *k, size_t nown) {
     /* the first nown descriptors (oxide IR kernels) own their parameter arrays; those that
      * import.c appended point into the module's arena */
     for (size_t i = 0; k && i < nown; i++)
-        free((void *)k[i].params);
+        free(k[i].params);
     free(k);
 }
 
-static oxide_status describe_kernels(oxide_module *mod, oxide_kernel_desc **out, size_t *n) {
+static oxide_status describe_kernels(oxide_module *mod, oxide_iface_kernel **out, size_t *n) {
     size_t count = 0;
     for (uint32_t i = 0; i < mod->functions.len; i++)
         count += ((oxide_function *)mod->functions.items[i])->is_kernel;
-    oxide_kernel_desc *k = calloc(count ? count : 1, sizeof *k);
+    oxide_iface_kernel *k = calloc(count ? count : 1, sizeof *k);
     if (!k)
         return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory compiling module %s", mod->name);
     size_t j = 0;
@@ -31,13 +31,14 @@ static oxide_status describe_kernels(oxide_module *mod, oxide_kernel_desc **out,
         }
         for (uint32_t q = 0; q < f->iface.len; q++)
             p[q] = *(const oxide_iface_param *)f->iface.items[q];
-        k[j] = (oxide_kernel_desc){.name = f->name,
-                                   .entry = f->name,
-                                   .params = p,
-                                   .nparams = f->iface.len,
-                                   .launch_bounds = {f->launch_bounds[0], f->launch_bounds[1]},
-                                   .cluster = {f->cluster[0], f->cluster[1], f->cluster[2]},
-                                   .dyn_smem = f->dyn_smem};
+        k[j] = (oxide_iface_kernel){.name = f->name,
+                                    .entry = f->name,
+                                    .params = p,
+                                    .nparams = f->iface.len,
+                                    .nptx = f->params.len, /* a kernel's values are its PTX parameters */
+                                    .launch_bounds = {f->launch_bounds[0], f->launch_bounds[1]},
+                                    .cluster = {f->cluster[0], f->cluster[1], f->cluster[2]},
+                                    .dyn_smem = f->dyn_smem};
         j++;
     }
     *out = k;
@@ -56,7 +57,7 @@ oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, 
     oxide_status st = oxide__verify(mod, opts);
     if (st)
         return st;
-    oxide_kernel_desc *kernels = NULL;
+    oxide_iface_kernel *kernels = NULL;
     size_t nkernels = 0, nown = 0;
     if ((st = describe_kernels(mod, &kernels, &nkernels)))
         return st;

@@ -9,24 +9,24 @@
 /* ---- the op table ---- */
 
 const oxide_op_info oxide_ops[OXIDE_OP_COUNT_] = {
-#define OP(ID, NAME, OPERANDS, RESULT, ATTRS, SM, LOWER, TMPL)                                                         \
-    [OXIDE_OP_##ID] = {NAME, OPERANDS, RESULT[0], ATTRS, SM, LOWER, TMPL},
+#define OP(ID, NAME, OPERANDS, RESULT, ATTRS, SM, LOWER, TIER, TMPL)                                                   \
+    [OXIDE_OP_##ID] = {NAME, OPERANDS, RESULT[0], ATTRS, SM, LOWER, TIER, TMPL},
 #include "ops.def"
 #undef OP
 };
 
-/* The public enum is generated from ops.def (tools/gen_ops.py); prove it matches row by row. */
+/* The public enum is generated from ops.def (tools/gen.py); prove it matches row by row. */
 enum {
-#define OP(ID, NAME, OPERANDS, RESULT, ATTRS, SM, LOWER, TMPL) ROW_##ID,
+#define OP(ID, NAME, OPERANDS, RESULT, ATTRS, SM, LOWER, TIER, TMPL) ROW_##ID,
 #include "ops.def"
 #undef OP
     ROW_COUNT_
 };
-#define OP(ID, NAME, OPERANDS, RESULT, ATTRS, SM, LOWER, TMPL)                                                         \
-    _Static_assert(OXIDE_OP_##ID == (int)ROW_##ID, "include/oxide.h op enum is stale: run tools/gen_ops.py");
+#define OP(ID, NAME, OPERANDS, RESULT, ATTRS, SM, LOWER, TIER, TMPL)                                                   \
+    _Static_assert(OXIDE_OP_##ID == (int)ROW_##ID, "include/oxide.h op enum is stale: run tools/gen.py");
 #include "ops.def"
 #undef OP
-_Static_assert(OXIDE_OP_COUNT_ == (int)ROW_COUNT_, "include/oxide.h op enum is stale: run tools/gen_ops.py");
+_Static_assert(OXIDE_OP_COUNT_ == (int)ROW_COUNT_, "include/oxide.h op enum is stale: run tools/gen.py");
 
 const char *oxide_op_name(oxide_op op) { return (unsigned)op < OXIDE_OP_COUNT_ ? oxide_ops[op].name : NULL; }
 

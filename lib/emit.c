@@ -663,7 +663,7 @@ static char *insert_manifest(const char *ptx, size_t len, const char *line, size
 }
 
 oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_options *opts,
-                             const oxide_kernel_desc *kernels, size_t nkernels, char **ptx_out, size_t *len_out,
+                             const oxide_iface_kernel *kernels, size_t nkernels, char **ptx_out, size_t *len_out,
                              char **llvm_ir_out) {
     oxide_options defaults;
     if (!opts) {
@@ -729,7 +729,7 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
         st = oxide__fail(OXIDE_ERROR_CODEGEN, "LLVM: %s", diag.first_error);
     if (!st) {
         /* the manifest names each entry as the PTX spells it */
-        oxide_kernel_desc *k = nkernels ? malloc(nkernels * sizeof *k) : NULL;
+        oxide_iface_kernel *k = nkernels ? malloc(nkernels * sizeof *k) : NULL;
         char **fixed = nkernels ? calloc(nkernels, sizeof *fixed) : NULL;
         if (nkernels && (!k || !fixed)) {
             st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory writing the manifest");

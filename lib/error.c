@@ -34,29 +34,24 @@ oxide_status oxide__fail_prefix(oxide_status st, const char *fmt, ...) {
 
 const char *oxide_last_error(void) { return last_error; }
 
+/* The enum in oxide.h is generated from status.def (tools/gen.py); prove it matches row by row. */
+enum {
+#define STATUS(ID, DOC) ROW_##ID,
+#include "status.def"
+#undef STATUS
+    NSTATUS
+};
+#define STATUS(ID, DOC) _Static_assert(OXIDE_##ID == (int)ROW_##ID, "include/oxide.h is stale: run tools/gen.py");
+#include "status.def"
+#undef STATUS
+
 const char *oxide_status_name(oxide_status status) {
-    static const char *const names[] = {
-        "OXIDE_OK",
-        "OXIDE_ERROR_INVALID_ARGUMENT",
-        "OXIDE_ERROR_TYPE_MISMATCH",
-        "OXIDE_ERROR_VERIFY",
-        "OXIDE_ERROR_PARSE",
-        "OXIDE_ERROR_UNSUPPORTED",
-        "OXIDE_ERROR_CODEGEN",
-        "OXIDE_ERROR_NOT_FOUND",
-        "OXIDE_ERROR_OUT_OF_MEMORY",
-        "OXIDE_ERROR_IO",
-        "OXIDE_ERROR_NO_DRIVER",
-        "OXIDE_ERROR_NO_DEVICE",
-        "OXIDE_ERROR_CUDA",
-        "OXIDE_ERROR_LAUNCH",
-        "OXIDE_ERROR_DEVICE_FAILED",
-        "OXIDE_ERROR_MANIFEST",
-        "OXIDE_ERROR_STATE",
+    static const char *const names[NSTATUS] = {
+#define STATUS(ID, DOC) "OXIDE_" #ID,
+#include "status.def"
+#undef STATUS
     };
-    if ((unsigned)status < sizeof names / sizeof names[0])
-        return names[status];
-    return "OXIDE_STATUS_UNKNOWN";
+    return (unsigned)status < NSTATUS ? names[status] : "OXIDE_STATUS_UNKNOWN";
 }
 
 #define STR2(x) #x

@@ -639,7 +639,7 @@ static oxide_status link_units(oxide_module *mod, LLVMModuleRef dst) {
 typedef struct found {
     LLVMValueRef entry; /* the Rust entry instance */
     LLVMValueRef tag_call;
-    oxide_kernel_desc desc;
+    oxide_iface_kernel desc;
 } found;
 
 static oxide_status read_scalars(LLVMModuleRef m, LLVMTargetDataRef td, scalar_entry *out, int *n) {
@@ -687,7 +687,7 @@ static oxide_status read_desc(oxide_module *mod, LLVMTargetDataRef td, const sca
     const reloc *pr = reloc_at(&f, KD_PARAMS);
     if (f.bad || !name || name_len > 200 || nparams > 64 || (nparams && !pr))
         return oxide__fail(OXIDE_ERROR_PARSE, "%s: unreadable kernel descriptor", rust);
-    oxide_kernel_desc *d = &k->desc;
+    oxide_iface_kernel *d = &k->desc;
     bool generic = rd32(kb + KD_GENERIC) != 0;
     uint64_t tag = rd64(kb + KD_TID) ^ rd64(kb + KD_TID + 8);
     char ebuf[256];
@@ -784,6 +784,7 @@ static oxide_status read_desc(oxide_module *mod, LLVMTargetDataRef td, const sca
             }
         }
         free(pb);
+        d->nptx = first;
     }
     d->params = ps;
     return OXIDE_OK;
@@ -1394,7 +1395,7 @@ static oxide_status run_passes(LLVMModuleRef m, const char *pipeline) {
 }
 
 oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxide_options *opts,
-                                oxide_kernel_desc **kernels, size_t *nkernels) {
+                                oxide_iface_kernel **kernels, size_t *nkernels) {
     if (!mod || !dst || !kernels || !nkernels)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide__import_link: NULL argument");
     if (!LLVMGetDataLayoutStr(dst)[0])
@@ -1521,7 +1522,7 @@ oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxid
         st = run_passes(dst, "globaldce");
     }
     if (!st) {
-        oxide_kernel_desc *nkd = realloc(*kernels, (*nkernels + nk) * sizeof **kernels);
+        oxide_iface_kernel *nkd = realloc(*kernels, (*nkernels + nk) * sizeof **kernels);
         if (!nkd)
             st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
         else {

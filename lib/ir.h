@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "iface.h"
 #include "oxide.h"
 
 /* ---- the op table, expanded ---- */
@@ -32,6 +33,7 @@ typedef struct oxide_op_info {
     unsigned attrs; /* A_* */
     unsigned min_sm;
     oxide_lower_kind lower;
+    unsigned char tier; /* 2: lowered by lower.c's tier-2 code */
     const char *tmpl;
 } oxide_op_info;
 
@@ -155,15 +157,6 @@ struct oxide_block {
     oxide_vec insts;  /* oxide_inst* */
     void *scratch;
 };
-
-typedef struct oxide_iface_param {
-    const char *name;
-    oxide_param_kind kind;
-    oxide_scalar scalar; /* SCALAR: type; SLICE/PTR: element */
-    bool is_mutable;
-    uint32_t size, align; /* BYTES */
-    uint32_t first_value; /* index of its first value in fn->params */
-} oxide_iface_param;
 
 struct oxide_function {
     oxide_module *mod;

@@ -8,15 +8,6 @@
 
 #include "ir.h"
 
-/* What the manifest records about one PTX entry (DESIGN.md section 5). Kernels written in oxide
- * IR get one from their oxide_function; imported Rust kernels get one from import.c. */
-typedef struct oxide_kernel_desc {
-    const char *name, *entry;
-    const oxide_iface_param *params;
-    uint32_t nparams;
-    uint32_t launch_bounds[2], cluster[3], dyn_smem;
-} oxide_kernel_desc;
-
 /* Lower every function and global of mod into a new LLVM module in llctx with the nvptx64
  * triple and the target machine's datalayout. The caller owns *out. */
 oxide_status oxide__lower(oxide_module *mod, LLVMContextRef llctx, const oxide_options *opts, LLVMModuleRef *out);
@@ -25,13 +16,13 @@ oxide_status oxide__lower(oxide_module *mod, LLVMContextRef llctx, const oxide_o
  * descriptors to *kernels (malloc'd array, grown with realloc; *nkernels updated). Implemented by
  * the Rust front end in import.c; called only when mod->bitcode.len > 0. */
 oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxide_options *opts,
-                                oxide_kernel_desc **kernels, size_t *nkernels);
+                                oxide_iface_kernel **kernels, size_t *nkernels);
 
 /* Legalise, optimise and emit m (consumed: disposed on every path) as PTX carrying the manifest
  * line for kernels. *ptx_out is malloc'd and NUL-terminated; *llvm_ir_out (when the pointer is not
  * NULL) receives the optimised LLVM IR text, malloc'd. */
 oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_options *opts,
-                             const oxide_kernel_desc *kernels, size_t nkernels, char **ptx_out, size_t *len_out,
+                             const oxide_iface_kernel *kernels, size_t nkernels, char **ptx_out, size_t *len_out,
                              char **llvm_ir_out);
 
 /* The target machine for opts (cached in ctx->targets). Owned by the cache. Errors:
@@ -42,7 +33,7 @@ oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts
 oxide_status oxide__ptx_version(const oxide_options *opts, int *major, int *minor);
 
 /* "// oxide.manifest.v1 {...}\n" (malloc'd), or NULL when out of memory. */
-char *oxide__manifest_json(const oxide_options *opts, const oxide_kernel_desc *k, size_t n);
+char *oxide__manifest_json(const oxide_options *opts, const oxide_iface_kernel *k, size_t n);
 
 /* Metadata kind that marks inline asm oxide itself generated (the legality check refuses any
  * other inline asm). */

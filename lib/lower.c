@@ -980,7 +980,7 @@ static oxide_status lower_inst(lw *L, const oxide_inst *in) {
     LLVMValueRef r = NULL;
     LLVMBuilderRef b = L->b;
 
-    if (in->op >= OXIDE_OP_CP_ASYNC_CA && in->op != OXIDE_OP_FENCE_PROXY_ASYNC) {
+    if (info->tier == 2) {
         r = lower_tier2(L, in, ops, n, rt);
         goto done;
     }

@@ -434,7 +434,7 @@ static bool scalar_by_name(const char *name, oxide_scalar *out) {
 }
 
 typedef struct param_ctx {
-    rt_mparam *prm;
+    oxide_iface_param *prm;
     unsigned seen;
     const char *type, *elem, *kind;
     size_t kind_pos, type_pos, elem_pos;
@@ -462,7 +462,7 @@ static bool param_key(parser *p, const char *key, void *vctx) {
     return skip_value(p);
 }
 
-static bool param(parser *p, rt_mparam *prm, uint32_t index) {
+static bool param(parser *p, oxide_iface_param *prm, uint32_t index) {
     param_ctx c = {.prm = prm};
     size_t start = (ws(p), p->pos);
     if (!object(p, param_key, &c))
@@ -476,11 +476,11 @@ static bool param(parser *p, rt_mparam *prm, uint32_t index) {
         p->pos = start;
         return fail(p, "parameter %u '%s' has no \"kind\"", index + 1, prm->name);
     }
-    static const char *const kinds[] = {"scalar", "slice", "ptr", "bytes", "tma_desc"};
     size_t k = 0;
-    while (k < 5 && strcmp(c.kind, kinds[k]))
+    const char *known;
+    while ((known = oxide_param_kind_name((oxide_param_kind)k)) && strcmp(c.kind, known))
         k++;
-    if (k == 5) {
+    if (!known) {
         p->pos = c.kind_pos;
         return fail(p,
                     "parameter '%s' has unknown kind \"%s\" (this reader knows scalar, slice, ptr, bytes, "
@@ -505,7 +505,7 @@ static bool param(parser *p, rt_mparam *prm, uint32_t index) {
     case OXIDE_PARAM_PTR:
         if (!c.elem) {
             p->pos = start;
-            return fail(p, "%s parameter '%s' has no \"elem\"", kinds[k], prm->name);
+            return fail(p, "%s parameter '%s' has no \"elem\"", known, prm->name);
         }
         if (!scalar_by_name(c.elem, &prm->scalar)) {
             p->pos = c.elem_pos;
@@ -541,14 +541,14 @@ static bool param(parser *p, rt_mparam *prm, uint32_t index) {
 }
 
 typedef struct kernel_ctx {
-    rt_mkernel *k;
+    oxide_iface_kernel *k;
     unsigned seen;
     size_t cluster_pos;
 } kernel_ctx;
 
 enum { K_NAME = 1, K_ENTRY = 2, K_PARAMS = 4, K_BOUNDS = 8, K_CLUSTER = 16, K_SMEM = 32 };
 
-static bool params_array(parser *p, rt_mkernel *k) {
+static bool params_array(parser *p, oxide_iface_kernel *k) {
     if (!expect(p, '['))
         return false;
     uint32_t cap = 0;
@@ -559,7 +559,7 @@ static bool params_array(parser *p, rt_mkernel *k) {
             if (cap >= 1u << 20)
                 return fail(p, "too many parameters");
             cap = cap ? cap * 2 : 8;
-            rt_mparam *np = m_alloc(p->m, cap * sizeof *np);
+            oxide_iface_param *np = m_alloc(p->m, cap * sizeof *np);
             if (!np)
                 return oom(p);
             if (k->nparams)
@@ -568,6 +568,7 @@ static bool params_array(parser *p, rt_mkernel *k) {
         }
         if (!param(p, &k->params[k->nparams], k->nparams))
             return false;
+        k->params[k->nparams].first_value = k->nptx;
         k->nptx += k->params[k->nparams].kind == OXIDE_PARAM_SLICE ? 2 : 1;
         k->nparams++;
     } while (accept(p, ','));
@@ -576,7 +577,7 @@ static bool params_array(parser *p, rt_mkernel *k) {
 
 static bool kernel_key(parser *p, const char *key, void *vctx) {
     kernel_ctx *c = vctx;
-    rt_mkernel *k = c->k;
+    oxide_iface_kernel *k = c->k;
     ws(p);
     if (!strcmp(key, "name"))
         return once(p, &c->seen, K_NAME, key) && string(p, &k->name);
@@ -593,7 +594,7 @@ static bool kernel_key(parser *p, const char *key, void *vctx) {
     return skip_value(p);
 }
 
-static bool kernel(parser *p, rt_mkernel *k, size_t index) {
+static bool kernel(parser *p, oxide_iface_kernel *k, size_t index) {
     kernel_ctx c = {.k = k};
     k->cluster[0] = k->cluster[1] = k->cluster[2] = 1;
     size_t start = (ws(p), p->pos);
@@ -635,10 +636,10 @@ static uint64_t name_hash(const char *s) {
     return h;
 }
 
-static const char *key_of(const rt_mkernel *k, bool entry) { return entry ? k->entry : k->name; }
+static const char *key_of(const oxide_iface_kernel *k, bool entry) { return entry ? k->entry : k->name; }
 
 /* Add kernel i under its name (or entry); *other gets an earlier kernel with the same one. */
-static bool set_add(name_set *set, const rt_mkernel *ks, size_t i, bool entry, size_t *other) {
+static bool set_add(name_set *set, const oxide_iface_kernel *ks, size_t i, bool entry, size_t *other) {
     if ((i + 1) * 2 > set->cap) {
         size_t cap = set->cap ? set->cap * 2 : 64;
         uint32_t *slot = calloc(cap, sizeof *slot);
@@ -670,7 +671,7 @@ static bool set_add(name_set *set, const rt_mkernel *ks, size_t i, bool entry, s
 /* Refuse kernel i if an earlier one has its name, or its entry (two names for one .entry would
  * let one kernel's name launch another's code). */
 static bool check_unique(parser *p, name_set sets[2], size_t i) {
-    const rt_mkernel *ks = p->m->kernels;
+    const oxide_iface_kernel *ks = p->m->kernels;
     size_t other;
     if (!set_add(&sets[0], ks, i, false, &other))
         return oom(p);
@@ -691,7 +692,7 @@ static bool kernels_items(parser *p, name_set sets[2]) {
             if (cap >= 1u << 20)
                 return fail(p, "too many kernels");
             cap = cap ? cap * 2 : 8;
-            rt_mkernel *nk = m_alloc(m, cap * sizeof *nk);
+            oxide_iface_kernel *nk = m_alloc(m, cap * sizeof *nk);
             if (!nk)
                 return oom(p);
             if (m->nkernels)
@@ -926,12 +927,12 @@ oxide_status oxide_manifest_param(const oxide_manifest *m, size_t k, size_t p, c
     if (k >= m->nkernels)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
                            "oxide_manifest_param: kernel index %zu out of range (%zu kernels)", k, m->nkernels);
-    const rt_mkernel *mk = &m->kernels[k];
+    const oxide_iface_kernel *mk = &m->kernels[k];
     if (p >= mk->nparams)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
                            "oxide_manifest_param: parameter index %zu out of range (kernel '%s' has %u)", p, mk->name,
                            mk->nparams);
-    const rt_mparam *prm = &mk->params[p];
+    const oxide_iface_param *prm = &mk->params[p];
     if (name)
         *name = prm->name;
     if (kind)
@@ -954,7 +955,7 @@ oxide_status oxide_manifest_kernel_attrs(const oxide_manifest *m, size_t k, uint
     if (k >= m->nkernels)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
                            "oxide_manifest_kernel_attrs: kernel index %zu out of range (%zu kernels)", k, m->nkernels);
-    const rt_mkernel *mk = &m->kernels[k];
+    const oxide_iface_kernel *mk = &m->kernels[k];
     if (launch_bounds)
         memcpy(launch_bounds, mk->launch_bounds, sizeof mk->launch_bounds);
     if (cluster)

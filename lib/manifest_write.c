@@ -18,10 +18,6 @@
 
 #include "llvm.h"
 
-#ifndef OXIDE_VERSION_STRING
-#define OXIDE_VERSION_STRING "0.1.0"
-#endif
-
 typedef struct sbuf {
     char *p;
     size_t len, cap;
@@ -122,10 +118,10 @@ static void put_param(sbuf *b, const oxide_iface_param *p) {
     puts_(b, "}");
 }
 
-char *oxide__manifest_json(const oxide_options *opts, const oxide_kernel_desc *k, size_t n) {
+char *oxide__manifest_json(const oxide_options *opts, const oxide_iface_kernel *k, size_t n) {
     sbuf b = {0};
     puts_(&b, "// oxide.manifest.v1 {\"oxide\":");
-    put_json_string(&b, OXIDE_VERSION_STRING);
+    put_json_string(&b, oxide_version());
     puts_(&b, ",\"target\":");
     put_json_string(&b, opts->target);
     puts_(&b, ",\"kernels\":[");

@@ -27,7 +27,7 @@ static const char *scalar_name(unsigned s) {
     return n ? n : "?";
 }
 
-static void describe_param(const rt_param *p, char *buf, size_t size) {
+static void describe_param(const oxide_iface_param *p, char *buf, size_t size) {
     switch ((oxide_param_kind)p->kind) {
     case OXIDE_PARAM_SCALAR: snprintf(buf, size, "a scalar %s", scalar_name(p->scalar)); break;
     case OXIDE_PARAM_SLICE:
@@ -83,12 +83,12 @@ static uint64_t slice_end(uint64_t ptr, uint64_t len, oxide_scalar elem) {
 
 static oxide_status check_slice_overlap(const struct oxide_kernel *k, const oxide_arg *args, size_t nargs) {
     for (uint32_t i = 0; i < nargs; i++) {
-        const rt_param *mi = &k->params[i];
+        const oxide_iface_param *mi = &k->params[i];
         if (mi->kind != OXIDE_PARAM_SLICE || !mi->is_mutable || !args[i].len)
             continue;
         uint64_t lo = args[i].ptr, hi = slice_end(lo, args[i].len, (oxide_scalar)mi->scalar);
         for (uint32_t j = 0; j < nargs; j++) {
-            const rt_param *mj = &k->params[j];
+            const oxide_iface_param *mj = &k->params[j];
             if (j == i || mj->kind != OXIDE_PARAM_SLICE || !args[j].len)
                 continue;
             uint64_t lo2 = args[j].ptr, hi2 = slice_end(lo2, args[j].len, (oxide_scalar)mj->scalar);
@@ -134,7 +134,7 @@ oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args,
                            k->name, k->nptx, RT_MAX_PTX_PARAMS);
     void **p = params;
     for (uint32_t i = 0; i < nargs; i++) {
-        const rt_param *mp = &k->params[i];
+        const oxide_iface_param *mp = &k->params[i];
         const oxide_arg *a = &args[i];
         switch (mp->kind) {
         case OXIDE_PARAM_SCALAR:

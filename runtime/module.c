@@ -192,11 +192,7 @@ static bool target_fits(const oxide_device *dev, const char *target, char *why, 
 static void free_module(oxide_loaded_module *lm) {
     if (!lm)
         return;
-    if (lm->kernels) {
-        for (size_t i = 0; lm->manifest && i < lm->manifest->nkernels; i++)
-            free(lm->kernels[i].params);
-        free(lm->kernels);
-    }
+    free(lm->kernels);
     for (struct oxide_kernel *k = lm->extra, *n; k; k = n) {
         n = k->next;
         k->magic = 0;
@@ -210,7 +206,7 @@ static void free_module(oxide_loaded_module *lm) {
 }
 
 /* Size of PTX parameter j of manifest parameter prm (j = 0, or 1 for a slice's length). */
-static uint32_t ptx_param_size(const rt_mparam *prm, int j) {
+static uint32_t ptx_param_size(const oxide_iface_param *prm, int j) {
     (void)j;
     switch (prm->kind) {
     case OXIDE_PARAM_SCALAR: return prm->size;
@@ -222,13 +218,13 @@ static uint32_t ptx_param_size(const rt_mparam *prm, int j) {
     return 0;
 }
 
-static oxide_status no_entry(const rt_mkernel *mk) {
+static oxide_status no_entry(const oxide_iface_kernel *mk) {
     return oxide__fail(OXIDE_ERROR_MANIFEST,
                        "the manifest names kernel '%s' with entry '%s', but the PTX has no such .entry", mk->name,
                        mk->entry);
 }
 
-static oxide_status param_count_mismatch(const rt_mkernel *mk, uint32_t has) {
+static oxide_status param_count_mismatch(const oxide_iface_kernel *mk, uint32_t has) {
     return oxide__fail(OXIDE_ERROR_MANIFEST,
                        "the manifest of kernel '%s' does not match its PTX entry '%s': the manifest needs %u PTX "
                        "parameters, the entry has %u",
@@ -238,7 +234,7 @@ static oxide_status param_count_mismatch(const rt_mkernel *mk, uint32_t has) {
 /* Fill k from its manifest entry and check the manifest against the compiled entry: against
  * pe, the entry as the PTX text declares it, when the module was loaded from PTX (NULL for a
  * cubin). */
-static oxide_status init_kernel(oxide_loaded_module *lm, struct oxide_kernel *k, const rt_mkernel *mk,
+static oxide_status init_kernel(oxide_loaded_module *lm, struct oxide_kernel *k, const oxide_iface_kernel *mk,
                                 const ptx_entry *pe) {
     oxide_device *dev = lm->dev;
     k->magic = RT_KERNEL;
@@ -259,21 +255,13 @@ static oxide_status init_kernel(oxide_loaded_module *lm, struct oxide_kernel *k,
         return no_entry(mk);
     if (r != CUDA_SUCCESS)
         return oxide__rt_cuda(dev, r, NULL, "looking up entry '%s'", mk->entry);
-    k->params = calloc(mk->nparams ? mk->nparams : 1, sizeof *k->params);
-    if (!k->params)
-        return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory loading a module");
-    for (uint32_t i = 0; i < mk->nparams; i++) {
-        k->params[i].kind = (uint8_t)mk->params[i].kind;
-        k->params[i].scalar = (uint8_t)mk->params[i].scalar;
-        k->params[i].is_mutable = mk->params[i].is_mutable;
-        k->params[i].size = mk->params[i].size;
-    }
+    k->params = mk->params;
     /* The driver knows the entry's real parameters (CUDA 12.4+): a manifest that disagrees
      * would make every checked launch wrong, so refuse it here. */
     if (oxide__cu.FuncGetParamInfo) {
         uint32_t j = 0;
         for (uint32_t i = 0; i < mk->nparams; i++) {
-            const rt_mparam *prm = &mk->params[i];
+            const oxide_iface_param *prm = &mk->params[i];
             int parts = prm->kind == OXIDE_PARAM_SLICE ? 2 : 1;
             for (int part = 0; part < parts; part++, j++) {
                 size_t off = 0, size = 0;
@@ -397,7 +385,7 @@ static oxide_status load(oxide_device *dev, const void *image, bool is_ptx, cons
         if (!lm->kernels || (is_ptx && !ptx_entries(ptx, ptx_len, &entries, &nentries)))
             st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory loading a module");
         for (size_t i = 0; st == OXIDE_OK && i < manifest->nkernels; i++) {
-            const rt_mkernel *mk = &manifest->kernels[i];
+            const oxide_iface_kernel *mk = &manifest->kernels[i];
             const ptx_entry *pe = is_ptx ? find_entry(entries, nentries, mk->entry) : NULL;
             if (is_ptx && !pe)
                 st = no_entry(mk);

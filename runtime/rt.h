@@ -92,14 +92,6 @@ struct oxide_buffer {
     size_t size;
 };
 
-/* A manifest parameter as the launch checks it. */
-typedef struct rt_param {
-    uint8_t kind;   /* oxide_param_kind */
-    uint8_t scalar; /* oxide_scalar */
-    uint8_t is_mutable;
-    uint32_t size; /* BYTES */
-} rt_param;
-
 struct oxide_kernel {
     uint32_t magic;
     oxide_device *dev;
@@ -107,12 +99,12 @@ struct oxide_kernel {
     CUfunction fn;
     struct oxide_loaded_module *lm;
     const char *name, *entry;
-    const rt_mkernel *mk; /* NULL: no manifest, raw launches only */
-    rt_param *params;     /* mk's parameters, compact */
-    uint32_t nparams;     /* manifest parameters */
-    uint32_t nptx;        /* PTX parameters (a slice is two) */
-    uint32_t cluster[3];  /* from the manifest; {1,1,1} if none */
-    bool cluster_fixed;   /* the PTX fixes the cluster shape (.reqnctapercluster) */
+    const oxide_iface_kernel *mk;    /* NULL: no manifest, raw launches only */
+    const oxide_iface_param *params; /* mk's parameters */
+    uint32_t nparams;                /* manifest parameters */
+    uint32_t nptx;                   /* PTX parameters (a slice is two) */
+    uint32_t cluster[3];             /* from the manifest; {1,1,1} if none */
+    bool cluster_fixed;              /* the PTX fixes the cluster shape (.reqnctapercluster) */
     uint32_t dyn_smem;
     _Atomic uint32_t smem_optin; /* MAX_DYNAMIC_SHARED_SIZE_BYTES set so far */
     _Atomic int nonportable;     /* NON_PORTABLE_CLUSTER_SIZE_ALLOWED set */

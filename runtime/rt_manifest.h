@@ -6,30 +6,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "iface.h"
 #include "oxide.h"
-
-typedef struct rt_mparam {
-    const char *name;
-    oxide_param_kind kind;
-    oxide_scalar scalar; /* SCALAR: type; SLICE, PTR: element */
-    bool is_mutable;
-    uint32_t size, align; /* BYTES as written; others derived */
-} rt_mparam;
-
-typedef struct rt_mkernel {
-    const char *name, *entry;
-    rt_mparam *params;
-    uint32_t nparams;
-    uint32_t nptx; /* PTX parameters: a slice is two */
-    uint32_t launch_bounds[2];
-    uint32_t cluster[3];
-    uint32_t dyn_smem;
-} rt_mkernel;
 
 struct oxide_manifest {
     const char *oxide_version; /* "" if absent */
     const char *target;        /* "" if absent */
-    rt_mkernel *kernels;
+    oxide_iface_kernel *kernels;
     size_t nkernels;
     uint32_t line; /* 1-based PTX line that held it */
     struct manifest_chunk *chunks;

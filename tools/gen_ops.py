@@ -1,22 +1,9 @@
 #!/usr/bin/env python3
 """Regenerate the code derived from lib/ops.def: the op enum in include/oxide.h and
 docs/ir-reference.md. `gen_ops.py --check` exits 1 when a checked-in copy is out of date."""
-import re
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-ROW = re.compile(r'^OP\((\w+),\s*"([^"]*)",\s*"([^"]*)",\s*"([^"]*)",\s*([^,]+),\s*(\d+),\s*(\w+),\s*"((?:[^"\\]|\\.)*)"\)')
-
-
-def rows():
-    out = []
-    for line in (ROOT / "lib/ops.def").read_text().splitlines():
-        m = ROW.match(line)
-        if m:
-            out.append(dict(id=m[1], name=m[2], operands=m[3], result=m[4], attrs=m[5].strip(),
-                            sm=int(m[6]), lower=m[7], template=m[8]))
-    return out
+from oxide_tables import ROOT, emit, ops as rows, replace_between
 
 
 def header_block(ops):
@@ -45,27 +32,22 @@ def reference(ops):
         attrs = ", ".join(ATTRS[a.strip()] for a in op["attrs"].split("|") if a.strip() in ATTRS) or "-"
         how = {"L_INST": "LLVM instruction", "L_INTR": "intrinsic", "L_LIBDEV": "libdevice",
                "L_ASM": "PTX", "L_TERM": "terminator"}[op["lower"]]
-        tmpl = f" `{op['template']}`" if op["template"] else ""
+        tmpl = f" `{op['tmpl']}`" if op["tmpl"] else ""
         sm = "sm_90a" if op["sm"] == 901 else f"sm_{op['sm']}"
         out.append(f"| `{op['name']}` | {operands} | {LETTERS[op['result']]} | {attrs} | {sm} | {how}{tmpl} |")
     return "\n".join(out) + "\n"
 
 
-def main():
+def targets():
     ops = rows()
     header = ROOT / "include/oxide.h"
-    text = header.read_text()
-    new = re.sub(r"/\* BEGIN GENERATED OPS \*/.*?/\* END GENERATED OPS \*/", lambda _: header_block(ops), text,
-                 flags=re.S)
-    targets = {header: new, ROOT / "docs/ir-reference.md": reference(ops)}
-    stale = [p for p, t in targets.items() if not p.exists() or p.read_text() != t]
-    if "--check" in sys.argv:
-        for p in stale:
-            print(f"{p.relative_to(ROOT)} is out of date with lib/ops.def: run tools/gen_ops.py")
-        return 1 if stale else 0
-    for p in stale:
-        p.write_text(targets[p])
-    return 0
+    new = replace_between(header.read_text(), "/* BEGIN GENERATED OPS */", "/* END GENERATED OPS */",
+                          header_block(ops), header)
+    return {header: new, ROOT / "docs/ir-reference.md": reference(ops)}
+
+
+def main():
+    return 1 if emit(targets(), "--check" in sys.argv, "lib/ops.def") else 0
 
 
 if __name__ == "__main__":

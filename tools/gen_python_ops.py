@@ -2,13 +2,11 @@
 """Generate bindings/python/oxide/_ops.py (the IR builder's per-op methods) from lib/ops.def.
 `gen_python_ops.py --check` exits 1 when the checked-in file is out of date."""
 import keyword
-import re
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from oxide_tables import ROOT, emit, ops as rows
+
 OUT = ROOT / "bindings/python/oxide/_ops.py"
-ROW = re.compile(r'^OP\((\w+),\s*"([^"]*)",\s*"([^"]*)",\s*"([^"]*)",\s*([^,]+),\s*(\d+),\s*(\w+),\s*"((?:[^"\\]|\\.)*)"\)')
 
 # Terminators that name successor blocks are written by hand (Block.br, cond_br, switch).
 HAND_WRITTEN = {"BR", "COND_BR", "SWITCH"}
@@ -26,15 +24,6 @@ LETTER = {"T": "T", "I": "integer T", "F": "float T", "N": "int or float T", "P"
           "b": "i1", "i": "i32", "l": "i64", "x": "any"}
 RESULT = {"T": "T", "I": "T", "F": "T", "N": "T", "b": "i1", "i": "i32", "l": "i64", "p": "type of the first operand",
           "x": "`type`", "g": "generic ptr", "-": "none", "?": "`type` or none"}
-
-
-def rows():
-    out = []
-    for line in (ROOT / "lib/ops.def").read_text().splitlines():
-        m = ROW.match(line)
-        if m:
-            out.append(dict(id=m[1], name=m[2], operands=m[3], result=m[4], attrs=m[5].strip(), sm=int(m[6])))
-    return out
 
 
 def method(op):
@@ -98,15 +87,12 @@ def generate():
     return "\n".join(parts).rstrip() + "\n"
 
 
+def targets():
+    return {OUT: generate()}
+
+
 def main():
-    text = generate()
-    if "--check" in sys.argv:
-        if not OUT.exists() or OUT.read_text() != text:
-            print(f"{OUT.relative_to(ROOT)} is out of date with lib/ops.def: run tools/gen_python_ops.py")
-            return 1
-        return 0
-    OUT.write_text(text)
-    return 0
+    return 1 if emit(targets(), "--check" in sys.argv, "lib/ops.def") else 0
 
 
 if __name__ == "__main__":

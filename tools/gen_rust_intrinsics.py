@@ -9,12 +9,10 @@ Writes two checked-in files:
       lib/import.c links in place of the host stubs.
 `gen_rust_intrinsics.py --check` exits 1 when either file is out of date.
 """
-import re
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-ROW = re.compile(r'^OP\((\w+),\s*"([^"]*)",\s*"([^"]*)",\s*"([^"]*)",\s*([^,]+),\s*(\d+),\s*(\w+),\s*"((?:[^"\\]|\\.)*)"\)')
+from oxide_tables import ROOT, emit, ops as table
+
 RS = ROOT / "rustc-plugin/cuda-device/src/intrinsics.rs"
 INC = ROOT / "lib/rust_intrinsics.inc"
 
@@ -25,12 +23,7 @@ TY = {"u32": ("i32", "reg"), "i32": ("i32", "reg"), "u64": ("i64", "reg"), "i64"
 
 
 def rows():
-    out = []
-    for line in (ROOT / "lib/ops.def").read_text().splitlines():
-        m = ROW.match(line)
-        if m:
-            out.append(dict(id=m[1], name=m[2], operands=m[3], result=m[4], sm=int(m[6]), lower=m[7], tmpl=m[8]))
-    return {r["name"]: r for r in out}
+    return {r["name"]: r for r in table()}
 
 
 class Gen:
@@ -312,17 +305,12 @@ def outputs(g):
     return {RS: rs, INC: inc}
 
 
+def targets():
+    return outputs(generate())
+
+
 def main():
-    outs = outputs(generate())
-    if "--check" in sys.argv:
-        bad = [str(p.relative_to(ROOT)) for p, t in outs.items() if not p.exists() or p.read_text() != t]
-        if bad:
-            print("out of date (run tools/gen_rust_intrinsics.py):", " ".join(bad))
-            return 1
-        return 0
-    for p, t in outs.items():
-        p.write_text(t)
-    return 0
+    return 1 if emit(targets(), "--check" in sys.argv, "lib/ops.def") else 0
 
 
 if __name__ == "__main__":

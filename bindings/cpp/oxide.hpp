@@ -83,6 +83,9 @@ struct bf16 {
 template <class T> struct scalar_traits;
 #define OXIDE_HPP_SCALAR(T, S)                                                                                         \
     template <> struct scalar_traits<T> { static constexpr oxide_scalar value = S; };
+// one line per SCALAR row of lib/scalars.def (generated block; do not edit by hand)
+// clang-format off
+// BEGIN GENERATED SCALARS
 OXIDE_HPP_SCALAR(bool, OXIDE_SCALAR_BOOL)
 OXIDE_HPP_SCALAR(int8_t, OXIDE_SCALAR_I8)
 OXIDE_HPP_SCALAR(int16_t, OXIDE_SCALAR_I16)
@@ -96,6 +99,8 @@ OXIDE_HPP_SCALAR(f16, OXIDE_SCALAR_F16)
 OXIDE_HPP_SCALAR(bf16, OXIDE_SCALAR_BF16)
 OXIDE_HPP_SCALAR(float, OXIDE_SCALAR_F32)
 OXIDE_HPP_SCALAR(double, OXIDE_SCALAR_F64)
+// END GENERATED SCALARS
+// clang-format on
 #undef OXIDE_HPP_SCALAR
 // long / unsigned long long etc. map onto the fixed-width types of the same size and sign.
 template <class T>

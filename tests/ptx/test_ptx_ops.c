@@ -22,7 +22,7 @@ static const struct row {
     const char *name, *operands, *result;
     unsigned attrs, min_sm, lower;
 } rows[] = {
-#define OP(ID, NAME, OPERANDS, RESULT, ATTRS, SM, LOWER, TMPL) {NAME, OPERANDS, RESULT, ATTRS, SM, LOWER},
+#define OP(ID, NAME, OPERANDS, RESULT, ATTRS, SM, LOWER, TIER, TMPL) {NAME, OPERANDS, RESULT, ATTRS, SM, LOWER},
 #include "ops.def"
 #undef OP
 };

@@ -18,13 +18,12 @@ from ._manifest import KernelInfo, Manifest, Param
 from ._runtime import (ArgPacker, Device, DeviceArray, Event, Kernel, Module, Stream, device_count, devices,
                        driver_version, is_available, no_gpu_reason, synchronize)
 from ._builder import Block, Context, Function, IRModule, Options, Type, Value
+from ._tables import VERSION as __version__
 from ._types import SCALARS
-
-__version__ = "0.1.0"
 
 
 def version():
-    """Version of the loaded liboxide ("0.1.0")."""
+    """Version of the loaded liboxide, "MAJOR.MINOR.PATCH" (__version__ for a matching build)."""
     return _ffi.string(_lib.oxide_version()).decode()
 
 

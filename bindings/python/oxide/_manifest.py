@@ -1,9 +1,8 @@
 """The manifest a module's PTX carries: its kernels, their parameters and launch attributes."""
 from ._errors import check
 from ._ffi import ffi, lib
+from ._tables import PARAM_KINDS as KINDS
 from ._types import SCALARS
-
-KINDS = ("scalar", "slice", "ptr", "bytes", "tma_desc")
 
 
 def _s(p):

@@ -3,15 +3,9 @@ spellings, and the conversion of Python values to a scalar's bits."""
 import struct
 
 from ._ffi import lib
+from ._tables import NUMPY, SCALARS, SIZE
 
-SCALARS = ("bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64")
 SCALAR_ID = {n: i for i, n in enumerate(SCALARS)}
-SIZE = {"bool": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "u8": 1, "u16": 2, "u32": 4, "u64": 8, "f16": 2,
-        "bf16": 2, "f32": 4, "f64": 8}
-# NumPy dtype names (bf16 has none in NumPy itself; ml_dtypes calls it "bfloat16").
-NUMPY = {"bool": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",
-         "u16": "uint16", "u32": "uint32", "u64": "uint64", "f16": "float16", "bf16": "bfloat16",
-         "f32": "float32", "f64": "float64"}
 FROM_NUMPY = {v: k for k, v in NUMPY.items()}
 # __cuda_array_interface__ typestr (byte order stripped) -> scalar.
 FROM_TYPESTR = {"b1": "bool", "i1": "i8", "i2": "i16", "i4": "i32", "i8": "i64", "u1": "u8", "u2": "u16",

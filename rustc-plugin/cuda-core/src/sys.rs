@@ -3,9 +3,7 @@
 use std::os::raw::{c_char, c_int, c_uint, c_void};
 
 pub type oxide_status = c_int;
-pub const OXIDE_OK: oxide_status = 0;
-pub const OXIDE_ERROR_NO_DRIVER: oxide_status = 10;
-pub const OXIDE_ERROR_NO_DEVICE: oxide_status = 11;
+pub use cuda_device::abi::{OXIDE_ERROR_NO_DEVICE, OXIDE_ERROR_NO_DRIVER, OXIDE_OK};
 
 #[repr(C)]
 pub struct oxide_device {

@@ -6,6 +6,7 @@
 //!   grid_constant), the launch passing the 128 encoded bytes. TMA reads it in parameter space.
 //! - `*const cuda_device::tma::TensorMap`: a pointer to the device-memory copy.
 use crate::{check, CudaStream, DeviceBuffer, Result};
+use cuda_device::abi::*;
 use std::marker::PhantomData;
 use std::os::raw::{c_int, c_void};
 
@@ -48,8 +49,10 @@ impl Swizzle {
 pub trait TmaElement: Copy {
     const SCALAR: c_int;
 }
-macro_rules! tma_el { ($($t:ty => $c:expr),*) => { $(impl TmaElement for $t { const SCALAR: c_int = $c; })* } }
-tma_el!(u8 => 5, i8 => 1, u16 => 6, i16 => 2, u32 => 7, i32 => 3, u64 => 8, i64 => 4, f32 => 11, f64 => 12);
+macro_rules! tma_el { ($($t:ty => $c:expr),*) => { $(impl TmaElement for $t { const SCALAR: c_int = $c as c_int; })* } }
+tma_el!(u8 => OXIDE_SCALAR_U8, i8 => OXIDE_SCALAR_I8, u16 => OXIDE_SCALAR_U16, i16 => OXIDE_SCALAR_I16,
+        u32 => OXIDE_SCALAR_U32, i32 => OXIDE_SCALAR_I32, u64 => OXIDE_SCALAR_U64, i64 => OXIDE_SCALAR_I64,
+        f32 => OXIDE_SCALAR_F32, f64 => OXIDE_SCALAR_F64);
 
 #[repr(C, align(64))]
 #[derive(Clone, Copy)]

@@ -10,6 +10,7 @@
 
 pub use cuda_macros::{cluster_launch, cuda_module, device, kernel, launch_bounds};
 
+pub mod abi;
 pub mod atomic;
 pub mod cluster;
 mod disjoint;
@@ -32,14 +33,15 @@ pub use thread::{ThreadIndex, ThreadIndex2D};
 /// The layouts here are read by liboxide's importer (lib/import.c): change both together.
 #[doc(hidden)]
 pub mod __private {
+    use crate::abi::*;
     pub use core::any::TypeId;
 
-    pub const KIND_SCALAR: u32 = 0;
-    pub const KIND_SLICE: u32 = 1;
-    pub const KIND_PTR: u32 = 2;
-    pub const KIND_BYTES: u32 = 3;
+    pub const KIND_SCALAR: u32 = OXIDE_PARAM_SCALAR;
+    pub const KIND_SLICE: u32 = OXIDE_PARAM_SLICE;
+    pub const KIND_PTR: u32 = OXIDE_PARAM_PTR;
+    pub const KIND_BYTES: u32 = OXIDE_PARAM_BYTES;
     /// A 128-byte TMA descriptor by value (`&TensorMap` parameter): grid_constant in PTX.
-    pub const KIND_TMA_DESC: u32 = 4;
+    pub const KIND_TMA_DESC: u32 = OXIDE_PARAM_TMA_DESC;
 
     /// One kernel instance, referenced by the `__oxide_kernel_tag` call in its entry.
     #[repr(C)]
@@ -86,11 +88,13 @@ pub mod __private {
         };
     }
     scalars! {
-        bool => 0, i8 => 1, i16 => 2, i32 => 3, i64 => 4, isize => 4,
-        u8 => 5, u16 => 6, u32 => 7, u64 => 8, usize => 8, f32 => 11, f64 => 12,
-        crate::atomic::DeviceAtomicU32 => 7, crate::atomic::DeviceAtomicI32 => 3,
-        crate::atomic::DeviceAtomicU64 => 8, crate::atomic::DeviceAtomicI64 => 4,
-        crate::atomic::DeviceAtomicF32 => 11, crate::atomic::DeviceAtomicF64 => 12,
+        bool => OXIDE_SCALAR_BOOL, i8 => OXIDE_SCALAR_I8, i16 => OXIDE_SCALAR_I16, i32 => OXIDE_SCALAR_I32,
+        i64 => OXIDE_SCALAR_I64, isize => OXIDE_SCALAR_I64, u8 => OXIDE_SCALAR_U8, u16 => OXIDE_SCALAR_U16,
+        u32 => OXIDE_SCALAR_U32, u64 => OXIDE_SCALAR_U64, usize => OXIDE_SCALAR_U64, f32 => OXIDE_SCALAR_F32,
+        f64 => OXIDE_SCALAR_F64,
+        crate::atomic::DeviceAtomicU32 => OXIDE_SCALAR_U32, crate::atomic::DeviceAtomicI32 => OXIDE_SCALAR_I32,
+        crate::atomic::DeviceAtomicU64 => OXIDE_SCALAR_U64, crate::atomic::DeviceAtomicI64 => OXIDE_SCALAR_I64,
+        crate::atomic::DeviceAtomicF32 => OXIDE_SCALAR_F32, crate::atomic::DeviceAtomicF64 => OXIDE_SCALAR_F64,
     }
 
     /// Identity tag of a kernel instance: the two halves of a TypeId folded into one u64.
