@@ -89,7 +89,7 @@ impl CudaContext {
         Ok(CudaContext { dev: Arc::new(DevicePtr(d)) })
     }
     /// The GPU with this index, or `None` where there is no driver or no GPU, after printing
-    /// `no GPU found (STATUS: message)` and how many bytes of PTX the program carries. For
+    /// `no GPU found (STATUS)` and how many bytes of PTX the program carries. For
     /// programs (examples, tests) that have nothing to do without a GPU and end there.
     ///
     /// # Panics
@@ -98,7 +98,11 @@ impl CudaContext {
         match Self::new(ordinal) {
             Ok(c) => Some(c),
             Err(e) if e.is_no_gpu() => {
-                println!("no GPU found ({e}); the program carries {} bytes of PTX", embedded_ptx().len());
+                println!(
+                    "no GPU found ({}); the program carries {} bytes of PTX",
+                    e.status_name(),
+                    embedded_ptx().len()
+                );
                 None
             }
             Err(e) => panic!("{e}"),

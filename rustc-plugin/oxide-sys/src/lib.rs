@@ -79,7 +79,6 @@ macro_rules! api {
         /// The same functions as pointer types, for a liboxide opened with `dlopen`: look the
         /// symbol up by the type's name and transmute it to the type.
         pub mod fn_types {
-            #[allow(unused_imports)]
             use super::*;
             $($(#[$m])* pub type $name = unsafe extern "C" fn($($a: $t),*) $(-> $r)?;)*
         }
