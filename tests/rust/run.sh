@@ -132,13 +132,20 @@ expect_refusal() { # package, substrings...
     local p=$1; shift
     if (cd "$RF" && cargo oxide build -p "$p" >"$TMP/r.log" 2>&1); then bad "refuse $p: it built"; return; fi
     for s in "$@"; do grep -qF -- "$s" "$TMP/r.log" || { grep "error" "$TMP/r.log" | head -5; bad "refuse $p: no '$s'"; return; }; done
-    pass "refuse $p: $(grep -A1 'error: oxide' "$TMP/r.log" | tail -1 | sed 's/^ *//')"
+    # liboxide's refusals come from the linker step (the line after "error: oxide"), #[kernel]'s
+    # from rustc (the first error)
+    local why
+    why="$(grep -A1 'error: oxide' "$TMP/r.log" | tail -1 | sed 's/^ *//')" || true
+    pass "refuse $p: ${why:-$(grep -m1 '^error: ' "$TMP/r.log")}"
 }
 expect_refusal std_call "std_call::kernels::bad_kernel" "std::io::stdio::_print" "standard library"
 expect_refusal alloc "heap allocation"
 expect_refusal x86 "llvm.x86.rdtsc" "x86-specific"
 expect_refusal inline_asm "inline_asm::kernels::bad_kernel" "inline assembly"
 expect_refusal tma_by_value "take a TMA descriptor as \`&TensorMap\`"
+expect_refusal fn_ptr_param "parameter \`f: fn(f32) -> f32\`" "function pointer, a host address" "\`F: Fn(..) -> .. + Copy\`"
+expect_refusal ref_param "parameter \`scale: &f32\`" "host address the GPU cannot read" "\`&[f32]\`"
+expect_refusal process_exit "\`std::process::exit\` in a #[kernel]" "cannot end the host process" "return from the kernel"
 
 echo "== toolchain newer than liboxide's LLVM"
 cat > "$TMP/rustc" <<'SH'

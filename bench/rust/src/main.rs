@@ -37,14 +37,7 @@ fn row(name: &str, rust: f64, nvcc: f64) {
 }
 
 fn main() {
-    let ctx = match CudaContext::new(0) {
-        Ok(c) => c,
-        Err(e) if e.is_no_gpu() => {
-            println!("no GPU found ({}): bench/rust runs on the H200", e.status_name());
-            return;
-        }
-        Err(e) => panic!("{e}"),
-    };
+    let Some(ctx) = CudaContext::new_or_skip(0) else { return };
     let s = ctx.default_stream();
     let nv = Module::load_ptx(&ctx, NVCC_PTX.as_bytes()).unwrap();
     println!("# {} | KERNEL rust_ms nvcc_ms ratio", ctx.name());

@@ -1,5 +1,6 @@
 //! oxide's async layer: lazy `DeviceOperation`s (from `kernel_async(...)` methods) composed with
 //! `.and_then`, `zip!`, run with `.sync()` or `.await` (no async runtime needed: `block_on`).
+#![warn(missing_docs)]
 pub use cuda_core::{AndThen, DeviceOperation, LaunchOp, Zip};
 
 use std::future::Future;

@@ -3,9 +3,10 @@
 //!
 //! It is a thin safe layer over liboxide's runtime library (no LLVM inside), linked statically,
 //! so a built program needs nothing but the NVIDIA driver.
+#![warn(missing_docs)]
 mod ops;
-mod sys;
 mod tma;
+use oxide_sys as sys;
 pub use tma::{Swizzle, TmaDescriptor, TmaElement};
 
 pub use ops::{into_future, AndThen, DeviceOperation, LaunchOp, OpFuture, ParamBuffer, Zip};
@@ -19,7 +20,9 @@ use std::sync::Arc;
 /// An error from the runtime: the status name and liboxide's message.
 #[derive(Clone, PartialEq, Eq)]
 pub struct CudaError {
+    /// The oxide_status (negative: an error of the Rust layer itself).
     pub status: i32,
+    /// What went wrong, in words.
     pub message: String,
 }
 
@@ -28,9 +31,11 @@ impl CudaError {
         let message = unsafe { CStr::from_ptr(sys::oxide_last_error()).to_string_lossy().into_owned() };
         CudaError { status: st, message }
     }
+    /// An error of the Rust layer (not from liboxide).
     pub fn other(message: impl Into<String>) -> Self {
         CudaError { status: -1, message: message.into() }
     }
+    /// The status's name, e.g. `OXIDE_ERROR_NO_DEVICE` (`OXIDE_RUST` for `other` errors).
     pub fn status_name(&self) -> String {
         if self.status < 0 {
             return "OXIDE_RUST".into();
@@ -55,6 +60,7 @@ impl fmt::Display for CudaError {
 }
 impl std::error::Error for CudaError {}
 
+/// The result of a runtime call.
 pub type Result<T> = std::result::Result<T, CudaError>;
 
 fn check(st: sys::oxide_status) -> Result<()> {
@@ -82,6 +88,26 @@ impl CudaContext {
         check(unsafe { sys::oxide_device_get(ordinal as i32, &mut d) })?;
         Ok(CudaContext { dev: Arc::new(DevicePtr(d)) })
     }
+    /// The GPU with this index, or `None` where there is no driver or no GPU, after printing
+    /// `no GPU found (STATUS)` and how many bytes of PTX the program carries. For
+    /// programs (examples, tests) that have nothing to do without a GPU and end there.
+    ///
+    /// # Panics
+    /// On any other error; use [`CudaContext::new`] to handle those.
+    pub fn new_or_skip(ordinal: usize) -> Option<Self> {
+        match Self::new(ordinal) {
+            Ok(c) => Some(c),
+            Err(e) if e.is_no_gpu() => {
+                println!(
+                    "no GPU found ({}); the program carries {} bytes of PTX",
+                    e.status_name(),
+                    embedded_ptx().len()
+                );
+                None
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
     /// Number of GPUs (0 when there is no driver).
     pub fn device_count() -> usize {
         let mut n = 0;
@@ -94,6 +120,7 @@ impl CudaContext {
     pub(crate) fn raw(&self) -> *mut sys::oxide_device {
         self.dev.0
     }
+    /// The GPU's name, e.g. "NVIDIA H200" (empty if it cannot be read).
     pub fn name(&self) -> String {
         let mut p = std::ptr::null();
         if unsafe { sys::oxide_device_name(self.raw(), &mut p) } != sys::OXIDE_OK || p.is_null() {
@@ -151,6 +178,7 @@ impl CudaStream {
             None => Ok(self.raw),
         }
     }
+    /// The context the stream belongs to.
     pub fn context(&self) -> &CudaContext {
         &self.ctx
     }
@@ -187,9 +215,11 @@ pub struct CudaEvent {
     raw: *mut sys::oxide_event,
 }
 impl CudaEvent {
+    /// Wait until the recorded work has run.
     pub fn synchronize(&self) -> Result<()> {
         check(unsafe { sys::oxide_event_synchronize(self.raw) })
     }
+    /// True when the recorded work has completed.
     pub fn is_done(&self) -> Result<bool> {
         let mut d = 0;
         check(unsafe { sys::oxide_event_query(self.raw, &mut d) })?;
@@ -293,9 +323,11 @@ impl<T: Copy> DeviceBuffer<T> {
             sys::oxide_memcpy_dtod_async(stream.raw()?, self.ptr, src.ptr, self.len * std::mem::size_of::<T>())
         })
     }
+    /// The number of values.
     pub fn len(&self) -> usize {
         self.len
     }
+    /// True when it holds no values.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -314,8 +346,11 @@ impl<T: Copy> Drop for DeviceBuffer<T> {
 /// Grid and block shape of a launch, and its dynamic shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchConfig {
+    /// Blocks in x, y, z.
     pub grid_dim: (u32, u32, u32),
+    /// Threads per block in x, y, z.
     pub block_dim: (u32, u32, u32),
+    /// Dynamic shared memory per block, in bytes.
     pub shared_mem_bytes: u32,
 }
 
@@ -324,6 +359,7 @@ impl LaunchConfig {
     pub fn for_num_elems(n: u32) -> Self {
         LaunchConfig { grid_dim: (n.div_ceil(256).max(1), 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }
     }
+    /// A launch of `grid_dim` blocks of `block_dim` threads.
     pub fn new(grid_dim: (u32, u32, u32), block_dim: (u32, u32, u32), shared_mem_bytes: u32) -> Self {
         LaunchConfig { grid_dim, block_dim, shared_mem_bytes }
     }
@@ -397,6 +433,7 @@ impl Module {
         }
         Self::load_ptx(ctx, ptx)
     }
+    /// The context the module is loaded on.
     pub fn context(&self) -> &CudaContext {
         &self.ctx
     }

@@ -18,6 +18,7 @@ pub struct ParamBuffer {
 }
 
 impl ParamBuffer {
+    /// An empty parameter buffer.
     pub fn new() -> Self {
         Self::default()
     }
@@ -49,6 +50,7 @@ impl ParamBuffer {
 
 /// Work for the GPU that has not run yet.
 pub trait DeviceOperation: Sized {
+    /// What the operation gives when it has run.
     type Output;
     /// Queue the work on `stream` (does not wait).
     fn enqueue(&mut self, stream: &CudaStream) -> Result<()>;
@@ -116,6 +118,7 @@ impl DeviceOperation for LaunchOp<'_> {
     }
 }
 
+/// `a.and_then(f)`: `a`, then the operation `f` makes from its output (same stream).
 pub struct AndThen<A, B, F> {
     a: Option<A>,
     f: Option<F>,
@@ -144,6 +147,7 @@ impl<A: DeviceOperation, B: DeviceOperation, F: FnOnce(A::Output) -> B> DeviceOp
     }
 }
 
+/// `a.zip(b)`: both at once on separate streams; the output is the pair.
 pub struct Zip<A, B> {
     a: A,
     b: B,

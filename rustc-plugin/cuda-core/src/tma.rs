@@ -7,30 +7,20 @@
 //! - `*const cuda_device::tma::TensorMap`: a pointer to the device-memory copy.
 use crate::{check, CudaStream, DeviceBuffer, Result};
 use cuda_device::abi::*;
+use oxide_sys::oxide_tma_desc_encode_tiled;
 use std::marker::PhantomData;
 use std::os::raw::{c_int, c_void};
-
-extern "C" {
-    fn oxide_tma_desc_encode_tiled(
-        dev: *mut crate::sys::oxide_device,
-        desc128: *mut c_void,
-        dtype: c_int,
-        rank: u32,
-        global_addr: u64,
-        dims: *const u64,
-        strides_bytes: *const u64,
-        box_: *const u32,
-        elem_strides: *const u32,
-        swizzle_bytes: c_int,
-    ) -> crate::sys::oxide_status;
-}
 
 /// Shared-memory swizzle of the tile a copy writes (wgmma descriptors must name the same one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Swizzle {
+    /// No swizzle.
     None,
+    /// 32-byte swizzle.
     B32,
+    /// 64-byte swizzle.
     B64,
+    /// 128-byte swizzle (rows of 128 bytes, as wgmma's K-major operands use).
     B128,
 }
 
@@ -47,6 +37,7 @@ impl Swizzle {
 
 /// Element types a TMA copy moves (oxide_scalar codes). bf16 and f16 data travel as `u16`.
 pub trait TmaElement: Copy {
+    /// The oxide_scalar code of the type.
     const SCALAR: c_int;
 }
 macro_rules! tma_el { ($($t:ty => $c:expr),*) => { $(impl TmaElement for $t { const SCALAR: c_int = $c as c_int; })* } }

@@ -25,6 +25,11 @@ fn no_gpu_is_a_clear_error() {
 }
 
 #[test]
+fn new_or_skip_gives_a_context_exactly_when_new_does() {
+    assert_eq!(CudaContext::new_or_skip(0).is_some(), CudaContext::new(0).is_ok());
+}
+
+#[test]
 fn program_without_cargo_oxide_has_no_ptx() {
     assert!(cuda_core::embedded_ptx().is_empty());
 }

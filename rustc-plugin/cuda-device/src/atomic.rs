@@ -9,10 +9,15 @@ use core::cell::UnsafeCell;
 /// Memory ordering of an atomic operation (as `core::sync::atomic::Ordering`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AtomicOrdering {
+    /// No ordering: atomicity only.
     Relaxed,
+    /// Later accesses stay after this load.
     Acquire,
+    /// Earlier accesses stay before this store.
     Release,
+    /// Acquire and release (read-modify-write).
     AcqRel,
+    /// Acquire and release, and one total order of all SeqCst operations.
     SeqCst,
 }
 pub use AtomicOrdering::*;
@@ -37,12 +42,14 @@ fences!(fence_sys, __oxide_fence_acq_rel_sys, __oxide_fence_sc_sys);
 
 macro_rules! atomic_common {
     ($name:ident, $t:ty, $fence:ident, $load:ident, $store:ident, $xchg:ident, $add:ident) => {
+        #[doc = concat!("An atomic `", stringify!($t), "` at the scope its name says (see the module docs).")]
         #[repr(transparent)]
         pub struct $name {
             v: UnsafeCell<$t>,
         }
         unsafe impl Sync for $name {}
         impl $name {
+            /// An atomic holding `v`.
             pub const fn new(v: $t) -> Self {
                 $name { v: UnsafeCell::new(v) }
             }
@@ -57,6 +64,7 @@ macro_rules! atomic_common {
             fn p(&self) -> *mut u8 {
                 self.v.get() as *mut u8
             }
+            /// The value.
             #[inline(always)]
             pub fn load(&self, o: AtomicOrdering) -> $t {
                 $fence(o, true);
@@ -64,12 +72,14 @@ macro_rules! atomic_common {
                 $fence(o, false);
                 v
             }
+            /// Write `v`.
             #[inline(always)]
             pub fn store(&self, v: $t, o: AtomicOrdering) {
                 $fence(o, true);
                 i::$store(self.p(), v);
                 $fence(o, false)
             }
+            /// Write `v`; returns the previous value.
             #[inline(always)]
             pub fn swap(&self, v: $t, o: AtomicOrdering) -> $t {
                 $fence(o, true);
@@ -77,6 +87,7 @@ macro_rules! atomic_common {
                 $fence(o, false);
                 r
             }
+            /// Add `v` (wrapping); returns the previous value.
             #[inline(always)]
             pub fn fetch_add(&self, v: $t, o: AtomicOrdering) -> $t {
                 $fence(o, true);
@@ -93,6 +104,7 @@ macro_rules! atomic_int {
      $and:ident, $or:ident, $xor:ident, $min:ident, $max:ident, $cas:ident) => {
         atomic_common!($name, $t, $fence, $load, $store, $xchg, $add);
         impl $name {
+            /// Subtract `v` (wrapping); returns the previous value.
             #[inline(always)]
             pub fn fetch_sub(&self, v: $t, o: AtomicOrdering) -> $t {
                 $fence(o, true);
@@ -100,6 +112,7 @@ macro_rules! atomic_int {
                 $fence(o, false);
                 r
             }
+            /// Bitwise and with `v`; returns the previous value.
             #[inline(always)]
             pub fn fetch_and(&self, v: $t, o: AtomicOrdering) -> $t {
                 $fence(o, true);
@@ -107,6 +120,7 @@ macro_rules! atomic_int {
                 $fence(o, false);
                 r
             }
+            /// Bitwise or with `v`; returns the previous value.
             #[inline(always)]
             pub fn fetch_or(&self, v: $t, o: AtomicOrdering) -> $t {
                 $fence(o, true);
@@ -114,6 +128,7 @@ macro_rules! atomic_int {
                 $fence(o, false);
                 r
             }
+            /// Bitwise xor with `v`; returns the previous value.
             #[inline(always)]
             pub fn fetch_xor(&self, v: $t, o: AtomicOrdering) -> $t {
                 $fence(o, true);
@@ -121,6 +136,7 @@ macro_rules! atomic_int {
                 $fence(o, false);
                 r
             }
+            /// Store the minimum of the value and `v`; returns the previous value.
             #[inline(always)]
             pub fn fetch_min(&self, v: $t, o: AtomicOrdering) -> $t {
                 $fence(o, true);
@@ -128,6 +144,7 @@ macro_rules! atomic_int {
                 $fence(o, false);
                 r
             }
+            /// Store the maximum of the value and `v`; returns the previous value.
             #[inline(always)]
             pub fn fetch_max(&self, v: $t, o: AtomicOrdering) -> $t {
                 $fence(o, true);
@@ -337,10 +354,12 @@ atomic_int!(
 pub fn fence_block() {
     i::__oxide_fence_acq_rel_cta()
 }
+/// Fence at device scope: orders this thread's accesses as seen by every thread of the GPU.
 #[inline(always)]
 pub fn fence_device() {
     i::__oxide_fence_acq_rel_gpu()
 }
+/// Fence at system scope: also as seen by the host and other GPUs.
 #[inline(always)]
 pub fn fence_system() {
     i::__oxide_fence_acq_rel_sys()

@@ -15,10 +15,12 @@ impl<T> DisjointSlice<T> {
     pub unsafe fn from_raw_parts(ptr: *mut T, len: usize) -> Self {
         DisjointSlice { ptr, len }
     }
+    /// The number of elements.
     #[inline(always)]
     pub fn len(&self) -> usize {
         self.len
     }
+    /// True when it has no elements.
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
         self.len == 0
@@ -39,6 +41,7 @@ impl<T> DisjointSlice<T> {
     pub unsafe fn get_unchecked_mut(&mut self, i: usize) -> &mut T {
         &mut *self.ptr.add(i)
     }
+    /// The first element's address.
     #[inline(always)]
     pub fn as_mut_ptr(&mut self) -> *mut T {
         self.ptr

@@ -24,6 +24,7 @@ impl Mbarrier {
     pub unsafe fn from_ptr<'a>(p: *mut u64) -> &'a Mbarrier {
         &*(p as *const Mbarrier)
     }
+    /// The barrier's address in shared memory.
     #[inline(always)]
     pub fn as_ptr(&self) -> *mut u8 {
         self.0.get() as *mut u8

@@ -6,6 +6,7 @@
 //! `thread::sync_threads()`, `atomic::DeviceAtomicU32`, `warp::shuffle_xor`, `cluster::block_rank`,
 //! `gpu_printf!`.
 #![no_std]
+#![warn(missing_docs)]
 #![allow(non_snake_case)]
 
 pub use cuda_macros::{cluster_launch, cuda_module, device, kernel, launch_bounds};

@@ -1,6 +1,7 @@
 //! `gpu_printf!("x = %d, y = %f\n", x, y)`: CUDA's device printf (C format).
 //! Arguments are packed as vprintf expects: each aligned to its size, f32 promoted to f64.
 
+/// The packed arguments of one `gpu_printf!` call (at most 256 bytes; more are dropped).
 #[repr(C, align(8))]
 pub struct ArgBuf {
     data: [u8; 256],
@@ -8,10 +9,12 @@ pub struct ArgBuf {
 }
 
 impl ArgBuf {
+    /// No arguments yet.
     #[inline(always)]
     pub fn new() -> Self {
         ArgBuf { data: [0; 256], len: 0 }
     }
+    /// The buffer vprintf reads.
     #[inline(always)]
     pub fn as_ptr(&self) -> *const u8 {
         self.data.as_ptr()
@@ -38,7 +41,9 @@ impl Default for ArgBuf {
     }
 }
 
+/// A value `gpu_printf!` can print: integers, floats, pointers.
 pub trait PrintfArg {
+    /// Append the value as vprintf expects it.
     fn push(self, buf: &mut ArgBuf);
 }
 macro_rules! arg4 { ($($t:ty),*) => { $(impl PrintfArg for $t { #[inline(always)] fn push(self, b: &mut ArgBuf) { b.put(self.to_ne_bytes()) } })* } }

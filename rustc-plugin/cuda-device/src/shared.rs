@@ -12,11 +12,20 @@ pub struct SharedArray<T, const N: usize> {
 unsafe impl<T, const N: usize> Sync for SharedArray<T, N> {}
 
 impl<T: Copy, const N: usize> SharedArray<T, N> {
+    /// The initialiser of a shared-memory static (the contents start undefined).
+    #[allow(clippy::declare_interior_mutable_const)] // only ever a static's initialiser
     pub const UNINIT: Self = SharedArray { data: UnsafeCell::new([MaybeUninit::uninit(); N]) };
+    /// The number of elements, N.
     #[inline(always)]
     pub const fn len(&self) -> usize {
         N
     }
+    /// True when N is 0.
+    #[inline(always)]
+    pub const fn is_empty(&self) -> bool {
+        N == 0
+    }
+    /// The first element's address (shared memory).
     #[inline(always)]
     pub fn as_ptr(&self) -> *mut T {
         self.data.get() as *mut T

@@ -68,6 +68,7 @@ pub fn gridDim_z() -> u32 {
 pub struct ThreadIndex(usize);
 
 impl ThreadIndex {
+    /// The index as a number.
     #[inline(always)]
     pub fn get(self) -> usize {
         self.0
@@ -82,10 +83,12 @@ pub struct ThreadIndex2D {
 }
 
 impl ThreadIndex2D {
+    /// The x index.
     #[inline(always)]
     pub fn x(self) -> usize {
         self.x
     }
+    /// The y index.
     #[inline(always)]
     pub fn y(self) -> usize {
         self.y

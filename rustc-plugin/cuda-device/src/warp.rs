@@ -1,6 +1,7 @@
 //! Warp-level operations (all 32 lanes take part: mask 0xffffffff).
 use crate::intrinsics as i;
 
+/// All 32 lanes.
 pub const FULL_MASK: u32 = 0xffff_ffff;
 
 /// Lane index within the warp (0..32).
@@ -19,9 +20,13 @@ pub fn warp_id() -> u32 {
 
 /// Values that can move between lanes.
 pub trait WarpShuffle: Copy {
+    /// The value of lane `lane`.
     fn shfl_idx(self, lane: u32) -> Self;
+    /// The value of lane `lane_id() ^ mask`.
     fn shfl_xor(self, mask: u32) -> Self;
+    /// The value of lane `lane_id() + delta` (its own past the last lane).
     fn shfl_down(self, delta: u32) -> Self;
+    /// The value of lane `lane_id() - delta` (its own before lane 0).
     fn shfl_up(self, delta: u32) -> Self;
 }
 impl WarpShuffle for u32 {
@@ -182,6 +187,7 @@ pub fn reduce_add_u32(v: u32) -> u32 {
 pub fn reduce_min_u32(v: u32) -> u32 {
     i::__oxide_redux_umin(FULL_MASK, v)
 }
+/// The maximum of a u32 over the warp (`redux.sync`, sm_80+).
 #[inline(always)]
 pub fn reduce_max_u32(v: u32) -> u32 {
     i::__oxide_redux_umax(FULL_MASK, v)

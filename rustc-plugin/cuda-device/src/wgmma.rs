@@ -9,9 +9,13 @@ use crate::intrinsics as i;
 /// Swizzle of a shared-memory operand; must match the TMA copy that wrote it.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Swizzle {
+    /// No swizzle (interleaved core matrices).
     None,
+    /// 32-byte swizzle.
     B32,
+    /// 64-byte swizzle.
     B64,
+    /// 128-byte swizzle.
     B128,
 }
 
@@ -47,6 +51,7 @@ pub fn commit_group() {
 
 /// Accumulator arrays: [f32; 32] (N = 64), [f32; 64] (N = 128), [f32; 128] (N = 256).
 pub trait Accumulator {
+    /// The tile's N (columns of B and D).
     const N: u32;
     #[doc(hidden)]
     fn ptr(&mut self) -> *mut u8;

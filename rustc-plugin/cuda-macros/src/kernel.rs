@@ -90,6 +90,112 @@ fn classify(ty: &Type) -> Kind {
     }
 }
 
+/// A type as the user wrote it, spaced as rustfmt would (`&f32`, `fn(f32) -> f32`), not as the
+/// token printer does (`& f32`).
+fn shown(ty: &Type) -> String {
+    fn put(ts: TokenStream, out: &mut String) {
+        for tt in ts {
+            match tt {
+                proc_macro2::TokenTree::Group(g) => {
+                    let (open, close) = match g.delimiter() {
+                        proc_macro2::Delimiter::Parenthesis => ("(", ")"),
+                        proc_macro2::Delimiter::Bracket => ("[", "]"),
+                        proc_macro2::Delimiter::Brace => ("{", "}"),
+                        proc_macro2::Delimiter::None => ("", ""),
+                    };
+                    out.push_str(open);
+                    put(g.stream(), out);
+                    out.push_str(close);
+                }
+                proc_macro2::TokenTree::Punct(p) => match p.as_char() {
+                    ',' => out.push_str(", "),
+                    ';' => out.push_str("; "),
+                    '+' => out.push_str(" + "),
+                    '-' => out.push_str(" -"),
+                    '>' if out.ends_with('-') => out.push_str("> "),
+                    c => out.push(c),
+                },
+                word => {
+                    if out.ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+                        out.push(' ');
+                    }
+                    out.push_str(&word.to_string());
+                }
+            }
+        }
+    }
+    let mut out = String::new();
+    put(quote!(#ty), &mut out);
+    out.trim_end().to_string()
+}
+
+/// Why a value of this parameter type would be a host address on the GPU (a reference, function
+/// pointer or host heap memory, also inside tuples, arrays and generic arguments), with what to
+/// write instead; `None` for the types a launch can give a kernel.
+fn host_address(ty: &Type) -> Option<String> {
+    let t = shown(ty);
+    match ty {
+        Type::BareFn(_) => Some(format!(
+            "`{t}` is a function pointer, a host address the GPU cannot call; take a generic \
+             `F: Fn(..) -> .. + Copy` parameter instead (a closure or function, passed by value)"
+        )),
+        Type::Reference(r) => {
+            if let Type::Slice(s) = &*r.elem {
+                return host_address(&s.elem);
+            }
+            if is_tensor_map(&r.elem) {
+                return None;
+            }
+            let e = shown(&r.elem);
+            Some(match &*r.elem {
+                Type::Path(p) if p.path.is_ident("str") => format!(
+                    "`{t}` is a host address the GPU cannot read; pass the bytes as a slice `&[u8]` \
+                     (launched with a `&DeviceBuffer<u8>`)"
+                ),
+                Type::TraitObject(_) => format!(
+                    "`{t}` is a host address (and a host vtable) the GPU cannot use; take a generic \
+                     parameter bounded by the trait instead, passed by value"
+                ),
+                _ if r.mutability.is_some() => format!(
+                    "`{t}` is a host address the GPU cannot write; write through a `DisjointSlice<{e}>` \
+                     or `*mut {e}` (launched with a `&mut DeviceBuffer<{e}>`)"
+                ),
+                _ => format!(
+                    "`{t}` is a host address the GPU cannot read; pass the value (`{e}`) or device memory \
+                     as a slice `&[{e}]` (launched with a `&DeviceBuffer<{e}>`)"
+                ),
+            })
+        }
+        Type::Ptr(p) => host_address(&p.elem),
+        Type::Slice(s) => host_address(&s.elem),
+        Type::Array(a) => host_address(&a.elem),
+        Type::Paren(p) => host_address(&p.elem),
+        Type::Group(g) => host_address(&g.elem),
+        Type::Tuple(tu) => tu.elems.iter().find_map(host_address),
+        Type::Path(p) => {
+            let seg = p.path.segments.last()?;
+            let n = seg.ident.to_string();
+            if ["Box", "Vec", "String", "Rc", "Arc", "HashMap", "BTreeMap", "VecDeque"].contains(&n.as_str()) {
+                return Some(format!(
+                    "`{t}` holds a host address (the host's heap memory) the GPU cannot read; pass device \
+                     memory as a slice `&[T]` (launched with a `&DeviceBuffer<T>`)"
+                ));
+            }
+            if n == "PhantomData" {
+                return None;
+            }
+            match &seg.arguments {
+                syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|g| match g {
+                    syn::GenericArgument::Type(t) => host_address(t),
+                    _ => None,
+                }),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// Parse "(a, b, c)"-style integer lists of attributes.
 fn ints(tokens: TokenStream) -> Result<Vec<u32>, String> {
     let mut out = Vec::new();
@@ -194,6 +300,20 @@ impl VisitMut for MarkShared {
     fn visit_item_fn_mut(&mut self, _f: &mut ItemFn) {}
 }
 
+/// Finds `process::exit` in a kernel body. On the GPU it could only become a trap, which would
+/// end the whole launch with an error instead of the process with the status the code asked for.
+/// (Calls through other functions are refused by liboxide when it links the kernel.)
+struct FindExit(Option<syn::ExprPath>);
+impl VisitMut for FindExit {
+    fn visit_expr_path_mut(&mut self, e: &mut syn::ExprPath) {
+        let names: Vec<String> = e.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if self.0.is_none() && names.ends_with(&["process".to_string(), "exit".to_string()]) {
+            self.0 = Some(e.clone());
+        }
+    }
+    fn visit_item_fn_mut(&mut self, _f: &mut ItemFn) {}
+}
+
 fn analyse(mut func: ItemFn, lb: (u32, u32), cl: (u32, u32, u32)) -> Result<Kernel, TokenStream> {
     if func.sig.output != syn::ReturnType::Default {
         return Err(err(
@@ -220,9 +340,23 @@ fn analyse(mut func: ItemFn, lb: (u32, u32), cl: (u32, u32, u32)) -> Result<Kern
                     return Err(err(pt.ty.span(), "take a TMA descriptor as `&TensorMap` (by value in parameter space, \
                                                   launched with `&TmaDescriptor`) or `*const TensorMap` (in device memory)"));
                 }
+                if let Some(why) = host_address(&pt.ty) {
+                    let msg = format!("#[kernel] parameter `{}: {}`: {}", name, shown(&pt.ty), why);
+                    return Err(syn::Error::new_spanned(pt, msg).to_compile_error());
+                }
                 params.push(Param { name, ty: (*pt.ty).clone(), kind: classify(&pt.ty) });
             }
         }
+    }
+    let mut exit = FindExit(None);
+    exit.visit_block_mut(&mut func.block);
+    if let Some(path) = exit.0 {
+        return Err(syn::Error::new_spanned(
+            path,
+            "`std::process::exit` in a #[kernel]: a GPU thread cannot end the host process; return from \
+             the kernel, or panic! (which stops the launch and reports the thread and the place)",
+        )
+        .to_compile_error());
     }
     MarkShared.visit_block_mut(&mut func.block);
     Ok(Kernel { func, params, launch_bounds: lb, cluster: cl })
@@ -560,6 +694,55 @@ pub fn module_attr(attr: TokenStream, item: TokenStream) -> TokenStream {
                 pub fn raw(&self) -> &::cuda_core::Module { &self.inner }
                 #(#launchers)*
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(ty: &str) -> Option<String> {
+        host_address(&syn::parse_str::<Type>(ty).unwrap())
+    }
+
+    #[test]
+    fn host_addresses_are_refused_with_what_to_use() {
+        let f = refusal("fn(f32) -> f32").unwrap();
+        assert!(f.starts_with("`fn(f32) -> f32` is a function pointer"), "{f}");
+        assert!(f.contains("`F: Fn(..) -> .. + Copy`"), "{f}");
+        let r = refusal("&f32").unwrap();
+        assert!(r.starts_with("`&f32` is a host address the GPU cannot read"), "{r}");
+        assert!(r.contains("pass the value (`f32`)") && r.contains("`&[f32]`"), "{r}");
+        let m = refusal("&'a mut u32").unwrap();
+        assert!(m.contains("`DisjointSlice<u32>`") && m.contains("`*mut u32`"), "{m}");
+        assert!(refusal("&str").unwrap().contains("`&[u8]`"));
+        assert!(refusal("&dyn Fn(f32) -> f32").unwrap().contains("host vtable"));
+        assert!(refusal("Vec<f32>").unwrap().contains("heap memory"));
+        assert!(refusal("(u32, &f32)").unwrap().starts_with("`&f32`"));
+        assert!(refusal("[fn(); 2]").unwrap().starts_with("`fn()`"));
+        assert!(refusal("Option<&u8>").unwrap().starts_with("`&u8`"));
+        assert!(refusal("&[&f32]").unwrap().starts_with("`&f32`"));
+    }
+
+    #[test]
+    fn device_values_are_accepted() {
+        for ty in [
+            "f32",
+            "u64",
+            "&[f32]",
+            "&mut [u32]",
+            "DisjointSlice<f32>",
+            "*const f32",
+            "*mut T",
+            "&TensorMap",
+            "*const cuda_device::tma::TensorMap",
+            "F",
+            "[f32; 4]",
+            "(u32, f32)",
+            "PhantomData<&'static u8>",
+        ] {
+            assert_eq!(refusal(ty), None, "{ty}");
         }
     }
 }

@@ -6,6 +6,7 @@
 //! `#[cuda_module]` does that for each `#[kernel]` in a module and adds `load(&ctx)` and typed
 //! launch methods. `#[launch_bounds]`/`#[cluster_launch]` record kernel attributes; `#[device]`
 //! marks helpers usable from host and device (a no-op: every Rust function is).
+#![warn(missing_docs)]
 extern crate proc_macro;
 
 mod kernel;

@@ -29,14 +29,7 @@ mod kernels {
 fn main() {
     const BLOCKS: usize = 8;
     const N: usize = BLOCKS * 128;
-    let ctx = match CudaContext::new(0) {
-        Ok(c) => c,
-        Err(e) if e.is_no_gpu() => {
-            println!("no GPU found ({}); PTX built: {} bytes", e.status_name(), cuda_core::embedded_ptx().len());
-            return;
-        }
-        Err(e) => panic!("{e}"),
-    };
+    let Some(ctx) = CudaContext::new_or_skip(0) else { return };
     let s = ctx.default_stream();
     let m = kernels::load(&ctx).unwrap();
     let mut d = DeviceBuffer::<u32>::zeroed(&s, N).unwrap();

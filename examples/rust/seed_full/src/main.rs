@@ -17,14 +17,7 @@ mod kernels {
 }
 
 fn main() {
-    let ctx = match CudaContext::new(0) {
-        Ok(c) => c,
-        Err(e) if e.is_no_gpu() => {
-            println!("no GPU found ({}); PTX built: {} bytes", e.status_name(), cuda_core::embedded_ptx().len());
-            return;
-        }
-        Err(e) => panic!("{e}"),
-    };
+    let Some(ctx) = CudaContext::new_or_skip(0) else { return };
     let stream = ctx.default_stream();
 
     let data: Vec<f32> = (0..1024).map(|i| i as f32).collect();

@@ -18,21 +18,12 @@ pub mod kernels {
 
 fn main() {
     const N: usize = 1024;
-    let ctx = match CudaContext::new(0) {
-        Ok(c) => c,
-        Err(e) if e.is_no_gpu() => {
-            let ptx = cuda_core::embedded_ptx();
-            let text = String::from_utf8_lossy(ptx);
-            let ok = text.contains(".entry vecadd") && text.contains("// oxide.manifest.v1");
-            println!(
-                "no GPU found ({}); the embedded PTX ({} bytes, entry vecadd, manifest) is {}",
-                e.status_name(),
-                ptx.len(),
-                if ok { "valid" } else { "MISSING" }
-            );
-            std::process::exit(if ok { 0 } else { 1 });
-        }
-        Err(e) => panic!("{e}"),
+    let Some(ctx) = CudaContext::new_or_skip(0) else {
+        // without a GPU, still check what the program carries
+        let text = String::from_utf8_lossy(cuda_core::embedded_ptx());
+        let ok = text.contains(".entry vecadd") && text.contains("// oxide.manifest.v1");
+        println!("the embedded PTX (entry vecadd, manifest) is {}", if ok { "valid" } else { "MISSING" });
+        std::process::exit(if ok { 0 } else { 1 });
     };
     let stream = ctx.default_stream();
     let a: Vec<f32> = (0..N).map(|i| i as f32).collect();

@@ -28,14 +28,7 @@ mod kernels {
 }
 
 fn main() {
-    let ctx = match CudaContext::new(0) {
-        Ok(c) => c,
-        Err(e) if e.is_no_gpu() => {
-            println!("no GPU found ({})", e.status_name());
-            return;
-        }
-        Err(e) => panic!("{e}"),
-    };
+    let Some(ctx) = CudaContext::new_or_skip(0) else { return };
     let s = ctx.default_stream();
     let x = DeviceBuffer::from_host(&s, &[1.5f32, 2.0, 3.0, 4.0]).unwrap();
     let mut y = DeviceBuffer::<f32>::zeroed(&s, 4).unwrap();
