@@ -25,17 +25,6 @@ typedef struct {
     uint32_t pos, len, line, col;
 } tok;
 
-/* String-keyed hash map (open addressing) for value and block names. */
-typedef struct {
-    const char *key;
-    uint32_t len;
-    void *val;
-} slot;
-typedef struct {
-    slot *s;
-    uint32_t cap, n;
-} map;
-
 typedef struct {
     oxide_block *b;
     uint32_t start, end; /* token range of its instructions */
@@ -46,10 +35,10 @@ typedef struct {
 
 typedef struct {
     oxide_function *fn;
-    uint32_t body, end; /* tokens after "{" NL, up to the closing "}" */
-    map vals;           /* %key -> oxide_value */
-    map blocks;         /* ^key -> pblock */
-    map owner;          /* %key -> 1 + index of the block defining it */
+    uint32_t body, end;  /* tokens after "{" NL, up to the closing "}" */
+    oxide_strmap vals;   /* %key -> oxide_value */
+    oxide_strmap blocks; /* ^key -> pblock */
+    oxide_strmap owner;  /* %key -> 1 + index of the block defining it */
 } pfunc;
 
 typedef struct {
@@ -239,44 +228,9 @@ static char *sym_name(P *p, const tok *t) { return oxide__strndup(&p->scratch, t
 
 /* ---- maps ---- */
 
-static uint32_t hash(const char *k, uint32_t n) {
-    uint32_t h = 2166136261u;
-    for (uint32_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)k[i]) * 16777619u;
-    return h;
-}
-
-static slot *map_slot(map *m, const char *k, uint32_t n) {
-    if (!m->cap)
-        return NULL;
-    for (uint32_t h = hash(k, n) & (m->cap - 1);; h = (h + 1) & (m->cap - 1))
-        if (!m->s[h].key || (m->s[h].len == n && !memcmp(m->s[h].key, k, n)))
-            return &m->s[h];
-}
-
-static void *map_get(map *m, const char *k, uint32_t n) {
-    slot *s = map_slot(m, k, n);
-    return s && s->key ? s->val : NULL;
-}
-
 /* Insert or overwrite. Keys must outlive the map (they point into the source or scratch). */
-static oxide_status map_put(P *p, map *m, const char *k, uint32_t n, void *v) {
-    if (2 * (m->n + 1) > m->cap) {
-        map g = {oxide__alloc(&p->scratch, (m->cap ? 2 * m->cap : 16) * sizeof(slot)), m->cap ? 2 * m->cap : 16, 0};
-        if (!g.s)
-            return oom();
-        for (uint32_t i = 0; i < m->cap; i++)
-            if (m->s[i].key) {
-                *map_slot(&g, m->s[i].key, m->s[i].len) = m->s[i];
-                g.n++;
-            }
-        *m = g;
-    }
-    slot *s = map_slot(m, k, n);
-    if (!s->key)
-        m->n++;
-    *s = (slot){k, n, v};
-    return OXIDE_OK;
+static oxide_status map_put(P *p, oxide_strmap *m, const char *k, uint32_t n, void *v) {
+    return oxide__strmap_put(&p->scratch, m, k, n, v) ? OXIDE_OK : oom();
 }
 
 /* ---- numbers ---- */
@@ -460,7 +414,7 @@ static oxide_status value_key(P *p, const tok *t, const char **name) {
 }
 
 static oxide_status define(P *p, pfunc *pf, const tok *t, const char *key, uint32_t n, oxide_value *v) {
-    if (map_get(&pf->vals, key, n))
+    if (oxide__strmap_get(&pf->vals, key, n))
         return perr(t, "'%%%.*s' is already defined", (int)(n > 64 ? 64 : n), key);
     return map_put(p, &pf->vals, key, n, v);
 }
@@ -468,7 +422,7 @@ static oxide_status define(P *p, pfunc *pf, const tok *t, const char *key, uint3
 /* Checked before the builder sees the name, so that the message points at the name. */
 static oxide_status fresh(P *p, pfunc *pf, const tok *t) {
     char d[48];
-    if (map_get(&pf->vals, txt(p, t) + 1, t->len - 1))
+    if (oxide__strmap_get(&pf->vals, txt(p, t) + 1, t->len - 1))
         return perr(t, "%s is already defined", describe(p, t, d));
     return OXIDE_OK;
 }
@@ -482,10 +436,10 @@ static oxide_status use_value(P *p, pfunc *pf, oxide_value **out) {
     tok *t = cur(p);
     if (t->k != T_VAL)
         return perr(t, "expected a value '%%name', found %s", describe(p, t, d));
-    *out = map_get(&pf->vals, txt(p, t) + 1, t->len - 1);
+    *out = oxide__strmap_get(&pf->vals, txt(p, t) + 1, t->len - 1);
     if (!*out)
         return perr(t,
-                    map_get(&pf->owner, txt(p, t) + 1, t->len - 1)
+                    oxide__strmap_get(&pf->owner, txt(p, t) + 1, t->len - 1)
                         ? "%s is used where its definition does not come first (nor dominate)"
                         : "use of undefined value %s",
                     describe(p, t, d));
@@ -765,7 +719,7 @@ static oxide_status block_header(P *p, pfunc *pf, pblock *pb) {
     }
     if ((st = expect(p, ':')) || (st = expect_eol(p)))
         return st;
-    if (map_get(&pf->blocks, txt(p, name) + 1, name->len - 1))
+    if (oxide__strmap_get(&pf->blocks, txt(p, name) + 1, name->len - 1))
         return perr(name, "block %s is already defined", describe(p, name, d));
     pb->nparams = types.len;
     pb->vals = oxide__alloc(&p->scratch, (types.len + 1) * sizeof *pb->vals);
@@ -796,7 +750,7 @@ static oxide_status block_order(P *p, pfunc *pf, pblock **blocks, uint32_t nb, u
                 return st;
         }
         for (uint32_t i = blocks[b]->start; i < blocks[b]->end; i++)
-            if (defines(p, i) && !map_get(&pf->owner, txt(p, &p->t[i]) + 1, p->t[i].len - 1) &&
+            if (defines(p, i) && !oxide__strmap_get(&pf->owner, txt(p, &p->t[i]) + 1, p->t[i].len - 1) &&
                 (st = map_put(p, &pf->owner, txt(p, &p->t[i]) + 1, p->t[i].len - 1, (void *)(uintptr_t)(b + 1))))
                 return st;
     }
@@ -810,7 +764,7 @@ static oxide_status block_order(P *p, pfunc *pf, pblock **blocks, uint32_t nb, u
         for (uint32_t b = 0; b < nb; b++)
             for (uint32_t i = blocks[b]->start; i < blocks[b]->end; i++) {
                 uintptr_t d = p->t[i].k == T_VAL && !defines(p, i)
-                                  ? (uintptr_t)map_get(&pf->owner, txt(p, &p->t[i]) + 1, p->t[i].len - 1)
+                                  ? (uintptr_t)oxide__strmap_get(&pf->owner, txt(p, &p->t[i]) + 1, p->t[i].len - 1)
                                   : 0;
                 if (!d || d - 1 == b)
                     continue;
@@ -989,7 +943,7 @@ static oxide_status succ(P *p, pfunc *pf, oxide_block **b, oxide_vec *args) {
     char d[48];
     oxide_status st;
     tok *t = cur(p);
-    pblock *pb = t->k == T_BLK ? map_get(&pf->blocks, txt(p, t) + 1, t->len - 1) : NULL;
+    pblock *pb = t->k == T_BLK ? oxide__strmap_get(&pf->blocks, txt(p, t) + 1, t->len - 1) : NULL;
     if (t->k != T_BLK)
         return perr(t, "expected a block '^name', found %s", describe(p, t, d));
     if (!pb)

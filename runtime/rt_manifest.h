@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "oxide.h"
+#include "util.h"
 
 typedef struct rt_mparam {
     const char *name;
@@ -32,7 +33,7 @@ struct oxide_manifest {
     rt_mkernel *kernels;
     size_t nkernels;
     uint32_t line; /* 1-based PTX line that held it */
-    struct manifest_chunk *chunks;
+    oxide_arena arena; /* everything above lives here */
 };
 
 /* Like oxide_manifest_parse, but PTX without a manifest line is OXIDE_OK with *out = NULL. */
