@@ -44,6 +44,9 @@ oxide_status oxide__ptx_version(const oxide_options *opts, int *major, int *mino
 /* "// oxide.manifest.v1 {...}\n" (malloc'd), or NULL when out of memory. */
 char *oxide__manifest_json(const oxide_options *opts, const oxide_kernel_desc *k, size_t n);
 
+/* The target triple of everything oxide emits. */
+#define OXIDE_NVPTX_TRIPLE "nvptx64-nvidia-cuda"
+
 /* Metadata kind that marks inline asm oxide itself generated (the legality check refuses any
  * other inline asm). */
 #define OXIDE_ASM_MD "oxide.asm"
