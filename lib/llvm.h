@@ -1,4 +1,4 @@
-/* Internal interface between the files that use LLVM: lowering (lower.c), bitcode import
+/* Internal interface between the files that use LLVM: lowering (lower*.c), bitcode import
  * (import.c), PTX emission (emit.c) and the compile entry points (compile.c). Not installed. */
 #ifndef OXIDE_LLVM_H
 #define OXIDE_LLVM_H
