@@ -561,98 +561,6 @@ static LLVMValueRef dyn_smem(lw *L) {
     return L->dyn_smem;
 }
 
-/* constants, arithmetic, casts and aggregates */
-static LLVMValueRef lower_value_op(lw *L, const oxide_inst *in, LLVMValueRef *ops, unsigned n, LLVMTypeRef rt);
-static LLVMValueRef lower_memory_op(lw *L, const oxide_inst *in, LLVMValueRef *ops, unsigned n, LLVMTypeRef rt);
-
-static LLVMValueRef lower_value_op(lw *L, const oxide_inst *in, LLVMValueRef *ops, unsigned n, LLVMTypeRef rt) {
-    LLVMBuilderRef b = L->b;
-    LLVMValueRef r = NULL;
-    switch (in->op) {
-    case OXIDE_OP_CONST: r = lower_const(L, in); break;
-    case OXIDE_OP_ADD:
-        r = is_float_type(rt) ? LLVMBuildFAdd(b, ops[0], ops[1], "") : LLVMBuildAdd(b, ops[0], ops[1], "");
-        lw_fp_flags(L, r);
-        break;
-    case OXIDE_OP_SUB:
-        r = is_float_type(rt) ? LLVMBuildFSub(b, ops[0], ops[1], "") : LLVMBuildSub(b, ops[0], ops[1], "");
-        lw_fp_flags(L, r);
-        break;
-    case OXIDE_OP_MUL:
-        r = is_float_type(rt) ? LLVMBuildFMul(b, ops[0], ops[1], "") : LLVMBuildMul(b, ops[0], ops[1], "");
-        lw_fp_flags(L, r);
-        break;
-    case OXIDE_OP_SDIV: r = LLVMBuildSDiv(b, ops[0], ops[1], ""); break;
-    case OXIDE_OP_UDIV: r = LLVMBuildUDiv(b, ops[0], ops[1], ""); break;
-    case OXIDE_OP_SREM: r = LLVMBuildSRem(b, ops[0], ops[1], ""); break;
-    case OXIDE_OP_UREM: r = LLVMBuildURem(b, ops[0], ops[1], ""); break;
-    case OXIDE_OP_FDIV:
-        r = LLVMBuildFDiv(b, ops[0], ops[1], "");
-        lw_fp_flags(L, r);
-        break;
-    case OXIDE_OP_FREM:
-        r = LLVMBuildFRem(b, ops[0], ops[1], "");
-        lw_fp_flags(L, r);
-        break;
-    case OXIDE_OP_NEG:
-        r = is_float_type(rt) ? LLVMBuildFNeg(b, ops[0], "") : LLVMBuildNeg(b, ops[0], "");
-        lw_fp_flags(L, r);
-        break;
-    case OXIDE_OP_AND: r = LLVMBuildAnd(b, ops[0], ops[1], ""); break;
-    case OXIDE_OP_OR: r = LLVMBuildOr(b, ops[0], ops[1], ""); break;
-    case OXIDE_OP_XOR: r = LLVMBuildXor(b, ops[0], ops[1], ""); break;
-    case OXIDE_OP_NOT: r = LLVMBuildNot(b, ops[0], ""); break;
-    case OXIDE_OP_SHL: r = LLVMBuildShl(b, ops[0], ops[1], ""); break;
-    case OXIDE_OP_LSHR: r = LLVMBuildLShr(b, ops[0], ops[1], ""); break;
-    case OXIDE_OP_ASHR: r = LLVMBuildAShr(b, ops[0], ops[1], ""); break;
-    case OXIDE_OP_ICMP: r = LLVMBuildICmp(b, ipred(in->pred), ops[0], ops[1], ""); break;
-    case OXIDE_OP_FCMP:
-        r = LLVMBuildFCmp(b, fpred(in->pred), ops[0], ops[1], "");
-        lw_fp_flags(L, r);
-        break;
-    case OXIDE_OP_SELECT: r = LLVMBuildSelect(b, ops[0], ops[1], ops[2], ""); break;
-    case OXIDE_OP_CLZ: {
-        LLVMTypeRef t = LLVMTypeOf(ops[0]);
-        LLVMValueRef a[2] = {ops[0], LLVMConstInt(L->ti1, 0, 0)};
-        r = lw_call_intrinsic(L, "llvm.ctlz", &t, 1, a, 2);
-        break;
-    }
-    case OXIDE_OP_IABS: {
-        LLVMTypeRef t = LLVMTypeOf(ops[0]);
-        LLVMValueRef a[2] = {ops[0], LLVMConstInt(L->ti1, 0, 0)};
-        r = lw_call_intrinsic(L, "llvm.abs", &t, 1, a, 2);
-        break;
-    }
-    case OXIDE_OP_TRUNC: r = LLVMBuildTrunc(b, ops[0], rt, ""); break;
-    case OXIDE_OP_ZEXT: r = LLVMBuildZExt(b, ops[0], rt, ""); break;
-    case OXIDE_OP_SEXT: r = LLVMBuildSExt(b, ops[0], rt, ""); break;
-    case OXIDE_OP_FPTRUNC: r = LLVMBuildFPTrunc(b, ops[0], rt, ""); break;
-    case OXIDE_OP_FPEXT: r = LLVMBuildFPExt(b, ops[0], rt, ""); break;
-    case OXIDE_OP_FPTOUI: r = LLVMBuildFPToUI(b, ops[0], rt, ""); break;
-    case OXIDE_OP_FPTOSI: r = LLVMBuildFPToSI(b, ops[0], rt, ""); break;
-    case OXIDE_OP_UITOFP: r = LLVMBuildUIToFP(b, ops[0], rt, ""); break;
-    case OXIDE_OP_SITOFP: r = LLVMBuildSIToFP(b, ops[0], rt, ""); break;
-    case OXIDE_OP_PTRTOINT: r = LLVMBuildPtrToInt(b, ops[0], rt, ""); break;
-    case OXIDE_OP_INTTOPTR: r = LLVMBuildIntToPtr(b, ops[0], rt, ""); break;
-    case OXIDE_OP_BITCAST: r = LLVMBuildBitCast(b, ops[0], rt, ""); break;
-    case OXIDE_OP_ADDRSPACECAST: r = LLVMBuildAddrSpaceCast(b, ops[0], rt, ""); break;
-    case OXIDE_OP_EXTRACT:
-        if (in->operands[0]->type->kind == OXIDE_TYPE_VECTOR)
-            r = LLVMBuildExtractElement(b, ops[0], const_i32(L, (uint64_t)in->imm), "");
-        else
-            r = LLVMBuildExtractValue(b, ops[0], (unsigned)in->imm, "");
-        break;
-    case OXIDE_OP_INSERT:
-        if (in->operands[0]->type->kind == OXIDE_TYPE_VECTOR)
-            r = LLVMBuildInsertElement(b, ops[0], ops[1], const_i32(L, (uint64_t)in->imm), "");
-        else
-            r = LLVMBuildInsertValue(b, ops[0], ops[1], (unsigned)in->imm, "");
-        break;
-    default: return lower_memory_op(L, in, ops, n, rt);
-    }
-    return r;
-}
-
 /* memory, calls, atomics, warp and debug */
 static LLVMValueRef lower_memory_op(lw *L, const oxide_inst *in, LLVMValueRef *ops, unsigned n, LLVMTypeRef rt) {
     const oxide_op_info *info = &oxide_ops[in->op];
@@ -781,6 +689,95 @@ static LLVMValueRef lower_memory_op(lw *L, const oxide_inst *in, LLVMValueRef *o
     return r;
 }
 
+/* constants, arithmetic, casts and aggregates; the rest in lower_memory_op */
+static LLVMValueRef lower_value_op(lw *L, const oxide_inst *in, LLVMValueRef *ops, unsigned n, LLVMTypeRef rt) {
+    LLVMBuilderRef b = L->b;
+    LLVMValueRef r = NULL;
+    switch (in->op) {
+    case OXIDE_OP_CONST: r = lower_const(L, in); break;
+    case OXIDE_OP_ADD:
+        r = is_float_type(rt) ? LLVMBuildFAdd(b, ops[0], ops[1], "") : LLVMBuildAdd(b, ops[0], ops[1], "");
+        lw_fp_flags(L, r);
+        break;
+    case OXIDE_OP_SUB:
+        r = is_float_type(rt) ? LLVMBuildFSub(b, ops[0], ops[1], "") : LLVMBuildSub(b, ops[0], ops[1], "");
+        lw_fp_flags(L, r);
+        break;
+    case OXIDE_OP_MUL:
+        r = is_float_type(rt) ? LLVMBuildFMul(b, ops[0], ops[1], "") : LLVMBuildMul(b, ops[0], ops[1], "");
+        lw_fp_flags(L, r);
+        break;
+    case OXIDE_OP_SDIV: r = LLVMBuildSDiv(b, ops[0], ops[1], ""); break;
+    case OXIDE_OP_UDIV: r = LLVMBuildUDiv(b, ops[0], ops[1], ""); break;
+    case OXIDE_OP_SREM: r = LLVMBuildSRem(b, ops[0], ops[1], ""); break;
+    case OXIDE_OP_UREM: r = LLVMBuildURem(b, ops[0], ops[1], ""); break;
+    case OXIDE_OP_FDIV:
+        r = LLVMBuildFDiv(b, ops[0], ops[1], "");
+        lw_fp_flags(L, r);
+        break;
+    case OXIDE_OP_FREM:
+        r = LLVMBuildFRem(b, ops[0], ops[1], "");
+        lw_fp_flags(L, r);
+        break;
+    case OXIDE_OP_NEG:
+        r = is_float_type(rt) ? LLVMBuildFNeg(b, ops[0], "") : LLVMBuildNeg(b, ops[0], "");
+        lw_fp_flags(L, r);
+        break;
+    case OXIDE_OP_AND: r = LLVMBuildAnd(b, ops[0], ops[1], ""); break;
+    case OXIDE_OP_OR: r = LLVMBuildOr(b, ops[0], ops[1], ""); break;
+    case OXIDE_OP_XOR: r = LLVMBuildXor(b, ops[0], ops[1], ""); break;
+    case OXIDE_OP_NOT: r = LLVMBuildNot(b, ops[0], ""); break;
+    case OXIDE_OP_SHL: r = LLVMBuildShl(b, ops[0], ops[1], ""); break;
+    case OXIDE_OP_LSHR: r = LLVMBuildLShr(b, ops[0], ops[1], ""); break;
+    case OXIDE_OP_ASHR: r = LLVMBuildAShr(b, ops[0], ops[1], ""); break;
+    case OXIDE_OP_ICMP: r = LLVMBuildICmp(b, ipred(in->pred), ops[0], ops[1], ""); break;
+    case OXIDE_OP_FCMP:
+        r = LLVMBuildFCmp(b, fpred(in->pred), ops[0], ops[1], "");
+        lw_fp_flags(L, r);
+        break;
+    case OXIDE_OP_SELECT: r = LLVMBuildSelect(b, ops[0], ops[1], ops[2], ""); break;
+    case OXIDE_OP_CLZ: {
+        LLVMTypeRef t = LLVMTypeOf(ops[0]);
+        LLVMValueRef a[2] = {ops[0], LLVMConstInt(L->ti1, 0, 0)};
+        r = lw_call_intrinsic(L, "llvm.ctlz", &t, 1, a, 2);
+        break;
+    }
+    case OXIDE_OP_IABS: {
+        LLVMTypeRef t = LLVMTypeOf(ops[0]);
+        LLVMValueRef a[2] = {ops[0], LLVMConstInt(L->ti1, 0, 0)};
+        r = lw_call_intrinsic(L, "llvm.abs", &t, 1, a, 2);
+        break;
+    }
+    case OXIDE_OP_TRUNC: r = LLVMBuildTrunc(b, ops[0], rt, ""); break;
+    case OXIDE_OP_ZEXT: r = LLVMBuildZExt(b, ops[0], rt, ""); break;
+    case OXIDE_OP_SEXT: r = LLVMBuildSExt(b, ops[0], rt, ""); break;
+    case OXIDE_OP_FPTRUNC: r = LLVMBuildFPTrunc(b, ops[0], rt, ""); break;
+    case OXIDE_OP_FPEXT: r = LLVMBuildFPExt(b, ops[0], rt, ""); break;
+    case OXIDE_OP_FPTOUI: r = LLVMBuildFPToUI(b, ops[0], rt, ""); break;
+    case OXIDE_OP_FPTOSI: r = LLVMBuildFPToSI(b, ops[0], rt, ""); break;
+    case OXIDE_OP_UITOFP: r = LLVMBuildUIToFP(b, ops[0], rt, ""); break;
+    case OXIDE_OP_SITOFP: r = LLVMBuildSIToFP(b, ops[0], rt, ""); break;
+    case OXIDE_OP_PTRTOINT: r = LLVMBuildPtrToInt(b, ops[0], rt, ""); break;
+    case OXIDE_OP_INTTOPTR: r = LLVMBuildIntToPtr(b, ops[0], rt, ""); break;
+    case OXIDE_OP_BITCAST: r = LLVMBuildBitCast(b, ops[0], rt, ""); break;
+    case OXIDE_OP_ADDRSPACECAST: r = LLVMBuildAddrSpaceCast(b, ops[0], rt, ""); break;
+    case OXIDE_OP_EXTRACT:
+        if (in->operands[0]->type->kind == OXIDE_TYPE_VECTOR)
+            r = LLVMBuildExtractElement(b, ops[0], const_i32(L, (uint64_t)in->imm), "");
+        else
+            r = LLVMBuildExtractValue(b, ops[0], (unsigned)in->imm, "");
+        break;
+    case OXIDE_OP_INSERT:
+        if (in->operands[0]->type->kind == OXIDE_TYPE_VECTOR)
+            r = LLVMBuildInsertElement(b, ops[0], ops[1], const_i32(L, (uint64_t)in->imm), "");
+        else
+            r = LLVMBuildInsertValue(b, ops[0], ops[1], (unsigned)in->imm, "");
+        break;
+    default: return lower_memory_op(L, in, ops, n, rt);
+    }
+    return r;
+}
+
 oxide_status lower_inst(lw *L, const oxide_inst *in) {
     const oxide_op_info *info = &oxide_ops[in->op];
     unsigned n = in->noperands;
@@ -826,7 +823,7 @@ oxide_status lower_inst(lw *L, const oxide_inst *in) {
     default: break;
     }
 
-    r = lower_value_op(L, in, ops, n, rt);
+    r = lower_value_op(L, in, ops, n, rt); /* hands what it does not know to lower_memory_op */
 done:
     if (ops != small)
         free(ops);

@@ -119,6 +119,7 @@ static bool check_space(verifier *v, const oxide_type *ptr, access_kind acc, uns
     }
     return true;
 }
+
 /* ---- rule 7: op-specific checks ---- */
 
 static bool is_lane_mask_op(oxide_op op) {
@@ -178,6 +179,7 @@ static void check_call(verifier *v, const oxide_inst *in) {
         verify_report(v, "call to @%s: result must be %s, got %s", in->sym, tname(callee->ret),
                       tname(in->result->type));
 }
+
 /* synchronisation, atomics, warp, cluster and debug */
 static bool check_sync_op(verifier *v, const oxide_inst *in, const oxide_type *row) {
     const oxide_type *res = result_type(in), *t0 = operand_type(in, 0), *t1 = operand_type(in, 1);
@@ -456,5 +458,6 @@ bool verify_op_specific(verifier *v, const oxide_inst *in, const oxide_type *row
         return false;
     }
 
+    /* each group hands the ops it does not know to the next, ending with the tier-2 ops */
     return check_value_op(v, in, row);
 }
