@@ -177,65 +177,22 @@ static bool valid_value_name(const char *s) {
     return true;
 }
 
-static uint32_t hash_name(const char *s) {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
-/* The slot holding name, or the empty slot where it would go. */
-static oxide_value **name_slot(oxide_function *fn, const char *name) {
-    uint32_t mask = fn->names_cap - 1;
-    for (uint32_t i = hash_name(name) & mask;; i = (i + 1) & mask)
-        if (!fn->names[i] || !strcmp(fn->names[i]->name, name))
-            return &fn->names[i];
-}
-
-static bool grow_names(oxide_function *fn) {
-    uint32_t old_cap = fn->names_cap;
-    oxide_value **old = fn->names;
-    fn->names_cap = old_cap ? old_cap * 2 : 16;
-    fn->names = oxide__alloc(&fn->mod->arena, fn->names_cap * sizeof *fn->names);
-    if (!fn->names)
-        return false;
-    for (uint32_t i = 0; i < old_cap; i++)
-        if (old[i])
-            *name_slot(fn, old[i]->name) = old[i];
-    return true;
-}
-
 static oxide_status name_value(oxide_function *fn, oxide_value *v, const char *name) {
     if (!valid_value_name(name))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%.64s' is not a valid value name ([A-Za-z_][A-Za-z0-9_.]*)",
                            name ? name : "(null)");
-    if ((fn->names_len + 1) * 2 > fn->names_cap && !grow_names(fn))
-        return OOM("naming a value");
-    oxide_value **slot = name_slot(fn, name);
-    if (*slot && *slot != v)
+    size_t len = strlen(name);
+    oxide_value *other = oxide__strmap_get(&fn->names, name, len);
+    if (other == v)
+        return OXIDE_OK;
+    if (other)
         return oxide__fail(OXIDE_ERROR_STATE, "function @%s already has a value named %%%s", fn->name, name);
     const char *copy = oxide__strdup(&fn->mod->arena, name);
-    if (!copy)
+    if (!copy || !oxide__strmap_put(&fn->mod->arena, &fn->names, copy, len, v))
         return OOM("naming a value");
-    if (v->name) { /* renaming: free the old slot by rebuilding (rare) */
-        for (uint32_t i = 0; i < fn->names_cap; i++)
-            if (fn->names[i] == v)
-                fn->names[i] = NULL;
-        fn->names_len--;
-        v->name = copy;
-        oxide_value **all = fn->names;
-        uint32_t cap = fn->names_cap;
-        fn->names = oxide__alloc(&fn->mod->arena, cap * sizeof *fn->names);
-        if (!fn->names)
-            return OOM("naming a value");
-        for (uint32_t i = 0; i < cap; i++)
-            if (all[i])
-                *name_slot(fn, all[i]->name) = all[i];
-        slot = name_slot(fn, copy);
-    }
+    if (v->name)
+        oxide__strmap_remove(&fn->names, v->name, strlen(v->name));
     v->name = copy;
-    *slot = v;
-    fn->names_len++;
     return OXIDE_OK;
 }
 

@@ -1,65 +1,8 @@
-/* Arena, growable vectors and interface scalar names: shared by compiler and runtime (no LLVM). */
+/* Interface scalar names and UTF-8 checking: shared by compiler and runtime (no LLVM). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
-
-struct oxide_chunk {
-    struct oxide_chunk *next;
-    size_t used, cap;
-    max_align_t data[];
-};
-
-void *oxide__alloc(oxide_arena *a, size_t size) {
-    size = (size + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
-    struct oxide_chunk *c = a->chunks;
-    if (!c || c->cap - c->used < size) {
-        size_t cap = size > 16384 ? size : 16384;
-        c = malloc(sizeof *c + cap);
-        if (!c)
-            return NULL;
-        c->used = 0;
-        c->cap = cap;
-        c->next = a->chunks;
-        a->chunks = c;
-    }
-    void *p = (char *)c->data + c->used;
-    c->used += size;
-    memset(p, 0, size);
-    return p;
-}
-
-char *oxide__strndup(oxide_arena *a, const char *s, size_t n) {
-    char *d = oxide__alloc(a, n + 1);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
-char *oxide__strdup(oxide_arena *a, const char *s) { return oxide__strndup(a, s, strlen(s)); }
-
-void oxide__arena_free(oxide_arena *a) {
-    for (struct oxide_chunk *c = a->chunks, *n; c; c = n) {
-        n = c->next;
-        free(c);
-    }
-    a->chunks = NULL;
-}
-
-bool oxide__vec_push(oxide_arena *a, oxide_vec *v, void *item) {
-    if (v->len == v->cap) {
-        uint32_t cap = v->cap ? v->cap * 2 : 4;
-        void **items = oxide__alloc(a, cap * sizeof *items);
-        if (!items)
-            return false;
-        if (v->len)
-            memcpy(items, v->items, v->len * sizeof *items);
-        v->items = items;
-        v->cap = cap;
-    }
-    v->items[v->len++] = item;
-    return true;
-}
 
 /* The enums in oxide.h are generated from scalars.def (tools/gen.py); prove they match row by row. */
 enum {

@@ -21,8 +21,6 @@
 #define OXIDE_LIBDEVICE_PATH "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
 #endif
 
-#define TRIPLE "nvptx64-nvidia-cuda"
-
 /* ---- one-time process setup ---- */
 
 static void fatal_handler(const char *reason) {
@@ -164,7 +162,7 @@ oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts
     }
     LLVMTargetRef target;
     char *err = NULL;
-    if (LLVMGetTargetFromTriple(TRIPLE, &target, &err)) {
+    if (LLVMGetTargetFromTriple(OXIDE_NVPTX_TRIPLE, &target, &err)) {
         st = oxide__fail(OXIDE_ERROR_CODEGEN, "LLVM has no NVPTX target: %s", err ? err : "?");
         LLVMDisposeMessage(err);
         return st;
@@ -172,8 +170,8 @@ oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts
     char cpu[16], features[16];
     snprintf(cpu, sizeof cpu, "sm_%u%s", opts->sm, opts->arch_specific ? "a" : "");
     snprintf(features, sizeof features, "+ptx%d", ptx);
-    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, TRIPLE, cpu, features, (LLVMCodeGenOptLevel)level,
-                                                      LLVMRelocDefault, LLVMCodeModelDefault);
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(
+        target, OXIDE_NVPTX_TRIPLE, cpu, features, (LLVMCodeGenOptLevel)level, LLVMRelocDefault, LLVMCodeModelDefault);
     if (!tm)
         return oxide__fail(OXIDE_ERROR_CODEGEN, "LLVM could not create a target machine for %s with PTX %d.%d", cpu,
                            major, minor);
@@ -324,10 +322,8 @@ static const math_map *math_of(const char *name) {
     return NULL;
 }
 
-static bool starts(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
-
 static bool is_native_intrinsic(const char *name) {
-    if (starts(name, "llvm.nvvm."))
+    if (oxide__starts(name, "llvm.nvvm."))
         return true;
     for (size_t i = 0; i < sizeof native_intrinsics / sizeof native_intrinsics[0]; i++) {
         const char *p = native_intrinsics[i];
@@ -459,19 +455,20 @@ static oxide_status legalize(LLVMModuleRef m, const oxide_options *opts, bool *n
         const char *name = LLVMGetValueName2(f, &len);
         if (!LLVMGetFirstUse(f))
             continue;
-        if (starts(name, "llvm.")) {
+        if (oxide__starts(name, "llvm.")) {
             const math_map *mm = math_of(name);
             if (mm) {
                 st = rewrite_math(m, f, mm, name, opts);
                 *needs_libdevice = true;
-            } else if (starts(name, "llvm.x86.") || starts(name, "llvm.aarch64.") || starts(name, "llvm.arm.")) {
+            } else if (oxide__starts(name, "llvm.x86.") || oxide__starts(name, "llvm.aarch64.") ||
+                       oxide__starts(name, "llvm.arm.")) {
                 st = oxide__fail(OXIDE_ERROR_UNSUPPORTED, "%s: calls the CPU intrinsic %s, which has no GPU form",
                                  first_caller(f), name);
             } else if (!is_native_intrinsic(name)) {
                 st = oxide__fail(OXIDE_ERROR_UNSUPPORTED, "%s: calls %s, which the NVPTX backend cannot lower",
                                  first_caller(f), name);
             }
-        } else if (starts(name, "__nv_")) {
+        } else if (oxide__starts(name, "__nv_")) {
             *needs_libdevice = true;
         } else if (strcmp(name, "vprintf") != 0) {
             st = oxide__fail(OXIDE_ERROR_UNSUPPORTED,
@@ -529,7 +526,7 @@ static oxide_status link_libdevice(oxide_context *ctx, LLVMModuleRef m) {
     for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
         size_t len;
         const char *name = LLVMGetValueName2(f, &len);
-        if (starts(name, "__nv_")) {
+        if (oxide__starts(name, "__nv_")) {
             if (LLVMIsDeclaration(f)) {
                 if (LLVMGetFirstUse(f))
                     return oxide__fail(OXIDE_ERROR_UNSUPPORTED, "%s: calls %s, which libdevice does not have",
@@ -623,7 +620,7 @@ static char *ptx_symbol(const char *name) {
 static void rename_value(LLVMValueRef v) {
     size_t len;
     const char *name = LLVMGetValueName2(v, &len);
-    if (!len || starts(name, "llvm."))
+    if (!len || oxide__starts(name, "llvm."))
         return;
     char *fixed = ptx_symbol(name);
     if (fixed) {

@@ -9,6 +9,7 @@
 
 #include "iface.h"
 #include "oxide.h"
+#include "util.h"
 
 /* ---- the op table, expanded ---- */
 
@@ -50,27 +51,9 @@ oxide_status oxide__vfail(oxide_status st, const char *fmt, va_list ap);
  * the buffer that holds it is rewritten). */
 oxide_status oxide__fail_prefix(oxide_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* ---- arena: everything a module or context owns is freed in one go ---- */
-
-typedef struct oxide_arena {
-    struct oxide_chunk *chunks;
-} oxide_arena;
-
-void *oxide__alloc(oxide_arena *a, size_t size); /* zeroed; NULL on out-of-memory */
-char *oxide__strdup(oxide_arena *a, const char *s);
-char *oxide__strndup(oxide_arena *a, const char *s, size_t n);
-void oxide__arena_free(oxide_arena *a);
-
 /* Length (2..4) of the valid multi-byte UTF-8 sequence at s, 0 if the bytes there are not one
  * (ASCII included: callers handle it first). Used by the manifest's JSON reader and writer. */
 size_t oxide__utf8_len(const unsigned char *s, size_t avail);
-
-/* Growable array of pointers living in an arena. */
-typedef struct oxide_vec {
-    void **items;
-    uint32_t len, cap;
-} oxide_vec;
-bool oxide__vec_push(oxide_arena *a, oxide_vec *v, void *item);
 
 /* ---- types ---- */
 
@@ -162,12 +145,11 @@ struct oxide_function {
     oxide_module *mod;
     const char *name;
     bool is_kernel;
-    oxide_type *ret;     /* device functions; VOID for kernels */
-    oxide_vec params;    /* oxide_value* (kernels: flattened: a slice gives two) */
-    oxide_vec iface;     /* kernels: oxide_iface_param* */
-    oxide_vec blocks;    /* oxide_block* */
-    oxide_value **names; /* open-addressing hash set of named values (uniqueness check) */
-    uint32_t names_cap, names_len;
+    oxide_type *ret;    /* device functions; VOID for kernels */
+    oxide_vec params;   /* oxide_value* (kernels: flattened: a slice gives two) */
+    oxide_vec iface;    /* kernels: oxide_iface_param* */
+    oxide_vec blocks;   /* oxide_block* */
+    oxide_strmap names; /* value name -> oxide_value (uniqueness check) */
     uint32_t launch_bounds[2];
     uint32_t cluster[3];
     uint32_t dyn_smem;

@@ -1,4 +1,4 @@
-/* Internal interface between the files that use LLVM: lowering (lower.c), bitcode import
+/* Internal interface between the files that use LLVM: lowering (lower*.c), bitcode import
  * (import.c), PTX emission (emit.c) and the compile entry points (compile.c). Not installed. */
 #ifndef OXIDE_LLVM_H
 #define OXIDE_LLVM_H
@@ -34,6 +34,9 @@ oxide_status oxide__ptx_version(const oxide_options *opts, int *major, int *mino
 
 /* "// oxide.manifest.v1 {...}\n" (malloc'd), or NULL when out of memory. */
 char *oxide__manifest_json(const oxide_options *opts, const oxide_iface_kernel *k, size_t n);
+
+/* The target triple of everything oxide emits. */
+#define OXIDE_NVPTX_TRIPLE "nvptx64-nvidia-cuda"
 
 /* Metadata kind that marks inline asm oxide itself generated (the legality check refuses any
  * other inline asm). */

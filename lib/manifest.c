@@ -17,33 +17,6 @@
 
 #define MAX_DEPTH 64
 
-/* ---- storage: everything a manifest owns lives in its chunks, freed at once ---- */
-
-struct manifest_chunk {
-    struct manifest_chunk *next;
-    size_t used, cap;
-    max_align_t data[];
-};
-
-static void *m_alloc(oxide_manifest *m, size_t size) {
-    size = (size + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
-    struct manifest_chunk *c = m->chunks;
-    if (!c || c->cap - c->used < size) {
-        size_t cap = size > 4096 ? size : 4096;
-        c = malloc(sizeof *c + cap);
-        if (!c)
-            return NULL;
-        c->used = 0;
-        c->cap = cap;
-        c->next = m->chunks;
-        m->chunks = c;
-    }
-    void *p = (char *)c->data + c->used;
-    c->used += size;
-    memset(p, 0, size);
-    return p;
-}
-
 /* ---- the JSON reader ---- */
 
 typedef struct parser {
@@ -181,7 +154,7 @@ static bool string(parser *p, const char **out) {
     char *d = NULL;
     size_t len = 0;
     if (out) {
-        d = m_alloc(p->m, (end < p->n ? end : p->n) - start + 1);
+        d = oxide__alloc(&p->m->arena, (end < p->n ? end : p->n) - start + 1);
         if (!d)
             return oom(p);
     }
@@ -559,7 +532,7 @@ static bool params_array(parser *p, oxide_iface_kernel *k) {
             if (cap >= 1u << 20)
                 return fail(p, "too many parameters");
             cap = cap ? cap * 2 : 8;
-            oxide_iface_param *np = m_alloc(p->m, cap * sizeof *np);
+            oxide_iface_param *np = oxide__alloc(&p->m->arena, cap * sizeof *np);
             if (!np)
                 return oom(p);
             if (k->nparams)
@@ -692,7 +665,7 @@ static bool kernels_items(parser *p, name_set sets[2]) {
             if (cap >= 1u << 20)
                 return fail(p, "too many kernels");
             cap = cap ? cap * 2 : 8;
-            oxide_iface_kernel *nk = m_alloc(m, cap * sizeof *nk);
+            oxide_iface_kernel *nk = oxide__alloc(&m->arena, cap * sizeof *nk);
             if (!nk)
                 return oom(p);
             if (m->nkernels)
@@ -872,10 +845,7 @@ oxide_status oxide_manifest_parse(const char *ptx, size_t len, oxide_manifest **
 void oxide_manifest_destroy(oxide_manifest *m) {
     if (!m)
         return;
-    for (struct manifest_chunk *c = m->chunks, *n; c; c = n) {
-        n = c->next;
-        free(c);
-    }
+    oxide__arena_free(&m->arena);
     free(m);
 }
 

@@ -10,31 +10,11 @@
  * dominated by the definition's), so modules whose blocks were created out of dominance order
  * still read back, while the builder, which needs operand types, only ever sees defined
  * values. */
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir.h"
-
-typedef enum { T_EOF, T_NL, T_IDENT, T_NUM, T_VAL, T_BLK, T_SYM, T_STR, T_ARROW, T_PUNCT } tkind;
-
-typedef struct {
-    tkind k;
-    uint32_t pos, len, line, col;
-} tok;
-
-/* String-keyed hash map (open addressing) for value and block names. */
-typedef struct {
-    const char *key;
-    uint32_t len;
-    void *val;
-} slot;
-typedef struct {
-    slot *s;
-    uint32_t cap, n;
-} map;
+#include "parse.h"
 
 typedef struct {
     oxide_block *b;
@@ -46,321 +26,20 @@ typedef struct {
 
 typedef struct {
     oxide_function *fn;
-    uint32_t body, end; /* tokens after "{" NL, up to the closing "}" */
-    map vals;           /* %key -> oxide_value */
-    map blocks;         /* ^key -> pblock */
-    map owner;          /* %key -> 1 + index of the block defining it */
+    uint32_t body, end;  /* tokens after "{" NL, up to the closing "}" */
+    oxide_strmap vals;   /* %key -> oxide_value */
+    oxide_strmap blocks; /* ^key -> pblock */
+    oxide_strmap owner;  /* %key -> 1 + index of the block defining it */
 } pfunc;
-
-typedef struct {
-    oxide_context *ctx;
-    oxide_module *mod;
-    const char *src;
-    size_t len;
-    tok *t;
-    uint32_t nt, cap, i;
-    oxide_arena scratch; /* everything temporary; freed in one go */
-} P;
-
-/* ---- errors ---- */
-
-static oxide_status perr(const tok *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static oxide_status perr(const tok *t, const char *fmt, ...) {
-    char msg[1024]; /* formatted first: fmt's arguments may point into the last-error buffer */
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return oxide__fail(OXIDE_ERROR_PARSE, "%u:%u: %s", t->line, t->col, msg);
-}
-
-static oxide_status oom(void) { return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "oxide_module_parse: out of memory"); }
-
-/* A builder call failed: keep its message, add the position. */
-static oxide_status berr(const tok *t, oxide_status st) {
-    if (st == OXIDE_ERROR_OUT_OF_MEMORY)
-        return st;
-    return perr(t, "%s", oxide_last_error());
-}
-
-static const char *describe(P *p, const tok *t, char out[48]) {
-    switch (t->k) {
-    case T_EOF: return "end of input";
-    case T_NL: return "end of line";
-    case T_STR: return "a string";
-    default:
-        snprintf(out, 48, "'%.*s%s'", (int)(t->len > 32 ? 32 : t->len), p->src + t->pos, t->len > 32 ? "..." : "");
-        return out;
-    }
-}
-
-/* ---- lexer ---- */
-
-static bool is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-static bool is_digit(int c) { return c >= '0' && c <= '9'; }
-static bool is_namec(int c) { return is_alpha(c) || is_digit(c) || c == '.'; }
-static int hexval(char c) {
-    int l = c | 32;
-    return is_digit(c) ? c - '0' : l >= 'a' && l <= 'f' ? l - 'a' + 10 : -1;
-}
-
-static oxide_status push(P *p, tkind k, size_t pos, size_t len, uint32_t line, uint32_t col) {
-    if (p->nt == p->cap) {
-        uint32_t cap = p->cap ? p->cap * 2 : 1024;
-        tok *t = realloc(p->t, cap * sizeof *t);
-        if (!t)
-            return oom();
-        p->t = t;
-        p->cap = cap;
-    }
-    p->t[p->nt++] = (tok){k, (uint32_t)pos, (uint32_t)len, line, col};
-    return OXIDE_OK;
-}
-
-/* Newlines end items. Inside () and [] a line may break after '(', '[' or ',', so long lists
- * wrap; breaking nowhere else keeps an unclosed '(' from swallowing the lines after it. */
-static oxide_status lex(P *p) {
-    const char *s = p->src;
-    size_t n = p->len, i = 0;
-    uint32_t line = 1, col = 1;
-    int depth = 0;
-    oxide_status st;
-    while (i < n) {
-        char c = s[i];
-        size_t j = i + 1;
-        tkind k = T_PUNCT;
-        if (c == ' ' || c == '\t' || c == '\r') {
-            i++, col++;
-            continue;
-        }
-        if (c == ';') {
-            while (i < n && s[i] != '\n')
-                i++;
-            continue;
-        }
-        if (c == '\n') {
-            tok *last = p->nt ? &p->t[p->nt - 1] : NULL;
-            bool wrap = depth > 0 && last && last->k == T_PUNCT && strchr("([,", s[last->pos]);
-            if (last && last->k != T_NL && !wrap && (st = push(p, T_NL, i, 1, line, col)))
-                return st;
-            i++, line++, col = 1;
-            continue;
-        }
-        tok here = {T_EOF, (uint32_t)i, 1, line, col};
-        if (c == '%' || c == '^' || c == '@') {
-            while (j < n && (is_namec(s[j]) || (c == '@' && s[j] == '$'))) /* '$': Rust and LLVM symbols */
-                j++;
-            if (j == i + 1)
-                return perr(&here, "expected a name after '%c'", c);
-            k = c == '%' ? T_VAL : c == '^' ? T_BLK : T_SYM;
-        } else if (is_alpha(c)) {
-            while (j < n && is_namec(s[j]))
-                j++;
-            k = T_IDENT;
-        } else if (is_digit(c) || (c == '-' && j < n && (is_digit(s[j]) || is_alpha(s[j])))) {
-            /* Numbers, hex blobs, floats with exponents, and -inf: read greedily, judge later. */
-            bool hex = s[i + (c == '-')] == '0' && i + (c == '-') + 1 < n && (s[i + (c == '-') + 1] | 32) == 'x';
-            while (j < n && (is_namec(s[j]) || ((s[j] == '+' || s[j] == '-') && !hex && (s[j - 1] | 32) == 'e')))
-                j++;
-            k = T_NUM;
-        } else if (c == '-' && j < n && s[j] == '>') {
-            j++;
-            k = T_ARROW;
-        } else if (c == '"') {
-            while (j < n && s[j] != '"') {
-                if (s[j] == '\n')
-                    break;
-                if ((unsigned char)s[j] < 0x20 && s[j] != '\t') {
-                    tok at = {T_EOF, 0, 0, line, col + (uint32_t)(j - i)};
-                    return perr(&at, "control character 0x%02x in a string: write it as \\x%02x", (unsigned char)s[j],
-                                (unsigned char)s[j]);
-                }
-                j += s[j] == '\\' && j + 1 < n && s[j + 1] != '\n' ? 2 : 1;
-            }
-            if (j >= n || s[j] != '"')
-                return perr(&here, "unterminated string");
-            j++;
-            k = T_STR;
-        } else if (c && strchr("(){}[]<>,:=", c)) {
-            depth += c == '(' || c == '[';
-            if ((c == ')' || c == ']') && depth > 0)
-                depth--;
-        } else if ((unsigned char)c >= 0x20 && (unsigned char)c < 0x7f) {
-            return perr(&here, "unexpected character '%c'", c);
-        } else {
-            return perr(&here, "unexpected byte 0x%02x", (unsigned char)c);
-        }
-        if ((st = push(p, k, i, j - i, line, col)))
-            return st;
-        col += (uint32_t)(j - i);
-        i = j;
-    }
-    return push(p, T_EOF, n, 0, line, col);
-}
-
-/* ---- token helpers ---- */
-
-static tok *cur(P *p) { return &p->t[p->i]; }
-static tok *peek(P *p) { return &p->t[p->i + (p->t[p->i].k != T_EOF)]; }
-static void adv(P *p) {
-    if (p->t[p->i].k != T_EOF)
-        p->i++;
-}
-static const char *txt(P *p, const tok *t) { return p->src + t->pos; }
-static bool is_punct(P *p, const tok *t, char c) { return t->k == T_PUNCT && p->src[t->pos] == c; }
-static bool is_word(P *p, const tok *t, const char *w) {
-    return t->k == T_IDENT && strlen(w) == t->len && !memcmp(txt(p, t), w, t->len);
-}
-static void skip_nl(P *p) {
-    while (cur(p)->k == T_NL)
-        adv(p);
-}
-
-static oxide_status expect(P *p, char c) {
-    char d[48];
-    if (!is_punct(p, cur(p), c))
-        return perr(cur(p), "expected '%c', found %s", c, describe(p, cur(p), d));
-    adv(p);
-    return OXIDE_OK;
-}
-
-static oxide_status expect_eol(P *p) {
-    char d[48];
-    if (cur(p)->k == T_EOF)
-        return OXIDE_OK;
-    if (cur(p)->k != T_NL)
-        return perr(cur(p), "expected end of line, found %s", describe(p, cur(p), d));
-    adv(p);
-    return OXIDE_OK;
-}
 
 /* The name after a sigil (%x, ^x, @x), NUL-terminated, in scratch memory. */
 static char *sym_name(P *p, const tok *t) { return oxide__strndup(&p->scratch, txt(p, t) + 1, t->len - 1); }
 
 /* ---- maps ---- */
 
-static uint32_t hash(const char *k, uint32_t n) {
-    uint32_t h = 2166136261u;
-    for (uint32_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)k[i]) * 16777619u;
-    return h;
-}
-
-static slot *map_slot(map *m, const char *k, uint32_t n) {
-    if (!m->cap)
-        return NULL;
-    for (uint32_t h = hash(k, n) & (m->cap - 1);; h = (h + 1) & (m->cap - 1))
-        if (!m->s[h].key || (m->s[h].len == n && !memcmp(m->s[h].key, k, n)))
-            return &m->s[h];
-}
-
-static void *map_get(map *m, const char *k, uint32_t n) {
-    slot *s = map_slot(m, k, n);
-    return s && s->key ? s->val : NULL;
-}
-
 /* Insert or overwrite. Keys must outlive the map (they point into the source or scratch). */
-static oxide_status map_put(P *p, map *m, const char *k, uint32_t n, void *v) {
-    if (2 * (m->n + 1) > m->cap) {
-        map g = {oxide__alloc(&p->scratch, (m->cap ? 2 * m->cap : 16) * sizeof(slot)), m->cap ? 2 * m->cap : 16, 0};
-        if (!g.s)
-            return oom();
-        for (uint32_t i = 0; i < m->cap; i++)
-            if (m->s[i].key) {
-                *map_slot(&g, m->s[i].key, m->s[i].len) = m->s[i];
-                g.n++;
-            }
-        *m = g;
-    }
-    slot *s = map_slot(m, k, n);
-    if (!s->key)
-        m->n++;
-    *s = (slot){k, n, v};
-    return OXIDE_OK;
-}
-
-/* ---- numbers ---- */
-
-static bool num_u64(const char *s, uint32_t n, uint64_t *out) {
-    uint64_t v = 0;
-    if (!n)
-        return false;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!is_digit(s[i]) || v > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10)
-            return false;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    }
-    *out = v;
-    return true;
-}
-
-static bool num_i64(const char *s, uint32_t n, int64_t *out) {
-    bool neg = n && s[0] == '-';
-    uint64_t v;
-    if (!num_u64(s + neg, n - neg, &v) || v > (uint64_t)INT64_MAX + neg)
-        return false;
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return true;
-}
-
-static oxide_status get_u64(P *p, uint64_t max, uint64_t *out) {
-    char d[48];
-    tok *t = cur(p);
-    uint64_t v;
-    if (t->k != T_NUM || !num_u64(txt(p, t), t->len, &v) || v > max)
-        return perr(t, "expected an integer from 0 to %llu, found %s", (unsigned long long)max, describe(p, t, d));
-    adv(p);
-    *out = v;
-    return OXIDE_OK;
-}
-
-static oxide_status get_u32(P *p, uint32_t *out) {
-    uint64_t v;
-    oxide_status st = get_u64(p, UINT32_MAX, &v);
-    if (!st)
-        *out = (uint32_t)v;
-    return st;
-}
-
-static oxide_status get_i64(P *p, int64_t *out) {
-    char d[48];
-    tok *t = cur(p);
-    if (t->k != T_NUM || !num_i64(txt(p, t), t->len, out))
-        return perr(t, "expected a decimal 64-bit integer, found %s", describe(p, t, d));
-    adv(p);
-    return OXIDE_OK;
-}
-
-/* Decimal floats as the printer writes them, plus inf, -inf and nan. strtod follows
- * LC_NUMERIC: if the host program chose a locale whose decimal point is ',', the '.' is
- * swapped and the number read again (no locale query: localeconv is not thread-safe). */
-static oxide_status get_double(P *p, double *out) {
-    char d[48], tmp[128];
-    tok *t = cur(p);
-    const char *s = txt(p, t);
-    bool ok = (t->k == T_NUM || t->k == T_IDENT) && t->len < sizeof tmp;
-    if (ok && (is_word(p, t, "inf") || (t->len == 4 && !memcmp(s, "-inf", 4)))) {
-        *out = s[0] == '-' ? -INFINITY : INFINITY;
-    } else if (ok && is_word(p, t, "nan")) {
-        *out = NAN;
-    } else {
-        for (uint32_t i = 0; ok && i < t->len; i++)
-            ok = is_digit(s[i]) || strchr(".eE+-", s[i]);
-        char *end = NULL;
-        if (ok) {
-            memcpy(tmp, s, t->len);
-            tmp[t->len] = 0;
-            *out = strtod(tmp, &end);
-            if (*end == '.') {
-                *end = ',';
-                *out = strtod(tmp, &end);
-            }
-        }
-        if (!ok || end != tmp + t->len || isinf(*out))
-            return perr(t, "expected a finite decimal number, inf, -inf or nan, found %s", describe(p, t, d));
-    }
-    adv(p);
-    return OXIDE_OK;
+static oxide_status map_put(P *p, oxide_strmap *m, const char *k, uint32_t n, void *v) {
+    return oxide__strmap_put(&p->scratch, m, k, n, v) ? OXIDE_OK : oom();
 }
 
 /* ---- types ---- */
@@ -460,7 +139,7 @@ static oxide_status value_key(P *p, const tok *t, const char **name) {
 }
 
 static oxide_status define(P *p, pfunc *pf, const tok *t, const char *key, uint32_t n, oxide_value *v) {
-    if (map_get(&pf->vals, key, n))
+    if (oxide__strmap_get(&pf->vals, key, n))
         return perr(t, "'%%%.*s' is already defined", (int)(n > 64 ? 64 : n), key);
     return map_put(p, &pf->vals, key, n, v);
 }
@@ -468,7 +147,7 @@ static oxide_status define(P *p, pfunc *pf, const tok *t, const char *key, uint3
 /* Checked before the builder sees the name, so that the message points at the name. */
 static oxide_status fresh(P *p, pfunc *pf, const tok *t) {
     char d[48];
-    if (map_get(&pf->vals, txt(p, t) + 1, t->len - 1))
+    if (oxide__strmap_get(&pf->vals, txt(p, t) + 1, t->len - 1))
         return perr(t, "%s is already defined", describe(p, t, d));
     return OXIDE_OK;
 }
@@ -482,10 +161,10 @@ static oxide_status use_value(P *p, pfunc *pf, oxide_value **out) {
     tok *t = cur(p);
     if (t->k != T_VAL)
         return perr(t, "expected a value '%%name', found %s", describe(p, t, d));
-    *out = map_get(&pf->vals, txt(p, t) + 1, t->len - 1);
+    *out = oxide__strmap_get(&pf->vals, txt(p, t) + 1, t->len - 1);
     if (!*out)
         return perr(t,
-                    map_get(&pf->owner, txt(p, t) + 1, t->len - 1)
+                    oxide__strmap_get(&pf->owner, txt(p, t) + 1, t->len - 1)
                         ? "%s is used where its definition does not come first (nor dominate)"
                         : "use of undefined value %s",
                     describe(p, t, d));
@@ -765,7 +444,7 @@ static oxide_status block_header(P *p, pfunc *pf, pblock *pb) {
     }
     if ((st = expect(p, ':')) || (st = expect_eol(p)))
         return st;
-    if (map_get(&pf->blocks, txt(p, name) + 1, name->len - 1))
+    if (oxide__strmap_get(&pf->blocks, txt(p, name) + 1, name->len - 1))
         return perr(name, "block %s is already defined", describe(p, name, d));
     pb->nparams = types.len;
     pb->vals = oxide__alloc(&p->scratch, (types.len + 1) * sizeof *pb->vals);
@@ -796,7 +475,7 @@ static oxide_status block_order(P *p, pfunc *pf, pblock **blocks, uint32_t nb, u
                 return st;
         }
         for (uint32_t i = blocks[b]->start; i < blocks[b]->end; i++)
-            if (defines(p, i) && !map_get(&pf->owner, txt(p, &p->t[i]) + 1, p->t[i].len - 1) &&
+            if (defines(p, i) && !oxide__strmap_get(&pf->owner, txt(p, &p->t[i]) + 1, p->t[i].len - 1) &&
                 (st = map_put(p, &pf->owner, txt(p, &p->t[i]) + 1, p->t[i].len - 1, (void *)(uintptr_t)(b + 1))))
                 return st;
     }
@@ -810,7 +489,7 @@ static oxide_status block_order(P *p, pfunc *pf, pblock **blocks, uint32_t nb, u
         for (uint32_t b = 0; b < nb; b++)
             for (uint32_t i = blocks[b]->start; i < blocks[b]->end; i++) {
                 uintptr_t d = p->t[i].k == T_VAL && !defines(p, i)
-                                  ? (uintptr_t)map_get(&pf->owner, txt(p, &p->t[i]) + 1, p->t[i].len - 1)
+                                  ? (uintptr_t)oxide__strmap_get(&pf->owner, txt(p, &p->t[i]) + 1, p->t[i].len - 1)
                                   : 0;
                 if (!d || d - 1 == b)
                     continue;
@@ -989,7 +668,7 @@ static oxide_status succ(P *p, pfunc *pf, oxide_block **b, oxide_vec *args) {
     char d[48];
     oxide_status st;
     tok *t = cur(p);
-    pblock *pb = t->k == T_BLK ? map_get(&pf->blocks, txt(p, t) + 1, t->len - 1) : NULL;
+    pblock *pb = t->k == T_BLK ? oxide__strmap_get(&pf->blocks, txt(p, t) + 1, t->len - 1) : NULL;
     if (t->k != T_BLK)
         return perr(t, "expected a block '^name', found %s", describe(p, t, d));
     if (!pb)

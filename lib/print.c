@@ -3,110 +3,77 @@
  * the format that docs/ir.md describes. The line layout is relied on too: lib/lower.c points
  * debug line info at this text, counting one line per function header, block label and op. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
 
+/* The text so far, and the first type whose text was too long to print. */
 typedef struct {
-    char *s;
-    size_t len, cap;
-    bool oom;
+    oxide_sbuf s;
     const oxide_type *too_long; /* a type whose text is longer than TYPE_TEXT_MAX */
 } buf;
-
-static void put(buf *b, const char *s, size_t n) {
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *s2 = realloc(b->s, cap);
-        if (!s2) {
-            b->oom = true;
-            return;
-        }
-        b->s = s2;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = 0;
-}
-
-static void puts_(buf *b, const char *s) { put(b, s, strlen(s)); }
-
-static void putf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void putf(buf *b, const char *fmt, ...) {
-    char tmp[128];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    put(b, tmp, n < 0 ? 0 : (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
 
 /* A type's text is its name unless the name was cut short; then it is written from the
  * structure, up to TYPE_TEXT_MAX bytes (nested types can have text exponential in their depth). */
 #define TYPE_TEXT_MAX (16u << 20)
 
 static void put_type_text(buf *b, const oxide_type *t, size_t start) {
-    if (b->oom || b->too_long)
+    if (b->s.oom || b->too_long)
         return;
-    if (b->len - start > TYPE_TEXT_MAX) {
+    if (b->s.len - start > TYPE_TEXT_MAX) {
         b->too_long = t;
         return;
     }
     if (!t->name_cut) {
-        puts_(b, t->name);
+        oxide__sbuf_puts(&b->s, t->name);
     } else if (t->kind == OXIDE_TYPE_STRUCT) {
-        puts_(b, "struct<");
+        oxide__sbuf_puts(&b->s, "struct<");
         for (uint32_t i = 0; i < t->nfields; i++) {
             if (i)
-                puts_(b, ", ");
+                oxide__sbuf_puts(&b->s, ", ");
             put_type_text(b, t->fields[i], start);
         }
-        puts_(b, ">");
+        oxide__sbuf_puts(&b->s, ">");
     } else {
-        putf(b, "%s<%llu x ", t->kind == OXIDE_TYPE_VECTOR ? "vec" : "array", (unsigned long long)t->count);
+        oxide__sbuf_printf(&b->s, "%s<%llu x ", t->kind == OXIDE_TYPE_VECTOR ? "vec" : "array",
+                           (unsigned long long)t->count);
         put_type_text(b, t->elem, start);
-        puts_(b, ">");
+        oxide__sbuf_puts(&b->s, ">");
     }
 }
 
 static void put_type(buf *b, const oxide_type *t) {
     if (!t)
-        puts_(b, "void");
+        oxide__sbuf_puts(&b->s, "void");
     else
-        put_type_text(b, t, b->len);
+        put_type_text(b, t, b->s.len);
 }
 
 static void put_value(buf *b, const oxide_value *v) {
     if (!v)
-        puts_(b, "%<null>");
+        oxide__sbuf_puts(&b->s, "%<null>");
     else if (v->name)
-        putf(b, "%%%s", v->name);
+        oxide__sbuf_printf(&b->s, "%%%s", v->name);
     else
-        putf(b, "%%%u", v->id);
+        oxide__sbuf_printf(&b->s, "%%%u", v->id);
 }
 
 static void put_values(buf *b, oxide_value *const *vals, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) {
         if (i)
-            puts_(b, ", ");
+            oxide__sbuf_puts(&b->s, ", ");
         put_value(b, vals[i]);
     }
 }
 
 static void put_succ(buf *b, const oxide_succ *s) {
-    putf(b, "^%u", s->block ? s->block->index : 0);
+    oxide__sbuf_printf(&b->s, "^%u", s->block ? s->block->index : 0);
     if (s->nargs) {
-        puts_(b, "(");
+        oxide__sbuf_puts(&b->s, "(");
         put_values(b, s->args, s->nargs);
-        puts_(b, ")");
+        oxide__sbuf_puts(&b->s, ")");
     }
 }
 
@@ -133,20 +100,20 @@ static void format_double(double v, char out[32]) {
 }
 
 static void put_str_literal(buf *b, const char *s) {
-    puts_(b, "\"");
+    oxide__sbuf_puts(&b->s, "\"");
     for (const unsigned char *c = (const unsigned char *)s; c && *c; c++) {
         if (*c == '\\' || *c == '"')
-            putf(b, "\\%c", *c);
+            oxide__sbuf_printf(&b->s, "\\%c", *c);
         else if (*c == '\n')
-            puts_(b, "\\n");
+            oxide__sbuf_puts(&b->s, "\\n");
         else if (*c == '\t')
-            puts_(b, "\\t");
+            oxide__sbuf_puts(&b->s, "\\t");
         else if (*c < 0x20 || *c >= 0x7f)
-            putf(b, "\\x%02x", *c);
+            oxide__sbuf_printf(&b->s, "\\x%02x", *c);
         else
-            put(b, (const char *)c, 1);
+            oxide__sbuf_put(&b->s, (const char *)c, 1);
     }
-    puts_(b, "\"");
+    oxide__sbuf_puts(&b->s, "\"");
 }
 
 static bool const_is_float(const oxide_type *t) {
@@ -164,106 +131,106 @@ static void put_attrs(buf *b, const oxide_inst *in) {
         return;
     const char *sep = " {";
     if ((mask & A_SYM) && in->sym) {
-        putf(b, "%ssym=@", sep);
-        puts_(b, in->sym);
+        oxide__sbuf_printf(&b->s, "%ssym=@", sep);
+        oxide__sbuf_puts(&b->s, in->sym);
         sep = ", ";
     }
     if (mask & A_PRED) {
-        putf(b, "%spred=%s", sep, name_or(oxide__pred_names, 24, in->pred));
+        oxide__sbuf_printf(&b->s, "%spred=%s", sep, name_or(oxide__pred_names, 24, in->pred));
         sep = ", ";
     }
     if ((mask & A_ELEM) && in->elem) {
-        putf(b, "%selem=", sep);
+        oxide__sbuf_printf(&b->s, "%selem=", sep);
         put_type(b, in->elem);
         sep = ", ";
     }
     if (mask & A_ALIGN) {
-        putf(b, "%salign=%u", sep, in->align);
+        oxide__sbuf_printf(&b->s, "%salign=%u", sep, in->align);
         sep = ", ";
     }
     if (mask & A_VOLATILE) {
-        putf(b, "%svolatile=%d", sep, in->is_volatile ? 1 : 0);
+        oxide__sbuf_printf(&b->s, "%svolatile=%d", sep, in->is_volatile ? 1 : 0);
         sep = ", ";
     }
     if (mask & A_SCOPE) {
-        putf(b, "%sscope=%s", sep, name_or(oxide__scope_names, 4, in->scope));
+        oxide__sbuf_printf(&b->s, "%sscope=%s", sep, name_or(oxide__scope_names, 4, in->scope));
         sep = ", ";
     }
     if (mask & A_ORDER) {
-        putf(b, "%sorder=%s", sep, name_or(oxide__order_names, 5, in->order));
+        oxide__sbuf_printf(&b->s, "%sorder=%s", sep, name_or(oxide__order_names, 5, in->order));
         sep = ", ";
     }
     if (mask & A_IMM) {
-        putf(b, "%simm=%lld", sep, (long long)in->imm);
+        oxide__sbuf_printf(&b->s, "%simm=%lld", sep, (long long)in->imm);
         sep = ", ";
     }
     if (mask & A_VALUE) {
         if (const_is_float(in->result ? in->result->type : NULL)) {
             char num[32];
             format_double(in->fvalue, num);
-            putf(b, "%svalue=%s", sep, num);
+            oxide__sbuf_printf(&b->s, "%svalue=%s", sep, num);
         } else {
-            putf(b, "%svalue=%lld", sep, (long long)in->ivalue);
+            oxide__sbuf_printf(&b->s, "%svalue=%lld", sep, (long long)in->ivalue);
         }
         sep = ", ";
     }
     if (mask & A_STR) {
-        putf(b, "%sstr=", sep);
+        oxide__sbuf_printf(&b->s, "%sstr=", sep);
         put_str_literal(b, in->str);
         sep = ", ";
     }
     if (sep[0] == ',')
-        puts_(b, "}");
+        oxide__sbuf_puts(&b->s, "}");
 }
 
 static void put_inst(buf *b, const oxide_inst *in) {
-    puts_(b, "  ");
+    oxide__sbuf_puts(&b->s, "  ");
     if (in->result) {
         put_value(b, in->result);
-        puts_(b, " = ");
+        oxide__sbuf_puts(&b->s, " = ");
     }
-    puts_(b, oxide_ops[in->op].name);
+    oxide__sbuf_puts(&b->s, oxide_ops[in->op].name);
     switch (in->op) {
     case OXIDE_OP_BR:
         if (in->nsucc) {
-            puts_(b, " ");
+            oxide__sbuf_puts(&b->s, " ");
             put_succ(b, &in->succ[0]);
         }
         break;
     case OXIDE_OP_COND_BR:
-        puts_(b, " ");
+        oxide__sbuf_puts(&b->s, " ");
         put_values(b, in->operands, in->noperands);
         for (uint32_t i = 0; i < in->nsucc; i++) {
-            puts_(b, ", ");
+            oxide__sbuf_puts(&b->s, ", ");
             put_succ(b, &in->succ[i]);
         }
         break;
     case OXIDE_OP_SWITCH:
-        puts_(b, " ");
+        oxide__sbuf_puts(&b->s, " ");
         put_values(b, in->operands, in->noperands);
         if (in->nsucc) {
-            puts_(b, ", ");
+            oxide__sbuf_puts(&b->s, ", ");
             put_succ(b, &in->succ[0]);
         }
-        puts_(b, " [");
+        oxide__sbuf_puts(&b->s, " [");
         for (uint32_t i = 1; i < in->nsucc; i++) {
-            putf(b, "%s%lld: ", i > 1 ? ", " : "", (long long)in->succ[i].case_value);
+            oxide__sbuf_printf(&b->s, "%s%lld: ", i > 1 ? ", " : "", (long long)in->succ[i].case_value);
             put_succ(b, &in->succ[i]);
         }
-        puts_(b, "]");
+        oxide__sbuf_puts(&b->s, "]");
         break;
     default:
         if (in->noperands) {
-            puts_(b, " ");
+            oxide__sbuf_puts(&b->s, " ");
             put_values(b, in->operands, in->noperands);
         }
         put_attrs(b, in);
         if (in->result) {
-            puts_(b, " : ");
+            oxide__sbuf_puts(&b->s, " : ");
             put_type(b, in->result->type);
         }
     }
-    puts_(b, "\n");
+    oxide__sbuf_puts(&b->s, "\n");
 }
 
 static void number(oxide_value *v, uint32_t *next) {
@@ -290,120 +257,119 @@ static void number_values(oxide_function *fn) {
 
 static void put_iface_param(buf *b, const oxide_function *fn, const oxide_iface_param *p) {
     put_value(b, p->first_value < fn->params.len ? fn->params.items[p->first_value] : NULL);
-    puts_(b, ": ");
+    oxide__sbuf_puts(&b->s, ": ");
     const char *scalar = oxide_scalar_name(p->scalar);
     switch (p->kind) {
-    case OXIDE_PARAM_SCALAR: puts_(b, scalar ? scalar : "?"); break;
+    case OXIDE_PARAM_SCALAR: oxide__sbuf_puts(&b->s, scalar ? scalar : "?"); break;
     case OXIDE_PARAM_SLICE:
     case OXIDE_PARAM_PTR:
-        putf(b, "%s<%s%s>", p->kind == OXIDE_PARAM_SLICE ? "slice" : "ptr", p->is_mutable ? "mut " : "",
-             scalar ? scalar : "?");
+        oxide__sbuf_printf(&b->s, "%s<%s%s>", p->kind == OXIDE_PARAM_SLICE ? "slice" : "ptr",
+                           p->is_mutable ? "mut " : "", scalar ? scalar : "?");
         break;
-    case OXIDE_PARAM_BYTES: putf(b, "bytes<%u, %u>", p->size, p->align); break;
-    case OXIDE_PARAM_TMA_DESC: puts_(b, "tma_desc"); break;
+    case OXIDE_PARAM_BYTES: oxide__sbuf_printf(&b->s, "bytes<%u, %u>", p->size, p->align); break;
+    case OXIDE_PARAM_TMA_DESC: oxide__sbuf_puts(&b->s, "tma_desc"); break;
     }
 }
 
 static void put_function(buf *b, oxide_function *fn) {
     number_values(fn);
-    putf(b, "%s @", fn->is_kernel ? "kernel" : "func");
-    puts_(b, fn->name);
-    puts_(b, "(");
+    oxide__sbuf_printf(&b->s, "%s @", fn->is_kernel ? "kernel" : "func");
+    oxide__sbuf_puts(&b->s, fn->name);
+    oxide__sbuf_puts(&b->s, "(");
     if (fn->is_kernel) {
         for (uint32_t i = 0; i < fn->iface.len; i++) {
             if (i)
-                puts_(b, ", ");
+                oxide__sbuf_puts(&b->s, ", ");
             put_iface_param(b, fn, fn->iface.items[i]);
         }
-        puts_(b, ")");
+        oxide__sbuf_puts(&b->s, ")");
         if (fn->launch_bounds[0])
-            putf(b, " launch_bounds(%u, %u)", fn->launch_bounds[0], fn->launch_bounds[1]);
+            oxide__sbuf_printf(&b->s, " launch_bounds(%u, %u)", fn->launch_bounds[0], fn->launch_bounds[1]);
         if (fn->cluster[0])
-            putf(b, " cluster(%u, %u, %u)", fn->cluster[0], fn->cluster[1], fn->cluster[2]);
+            oxide__sbuf_printf(&b->s, " cluster(%u, %u, %u)", fn->cluster[0], fn->cluster[1], fn->cluster[2]);
         if (fn->dyn_smem)
-            putf(b, " dyn_smem(%u)", fn->dyn_smem);
+            oxide__sbuf_printf(&b->s, " dyn_smem(%u)", fn->dyn_smem);
     } else {
         for (uint32_t i = 0; i < fn->params.len; i++) {
             oxide_value *v = fn->params.items[i];
             if (i)
-                puts_(b, ", ");
+                oxide__sbuf_puts(&b->s, ", ");
             put_value(b, v);
-            puts_(b, ": ");
+            oxide__sbuf_puts(&b->s, ": ");
             put_type(b, v->type);
         }
-        puts_(b, ")");
+        oxide__sbuf_puts(&b->s, ")");
         if (fn->ret && fn->ret->kind != OXIDE_TYPE_VOID) {
-            puts_(b, " -> ");
+            oxide__sbuf_puts(&b->s, " -> ");
             put_type(b, fn->ret);
         }
     }
-    puts_(b, " {\n");
+    oxide__sbuf_puts(&b->s, " {\n");
     for (uint32_t i = 0; i < fn->blocks.len; i++) {
         oxide_block *bl = fn->blocks.items[i];
-        putf(b, "^%u", bl->index);
+        oxide__sbuf_printf(&b->s, "^%u", bl->index);
         if (bl->params.len) {
-            puts_(b, "(");
+            oxide__sbuf_puts(&b->s, "(");
             for (uint32_t j = 0; j < bl->params.len; j++) {
                 oxide_value *v = bl->params.items[j];
                 if (j)
-                    puts_(b, ", ");
+                    oxide__sbuf_puts(&b->s, ", ");
                 put_value(b, v);
-                puts_(b, ": ");
+                oxide__sbuf_puts(&b->s, ": ");
                 put_type(b, v->type);
             }
-            puts_(b, ")");
+            oxide__sbuf_puts(&b->s, ")");
         }
-        puts_(b, ":\n");
+        oxide__sbuf_puts(&b->s, ":\n");
         for (uint32_t j = 0; j < bl->insts.len; j++)
             put_inst(b, bl->insts.items[j]);
     }
-    puts_(b, "}\n");
+    oxide__sbuf_puts(&b->s, "}\n");
 }
 
 static void put_global(buf *b, const oxide_global *g) {
     static const char *const spaces[] = {
         [OXIDE_AS_GLOBAL] = "global", [OXIDE_AS_SHARED] = "shared", [OXIDE_AS_CONSTANT] = "constant"};
     const char *space = (unsigned)g->as <= OXIDE_AS_CONSTANT ? spaces[g->as] : NULL;
-    puts_(b, "global @");
-    puts_(b, g->name);
-    puts_(b, " : ");
+    oxide__sbuf_puts(&b->s, "global @");
+    oxide__sbuf_puts(&b->s, g->name);
+    oxide__sbuf_puts(&b->s, " : ");
     put_type(b, g->type);
-    putf(b, " %s align %u", space ? space : "?", g->align);
+    oxide__sbuf_printf(&b->s, " %s align %u", space ? space : "?", g->align);
     if (g->init) {
-        puts_(b, " init 0x");
+        oxide__sbuf_puts(&b->s, " init 0x");
         for (size_t i = 0; i < g->init_size; i++)
-            putf(b, "%02x", g->init[i]);
+            oxide__sbuf_printf(&b->s, "%02x", g->init[i]);
     }
-    puts_(b, "\n");
+    oxide__sbuf_puts(&b->s, "\n");
 }
 
 oxide_status oxide_module_print(oxide_module *mod, const char **out) {
     if (!mod || !out)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_print: NULL argument");
     buf b = {0};
-    puts_(&b, "module @");
-    puts_(&b, mod->name);
-    puts_(&b, "\n");
+    oxide__sbuf_puts(&b.s, "module @");
+    oxide__sbuf_puts(&b.s, mod->name);
+    oxide__sbuf_puts(&b.s, "\n");
     if (mod->globals.len)
-        puts_(&b, "\n");
+        oxide__sbuf_puts(&b.s, "\n");
     for (uint32_t i = 0; i < mod->globals.len; i++)
         put_global(&b, mod->globals.items[i]);
     for (uint32_t i = 0; i < mod->functions.len; i++) {
-        puts_(&b, "\n");
+        oxide__sbuf_puts(&b.s, "\n");
         put_function(&b, mod->functions.items[i]);
     }
-    if (b.oom) {
-        free(b.s);
+    char *text = oxide__sbuf_take(&b.s);
+    if (!text)
         return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "oxide_module_print: out of memory");
-    }
     if (b.too_long) {
-        free(b.s);
+        free(text);
         return oxide__fail(OXIDE_ERROR_UNSUPPORTED,
                            "oxide_module_print: the text of type %s is too long to print (over %u MiB)",
                            b.too_long->name, TYPE_TEXT_MAX >> 20);
     }
     free(mod->printed);
-    mod->printed = b.s;
-    *out = b.s;
+    mod->printed = text;
+    *out = text;
     return OXIDE_OK;
 }

@@ -8,14 +8,15 @@
 
 #include "iface.h"
 #include "oxide.h"
+#include "util.h"
 
 struct oxide_manifest {
     const char *oxide_version; /* "" if absent */
     const char *target;        /* "" if absent */
     oxide_iface_kernel *kernels;
     size_t nkernels;
-    uint32_t line; /* 1-based PTX line that held it */
-    struct manifest_chunk *chunks;
+    uint32_t line;     /* 1-based PTX line that held it */
+    oxide_arena arena; /* everything above lives here */
 };
 
 /* Like oxide_manifest_parse, but PTX without a manifest line is OXIDE_OK with *out = NULL. */

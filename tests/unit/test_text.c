@@ -372,6 +372,13 @@ static void test_limits(void) {
     for (int i = 0; i < 20000; i++)
         n += (size_t)sprintf(s + n, " %%%d,", i);
     CHECK(robust("long operand list", s, n), "long operand list");
+    /* The longest value name the builder allows prints whole (it once came back cut to 127). */
+    char name[257];
+    memset(name, 'v', 256);
+    name[256] = 0;
+    n = (size_t)sprintf(s, "module @m\n\nfunc @f() -> i32 {\n^0:\n  %%%s = const {value=1} : i32\n  ret %%%s\n}\n",
+                        name, name);
+    roundtrip("256-character value name", s, n);
     free(s);
     /* Not NUL-terminated: bytes past len are never read (ASan would see them otherwise). */
     const char *t = "module @m\n";

@@ -678,6 +678,36 @@ static void test_names(void) {
     oxide_module_destroy(x.m);
 }
 
+/* Renaming frees the old name. Enough renames to make the function's name table collide and
+ * grow, so that a removal which lost a colliding entry would show as a missed duplicate. */
+static void test_renames(void) {
+    fx x = kernel();
+    enum { N = 2000 };
+    oxide_value *v[N];
+    char name[32];
+    for (int i = 0; i < N; i++) {
+        v[i] = ci32(x.e, i);
+        snprintf(name, sizeof name, "v%d", i);
+        MUST(oxide_value_set_name(v[i], name));
+    }
+    for (int i = 0; i < N; i += 2) {
+        snprintf(name, sizeof name, "w%d", i);
+        MUST(oxide_value_set_name(v[i], name));
+        MUST(oxide_value_set_name(v[i], name)); /* to its own name: no change */
+    }
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "v%d", i);
+        oxide_value *other = v[(i + 1) % N];
+        if (i % 2) /* still taken by v[i] */
+            EXPECT_BUILD(oxide_value_set_name(other, name), OXIDE_ERROR_STATE, "already has a value named");
+        else /* freed by the rename; take it back */
+            MUST(oxide_value_set_name(v[i], name));
+    }
+    ret(x.e);
+    EXPECT_OK(x.m, NULL, "after renames");
+    oxide_module_destroy(x.m);
+}
+
 /* ======================================================================================
  * reporting
  * ====================================================================================== */
@@ -763,6 +793,7 @@ int main(void) {
     test_printf_assert();
     test_interface();
     test_names();
+    test_renames();
     test_reporting();
 
     oxide_options_destroy(SM80);
