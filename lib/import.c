@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <llvm-c/Analysis.h>
 #include <llvm-c/BitReader.h>
 #include <llvm-c/DebugInfo.h>
 #include <llvm-c/Linker.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
+#include "bitcode_check.h"
 #include "import.h"
 
 /* The first error LLVM reported while one import ran: each call has its own, so imports in
@@ -32,35 +34,83 @@ static void link_diag_handler(LLVMDiagnosticInfoRef di, void *p) {
     LLVMDisposeMessage(msg);
 }
 
+/* A parsed unit must be valid IR before anything walks it: the reader checks records one by one,
+ * not that the whole module makes sense (a mutated unit can parse into IR that crashes a pass).
+ * The verifier runs without printing: printing a broken node reads its operands as the types
+ * they should have (a "name" that is not a string), which a mutated unit violates. */
+static bool unit_is_valid(LLVMModuleRef m) { return !LLVMVerifyModule(m, LLVMReturnStatusAction, NULL); }
+
+static oxide_status verify_unit(LLVMModuleRef m, const char *uname) {
+    if (unit_is_valid(m))
+        return OXIDE_OK;
+    return oxide__fail(OXIDE_ERROR_PARSE, "%s: the bitcode reads as invalid LLVM IR (malformed or corrupted)", uname);
+}
+
 /* ======================================================================================
- * Public entry: store a unit
+ * Public entry: check and store a unit
  * ====================================================================================== */
 
-oxide_status oxide_module_import_bitcode(oxide_module *mod, const void *data, size_t size, const char *unit_name) {
-    if (!mod || !data || !size)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_import_bitcode: NULL or empty argument");
+oxide_status oxide__bitcode_precheck(const void *data, size_t size, const char *uname) {
     const uint8_t *b = data;
-    const char *uname = unit_name ? unit_name : "bitcode";
     bool magic = size >= 4 && ((b[0] == 'B' && b[1] == 'C' && b[2] == 0xC0 && b[3] == 0xDE) ||
                                (b[0] == 0xDE && b[1] == 0xC0 && b[2] == 0x17 && b[3] == 0x0B));
     if (!magic)
         return oxide__fail(OXIDE_ERROR_PARSE, "%s: not LLVM bitcode (no 'BC' magic)", uname);
-    /* Validate cheaply: a lazy parse reads the header and the identification block, and fails
-     * on bitcode from a newer LLVM. */
+    char why[256];
+    if (!oxide__bitcode_check(b, size, why, sizeof why))
+        return oxide__fail(OXIDE_ERROR_PARSE, "%s: malformed LLVM bitcode: %s", uname, why);
+    return OXIDE_OK;
+}
+
+static oxide_status unreadable(const char *uname, const char *why) {
+    return oxide__fail(OXIDE_ERROR_UNSUPPORTED,
+                       "%s: LLVM %d could not read this bitcode (%s); it is malformed or from a newer LLVM "
+                       "(rustc's LLVM major must be <= %d: check `rustc -vV`, or run `cargo oxide doctor`)",
+                       uname, 22, why[0] ? why : "no reason given", 22);
+}
+
+/* A lazy parse reads the header and the identification block, and fails on bitcode from a newer
+ * LLVM; cheap, so every import does it. */
+oxide_status oxide__bitcode_lazy_read(const void *data, size_t size, const char *uname) {
+    oxide__llvm_init();
     LLVMContextRef c = LLVMContextCreate();
+    link_diag diag = {{0}};
+    LLVMContextSetDiagnosticHandler(c, link_diag_handler, &diag);
     LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRange(data, size, uname, 0);
     LLVMModuleRef m = NULL;
-    LLVMBool bad = LLVMGetBitcodeModuleInContext2(c, mb, &m);
-    if (bad) {
+    oxide_status st = OXIDE_OK;
+    if (LLVMGetBitcodeModuleInContext2(c, mb, &m)) {
         LLVMDisposeMemoryBuffer(mb);
-        LLVMContextDispose(c);
-        return oxide__fail(OXIDE_ERROR_UNSUPPORTED,
-                           "%s: LLVM %d could not read this bitcode; it is malformed or from a newer LLVM "
-                           "(rustc's LLVM major must be <= %d: check `rustc -vV`, or run `cargo oxide doctor`)",
-                           uname, 22, 22);
+        st = unreadable(uname, diag.msg);
+    } else {
+        LLVMDisposeModule(m); /* owns mb */
     }
-    LLVMDisposeModule(m); /* owns mb */
     LLVMContextDispose(c);
+    return st;
+}
+
+/* What compile would do with the unit, short of linking: the whole module parsed and verified.
+ * The isolated import runs this in its child. */
+oxide_status oxide__bitcode_full_read(const void *data, size_t size, const char *uname) {
+    oxide__llvm_init();
+    LLVMContextRef c = LLVMContextCreate();
+    link_diag diag = {{0}};
+    LLVMContextSetDiagnosticHandler(c, link_diag_handler, &diag);
+    LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRange(data, size, uname, 0);
+    LLVMModuleRef m = NULL;
+    oxide_status st = OXIDE_OK;
+    if (LLVMParseBitcodeInContext2(c, mb, &m))
+        st = unreadable(uname, diag.msg);
+    else
+        st = verify_unit(m, uname);
+    LLVMDisposeMemoryBuffer(mb);
+    if (m)
+        LLVMDisposeModule(m);
+    LLVMContextDispose(c);
+    return st;
+}
+
+oxide_status oxide__bitcode_store(oxide_module *mod, const void *data, size_t size, const char *uname) {
     oxide_bitcode_unit *u = oxide__alloc(&mod->arena, sizeof *u);
     if (!u || !(u->data = oxide__alloc(&mod->arena, size)) || !(u->name = oxide__strdup(&mod->arena, uname)) ||
         !oxide__vec_push(&mod->arena, &mod->bitcode, u))
@@ -68,6 +118,16 @@ oxide_status oxide_module_import_bitcode(oxide_module *mod, const void *data, si
     memcpy(u->data, data, size);
     u->size = size;
     return OXIDE_OK;
+}
+
+oxide_status oxide_module_import_bitcode(oxide_module *mod, const void *data, size_t size, const char *unit_name) {
+    if (!mod || !data || !size)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_import_bitcode: NULL or empty argument");
+    const char *uname = unit_name ? unit_name : "bitcode";
+    oxide_status st = oxide__bitcode_precheck(data, size, uname);
+    if (!st)
+        st = oxide__bitcode_lazy_read(data, size, uname);
+    return st ? st : oxide__bitcode_store(mod, data, size, uname);
 }
 
 /* ======================================================================================
@@ -92,6 +152,10 @@ static oxide_status link_units(oxide_module *mod, LLVMModuleRef dst, link_diag *
             break;
         }
         LLVMDisposeMemoryBuffer(mb);
+        if ((st = verify_unit(m, u->name))) {
+            LLVMDisposeModule(m);
+            break;
+        }
         oxide__retarget_unit(m, dst);
         /* definitions with external linkage that another unit also defines (e.g. the same
          * #[no_mangle] item twice) would stop the link: keep the first */
@@ -158,6 +222,10 @@ static oxide_status link_libraries(oxide_module *mod, LLVMModuleRef dst, link_di
             continue; /* an unreadable library only means fewer functions available */
         }
         LLVMDisposeMemoryBuffer(mb);
+        if (!unit_is_valid(lib)) {
+            LLVMDisposeModule(lib);
+            continue;
+        }
         oxide__retarget_unit(lib, dst);
         char rb[512];
         for (LLVMValueRef f = LLVMGetFirstFunction(lib), next; f; f = next) {
@@ -268,6 +336,7 @@ oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxid
                                 oxide_kernel_desc **kernels, size_t *nkernels) {
     if (!mod || !dst || !kernels || !nkernels)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide__import_link: NULL argument");
+    oxide__llvm_init();
     LLVMContextRef ctx = LLVMGetModuleContext(dst);
     LLVMDiagnosticHandler old_handler = LLVMContextGetDiagnosticHandler(ctx);
     void *old_diag_ctx = LLVMContextGetDiagnosticContext(ctx);

@@ -24,6 +24,17 @@ static inline uint32_t rd32(const uint8_t *b) {
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
+/* ---- import.c: the steps of storing a unit ---- */
+
+/* The magic and the structural check (bitcode_check.c): PARSE naming uname and what is wrong. */
+oxide_status oxide__bitcode_precheck(const void *data, size_t size, const char *uname);
+/* LLVM reads the header (a lazy parse): UNSUPPORTED when it cannot (malformed, newer LLVM). */
+oxide_status oxide__bitcode_lazy_read(const void *data, size_t size, const char *uname);
+/* LLVM reads the whole unit and verifies it, as compile will: PARSE or UNSUPPORTED. */
+oxide_status oxide__bitcode_full_read(const void *data, size_t size, const char *uname);
+/* A copy of the unit joins mod->bitcode. */
+oxide_status oxide__bitcode_store(oxide_module *mod, const void *data, size_t size, const char *uname);
+
 /* ---- import_kernels.c ---- */
 
 /* The demangled Rust name of f into buf; a kernel's generated entry is reported as the kernel. */
