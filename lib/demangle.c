@@ -67,8 +67,10 @@ static void dm_ident(dm *d, const char **p, size_t *n) {
         *p = "", *n = 0;
         return;
     }
-    while (dm_peek(d) >= '0' && dm_peek(d) <= '9')
-        len = len * 10 + (size_t)(dm_next(d) - '0');
+    /* a length is "0" or has no leading zero: "03foo" is an empty name, then "3foo" */
+    if (!dm_eat(d, '0'))
+        while (dm_peek(d) >= '0' && dm_peek(d) <= '9')
+            len = len * 10 + (size_t)(dm_next(d) - '0');
     dm_eat(d, '_');
     if (d->pos + len > d->n) {
         d->bad = true;

@@ -366,6 +366,8 @@ oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxid
         st = internalise_and_prune(dst, own, nown);
     if (!st)
         st = oxide__check_calls(dst, LLVMGetModuleDataLayout(dst));
+    if (!st)
+        st = oxide__check_selectable(dst);
     /* the host optimiser may have duplicated intrinsic calls (barriers) into both arms of a
      * branch; sink them back while they are still plain calls */
     if (!st)

@@ -93,4 +93,10 @@ void oxide__mark_convergent_stubs(LLVMModuleRef m);
 oxide_status oxide__link_intrinsics(LLVMModuleRef m);
 void oxide__move_statics(LLVMModuleRef m);
 
+/* ---- import_legal.c ---- */
+
+/* Refuses what NVPTX cannot select (thread-locals, 128-bit integer <-> float conversions, f128,
+ * 128-bit atomics, indirect branches), naming the Rust function: UNSUPPORTED. */
+oxide_status oxide__check_selectable(LLVMModuleRef m);
+
 #endif

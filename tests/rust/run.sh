@@ -139,6 +139,8 @@ expect_refusal alloc "heap allocation"
 expect_refusal x86 "llvm.x86.rdtsc" "x86-specific"
 expect_refusal inline_asm "inline_asm::kernels::bad_kernel" "inline assembly"
 expect_refusal tma_by_value "take a TMA descriptor as \`&TensorMap\`"
+expect_refusal thread_local "thread_local::CALLS" "uses the thread-local static" "CALLS" "thread_local!"
+expect_refusal wide_float "wide_float::kernels::bad_kernel" "converts a 128-bit integer to a float"
 
 echo "== toolchain newer than liboxide's LLVM"
 cat > "$TMP/rustc" <<'SH'

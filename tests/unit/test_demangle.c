@@ -22,6 +22,9 @@ static void test_known(void) {
     expect("_RINvC7mycrate1fQAhj4_E", "mycrate::f::<&mut [u8; 4]>");
     expect("_RINvC7mycrate1fB2_E", "mycrate::f::<mycrate>"); /* back-reference to the crate path */
     expect("_RNCNvC7mycrate4main0", "mycrate::main::{closure#0}");
+    /* a thread_local!'s value: empty names ("0") right before a length */
+    expect("_RNvNCNKNvCs5TByHw9W7WU_12thread_local5CALLS0s_023___RUST_STD_INTERNAL_VAL",
+           "thread_local::CALLS::{?#0}::{closure#1}::__RUST_STD_INTERNAL_VAL");
     expect("_RNvMC7mycrateNtB2_5Thing3new", "<mycrate::Thing>::new");
     /* what is not v0 is copied */
     expect("vprintf", "vprintf");
