@@ -69,9 +69,10 @@ static oxide_status unreadable(const char *uname, const char *why) {
                        uname, 22, why[0] ? why : "no reason given", 22);
 }
 
-/* A lazy parse reads the header and the identification block, and fails on bitcode from a newer
- * LLVM; cheap, so every import does it. */
-oxide_status oxide__bitcode_lazy_read(const void *data, size_t size, const char *uname) {
+/* LLVM reads the unit in a context of its own with a recording handler: its header only (a lazy
+ * parse, cheap, which fails on bitcode from a newer LLVM), or all of it, verified, as compile
+ * will. */
+static oxide_status read_unit(const void *data, size_t size, const char *uname, bool whole) {
     oxide__llvm_init();
     LLVMContextRef c = LLVMContextCreate();
     link_diag diag = {{0}};
@@ -79,35 +80,26 @@ oxide_status oxide__bitcode_lazy_read(const void *data, size_t size, const char 
     LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRange(data, size, uname, 0);
     LLVMModuleRef m = NULL;
     oxide_status st = OXIDE_OK;
-    if (LLVMGetBitcodeModuleInContext2(c, mb, &m)) {
-        LLVMDisposeMemoryBuffer(mb);
+    LLVMBool bad = whole ? LLVMParseBitcodeInContext2(c, mb, &m) : LLVMGetBitcodeModuleInContext2(c, mb, &m);
+    if (bad)
         st = unreadable(uname, diag.msg);
-    } else {
-        LLVMDisposeModule(m); /* owns mb */
-    }
-    LLVMContextDispose(c);
-    return st;
-}
-
-/* What compile would do with the unit, short of linking: the whole module parsed and verified.
- * The isolated import runs this in its child. */
-oxide_status oxide__bitcode_full_read(const void *data, size_t size, const char *uname) {
-    oxide__llvm_init();
-    LLVMContextRef c = LLVMContextCreate();
-    link_diag diag = {{0}};
-    LLVMContextSetDiagnosticHandler(c, link_diag_handler, &diag);
-    LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRange(data, size, uname, 0);
-    LLVMModuleRef m = NULL;
-    oxide_status st = OXIDE_OK;
-    if (LLVMParseBitcodeInContext2(c, mb, &m))
-        st = unreadable(uname, diag.msg);
-    else
+    else if (whole)
         st = verify_unit(m, uname);
-    LLVMDisposeMemoryBuffer(mb);
+    if (whole || bad)
+        LLVMDisposeMemoryBuffer(mb); /* a lazy module owns its buffer */
     if (m)
         LLVMDisposeModule(m);
     LLVMContextDispose(c);
     return st;
+}
+
+oxide_status oxide__bitcode_lazy_read(const void *data, size_t size, const char *uname) {
+    return read_unit(data, size, uname, false);
+}
+
+/* The isolated import runs this in its child. */
+oxide_status oxide__bitcode_full_read(const void *data, size_t size, const char *uname) {
+    return read_unit(data, size, uname, true);
 }
 
 oxide_status oxide__bitcode_store(oxide_module *mod, const void *data, size_t size, const char *uname) {
