@@ -561,10 +561,21 @@ OXIDE_API oxide_status oxide_module_print(oxide_module *mod, const char **out);
  * Errors: PARSE with "line:column: what was expected". */
 OXIDE_API oxide_status oxide_module_parse(oxide_context *ctx, const char *text, size_t len, oxide_module **out);
 
-/* Import LLVM bitcode (e.g. rustc's --emit=llvm-bc) into the module as one unit. Errors: PARSE,
- * UNSUPPORTED (bitcode from a newer LLVM: the message says which). */
+/* Import LLVM bitcode (e.g. rustc's --emit=llvm-bc) into the module as one unit. The bitstream's
+ * structure is checked before LLVM reads it, so malformed input is a status, never the end of
+ * the process (docs/reliability.md). Errors: PARSE (what is malformed, and where), UNSUPPORTED
+ * (bitcode from a newer LLVM: the message says which). */
 OXIDE_API oxide_status oxide_module_import_bitcode(oxide_module *mod, const void *data, size_t size,
                                                    const char *unit_name);
+/* The same for bitcode from a source you do not trust (uploaded, downloaded, fuzzed): after the
+ * structural check, LLVM reads and verifies the whole unit in a child process (POSIX fork) whose
+ * address space may grow by at most max_memory bytes (0: 2 GiB) and which may use at most
+ * max_seconds of CPU time (0: 30 s; it is killed 10 s of wall-clock time later). A reader crash,
+ * fatal error or limit ends the child only: PARSE, saying which. A unit it accepts is stored as
+ * oxide_module_import_bitcode stores it. Costs a fork and a full parse per call. */
+OXIDE_API oxide_status oxide_module_import_bitcode_isolated(oxide_module *mod, const void *data, size_t size,
+                                                            const char *unit_name, size_t max_memory,
+                                                            unsigned max_seconds);
 
 /* Compile to PTX text that carries the manifest (DESIGN.md section 5). Verifies first.
  * *ptx is NUL-terminated, lives until the next compile of this module or its destruction;

@@ -46,6 +46,11 @@ static oxide_status describe_kernels(oxide_module *mod, oxide_iface_kernel **out
     return OXIDE_OK;
 }
 
+static void ignore_diagnostic(LLVMDiagnosticInfoRef di, void *p) {
+    (void)di;
+    (void)p;
+}
+
 oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, const char **ptx, size_t *len) {
     if (!mod || !ptx)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_compile: %s is NULL", mod ? "ptx" : "mod");
@@ -65,6 +70,10 @@ oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, 
     /* A fresh LLVM context per compile: nothing accumulates across compiles, and the output
      * cannot depend on what was compiled before. */
     LLVMContextRef llctx = LLVMContextCreate();
+    /* LLVM's default handler ends the process on an error diagnostic. Import and emission install
+     * their own, which record the message; this one covers the rest (lowering builds IR through
+     * the API, which reports no diagnostics). */
+    LLVMContextSetDiagnosticHandler(llctx, ignore_diagnostic, NULL);
     LLVMModuleRef m = NULL;
     char *out = NULL, *ir = NULL;
     size_t out_len = 0;

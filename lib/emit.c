@@ -46,12 +46,17 @@ static void init_llvm(void) {
      * (8 blocks), like nvcc, whose PTX keeps 32-bit indices and recomputes addresses. On the C
      * examples no occupancy changes and SASS stays the same size or shrinks (docs/rust.md,
      * performance notes).
-     * The option is LLVM's only switch for it and is process-wide, hence here, once. */
-    const char *args[] = {"oxide", "-disable-lsr"};
-    LLVMParseCommandLineOptions(2, args, NULL);
+     * The option is LLVM's only switch for it and is process-wide, hence here, once.
+     * Bitcode: the reader's debug-info upgrade verifies a whole unit and, when the unit is not
+     * valid IR, ends the process with a fatal error; without it, import verifies each unit
+     * itself and returns a status (docs/reliability.md). */
+    const char *args[] = {"oxide", "-disable-lsr", "-disable-auto-upgrade-debug-info"};
+    LLVMParseCommandLineOptions(3, args, NULL);
 }
 
 static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
+
+void oxide__llvm_init(void) { pthread_once(&llvm_once, init_llvm); }
 
 /* ---- target machines, cached per context ---- */
 
@@ -137,7 +142,7 @@ static LLVMCodeGenOptLevel codegen_level(int opt) {
 }
 
 oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out) {
-    pthread_once(&llvm_once, init_llvm);
+    oxide__llvm_init();
     int major, minor;
     oxide_status st = oxide__ptx_version(opts, &major, &minor);
     if (st)

@@ -8,6 +8,10 @@
 
 #include "ir.h"
 
+/* LLVM's process-wide setup (targets, options, the fatal-error handler), once; every entry that
+ * calls LLVM calls this first. */
+void oxide__llvm_init(void);
+
 /* Lower every function and global of mod into a new LLVM module in llctx with the nvptx64
  * triple and the target machine's datalayout. The caller owns *out. */
 oxide_status oxide__lower(oxide_module *mod, LLVMContextRef llctx, const oxide_options *opts, LLVMModuleRef *out);

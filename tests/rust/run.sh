@@ -146,6 +146,8 @@ expect_refusal tma_by_value "take a TMA descriptor as \`&TensorMap\`"
 expect_refusal fn_ptr_param "parameter \`f: fn(f32) -> f32\`" "function pointer, a host address" "\`F: Fn(..) -> .. + Copy\`"
 expect_refusal ref_param "parameter \`scale: &f32\`" "host address the GPU cannot read" "\`&[f32]\`"
 expect_refusal process_exit "\`std::process::exit\` in a #[kernel]" "cannot end the host process" "return from the kernel"
+expect_refusal thread_local "thread_local::CALLS" "uses the thread-local static" "CALLS" "thread_local!"
+expect_refusal wide_float "wide_float::kernels::bad_kernel" "converts a 128-bit integer to a float"
 
 echo "== toolchain newer than liboxide's LLVM"
 cat > "$TMP/rustc" <<'SH'

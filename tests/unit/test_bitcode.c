@@ -1,0 +1,233 @@
+/* Bitcode import on hostile input: every input gets a status, none ends the process.
+ *
+ *   test_bitcode                        the regression input, the real unit and every truncation
+ *                                       of it in process, 1,500 mutants isolated
+ *   test_bitcode --in-process N [FIRST] N mutants from number FIRST, in process
+ *   test_bitcode --isolated N [FIRST]   N mutants through oxide_module_import_bitcode_isolated
+ *                                       (512 MiB, 10 s each), printing the number of each whose
+ *                                       child crashed or ran out of time
+ *   test_bitcode --one I                mutant I alone, in process (to reproduce a report)
+ *
+ * The input is a real rustc unit (tests/unit/bitcode/unit.rs, built with debug info). Mutant I
+ * is a pure function of I: bit flips, bytes and words set to boundary values, words deleted,
+ * runs duplicated or copied from elsewhere in the unit (record and block boundaries move). An
+ * accepted mutant is compiled too, which parses, verifies and links it. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+
+static uint8_t *unit;
+static size_t unit_len;
+static oxide_context *ctx;
+/* Compiling reads a unit whole. In process that is safe for the real unit and its truncations;
+ * for mutants only after the isolated import read it whole in a child (docs/reliability.md). */
+static bool compile_in_process;
+
+typedef struct tally {
+    long inputs, accepted, compiled, by_check, by_reader, by_verifier, other, crashed, late;
+} tally;
+
+static void count(tally *t, oxide_status st, bool compile_stage) {
+    const char *msg = oxide_last_error();
+    if (st == OXIDE_OK)
+        compile_stage ? t->compiled++ : t->accepted++;
+    else if (strstr(msg, "malformed LLVM bitcode") || strstr(msg, "no 'BC' magic"))
+        t->by_check++;
+    else if (strstr(msg, "could not read"))
+        t->by_reader++;
+    else if (strstr(msg, "invalid LLVM IR"))
+        t->by_verifier++;
+    else if (strstr(msg, "signal") || strstr(msg, "exit status"))
+        t->crashed++;
+    else if (strstr(msg, "within") || strstr(msg, "of CPU"))
+        t->late++;
+    else
+        t->other++;
+}
+
+/* Import (isolated or not) and, when accepted, compile: the statuses go to t. */
+static void run(const uint8_t *b, size_t n, bool isolated, tally *t) {
+    oxide_module *m;
+    if (oxide_module_create(ctx, "fuzz", &m)) {
+        t->other++;
+        return;
+    }
+    t->inputs++;
+    oxide_status st = isolated ? oxide_module_import_bitcode_isolated(m, b, n, "mutant", 512u << 20, 10)
+                               : oxide_module_import_bitcode(m, b, n, "mutant");
+    count(t, st, false);
+    /* in process, LLVM has read the header only; a unit the isolated import accepted was read
+     * whole and verified in the child, so compiling it here is safe */
+    if (st == OXIDE_OK && (isolated || compile_in_process)) {
+        const char *ptx;
+        st = oxide_module_compile(m, NULL, &ptx, NULL);
+        /* the unit has no kernel: a clean run ends in NOT_FOUND */
+        count(t, st == OXIDE_ERROR_NOT_FOUND ? OXIDE_OK : st, true);
+    }
+    oxide_module_destroy(m);
+}
+
+static uint64_t next(uint64_t *x) {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* Mutant i of the unit into out (room for unit_len + 64 bytes); returns its length. */
+static size_t mutant(uint64_t i, uint8_t *out) {
+    uint64_t x = 0x9E3779B97F4A7C15ull ^ (i * 0xD1B54A32D192ED03ull);
+    for (int k = 0; k < 4; k++)
+        next(&x);
+    memcpy(out, unit, unit_len);
+    size_t n = unit_len, words = n / 4;
+    static const uint32_t boundary[] = {0, 1, 0x7f, 0x80, 0xff, 0xffff, 0x7fffffff, 0x80000000u, 0xffffffffu};
+    switch (i % 7) {
+    case 0: /* one bit, past the magic */ out[4 + next(&x) % (n - 4)] ^= (uint8_t)(1u << (next(&x) % 8)); break;
+    case 1: /* a few bits close together: one record */
+    {
+        size_t at = 4 + next(&x) % (n - 12);
+        for (uint64_t k = 2 + next(&x) % 7; k; k--)
+            out[at + next(&x) % 8] ^= (uint8_t)(1u << (next(&x) % 8));
+        break;
+    }
+    case 2: /* a byte set to a boundary value */ out[4 + next(&x) % (n - 4)] = (uint8_t)boundary[next(&x) % 5]; break;
+    case 3: /* a word (a block length, a record's operands) set to a boundary value */
+    {
+        size_t w = 1 + next(&x) % (words - 1);
+        uint32_t v = boundary[next(&x) % (sizeof boundary / sizeof *boundary)];
+        memcpy(out + 4 * w, &v, 4);
+        break;
+    }
+    case 4: /* a word deleted: everything after it moves */
+    {
+        size_t w = 1 + next(&x) % (words - 1);
+        memmove(out + 4 * w, out + 4 * w + 4, n - 4 * w - 4);
+        n -= 4;
+        break;
+    }
+    case 5: /* a run of words duplicated in place */
+    {
+        size_t w = 1 + next(&x) % (words - 1), len = 4 * (1 + next(&x) % 16);
+        if (4 * w + len > n)
+            len = n - 4 * w;
+        memmove(out + 4 * w + len, out + 4 * w, n - 4 * w);
+        n += len;
+        break;
+    }
+    default: /* a run copied over from elsewhere in the unit */
+    {
+        size_t len = 1 + next(&x) % 32, from = next(&x) % (n - len), to = 4 + next(&x) % (n - len - 4);
+        memmove(out + to, unit + from, len);
+        break;
+    }
+    }
+    return n;
+}
+
+static void print_tally(const char *what, const tally *t, double seconds) {
+    printf("%s: %ld inputs in %.1f s: accepted %ld (compiled through link %ld), refused by the structural "
+           "check %ld, by LLVM's reader %ld, by the verifier %ld, other statuses %ld, child crashes %ld, "
+           "child time-outs %ld\n",
+           what, t->inputs, seconds, t->accepted, t->compiled, t->by_check, t->by_reader, t->by_verifier, t->other,
+           t->crashed, t->late);
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static tally mutants(uint64_t first, uint64_t count_, bool isolated) {
+    tally t = {0};
+    uint8_t *buf = malloc(unit_len + 64);
+    double t0 = now();
+    for (uint64_t i = first; buf && i < first + count_; i++) {
+        long crashed = t.crashed, late = t.late;
+        run(buf, mutant(i, buf), isolated, &t);
+        if (t.crashed != crashed || t.late != late)
+            printf("mutant %llu: %s\n", (unsigned long long)i, oxide_last_error());
+    }
+    print_tally(isolated ? "isolated mutants" : "in-process mutants", &t, now() - t0);
+    free(buf);
+    return t;
+}
+
+/* The 16 bytes that made LLVM print "error:" and exit(1) through a context without a handler. */
+static void test_regression(void) {
+    static const uint8_t b[] = {0x42, 0x43, 0xc0, 0xde, 0x35, 0x14, 0x00, 0x00,
+                                0x05, 0x00, 0x00, 0x00, 0x62, 0x0c, 0x30, 0x24};
+    oxide_module *m;
+    if (oxide_module_create(ctx, "regression", &m))
+        return;
+    oxide_status st = oxide_module_import_bitcode(m, b, sizeof b, "short.bc");
+    CHECK(st == OXIDE_ERROR_PARSE && strstr(oxide_last_error(), "short.bc: malformed LLVM bitcode"), "16 bytes: %s",
+          oxide_status_name(st));
+    st = oxide_module_import_bitcode_isolated(m, b, sizeof b, "short.bc", 0, 0);
+    CHECK(st == OXIDE_ERROR_PARSE, "16 bytes, isolated: %s", oxide_status_name(st));
+    static const char junk[] = "BC\xc0\xde but then text";
+    st = oxide_module_import_bitcode(m, junk, sizeof junk - 1, "junk.bc");
+    CHECK(st == OXIDE_ERROR_PARSE, "magic then text: %s", oxide_status_name(st));
+    oxide_module_destroy(m);
+}
+
+static void test_real_unit(void) {
+    tally t = {0};
+    compile_in_process = true;
+    run(unit, unit_len, false, &t);
+    compile_in_process = false;
+    CHECK(t.accepted == 1 && t.compiled == 1, "the real unit imports and compiles to NOT_FOUND");
+    tally ti = {0};
+    run(unit, unit_len, true, &ti);
+    CHECK(ti.accepted == 1 && ti.compiled == 1, "the real unit imports isolated");
+}
+
+static void test_truncations(void) {
+    tally t = {0};
+    compile_in_process = true;
+    double t0 = now();
+    for (size_t n = 1; n < unit_len; n++)
+        run(unit, n, false, &t);
+    compile_in_process = false;
+    print_tally("every truncation", &t, now() - t0);
+    CHECK(t.inputs == (long)unit_len - 1 && t.accepted + t.by_check + t.by_reader == t.inputs,
+          "each truncation gets a status");
+    CHECK(t.by_check > t.inputs * 9 / 10, "the structural check refuses most truncations (%ld)", t.by_check);
+}
+
+int main(int argc, char **argv) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/unit/bitcode/unit.bc", OXIDE_TEST_DATA);
+    unit = (uint8_t *)check_read_file(path, &unit_len);
+    if (!unit || unit_len < 64 || oxide_context_create(&ctx)) {
+        printf("cannot read %s\n", path);
+        return 1;
+    }
+    if (argc >= 3 && (!strcmp(argv[1], "--in-process") || !strcmp(argv[1], "--isolated"))) {
+        bool isolated = !strcmp(argv[1], "--isolated");
+        uint64_t n = strtoull(argv[2], NULL, 0);
+        tally t = mutants(argc > 3 ? strtoull(argv[3], NULL, 0) : 0, n, isolated);
+        CHECK(t.inputs == (long)n && t.other == 0, "every mutant got a status");
+    } else if (argc == 3 && !strcmp(argv[1], "--one")) {
+        uint8_t *buf = malloc(unit_len + 64);
+        tally t = {0};
+        run(buf, mutant(strtoull(argv[2], NULL, 0), buf), false, &t);
+        print_tally("one mutant", &t, 0);
+        free(buf);
+    } else {
+        test_regression();
+        test_real_unit();
+        test_truncations();
+        tally t = mutants(0, 1500, true);
+        CHECK(t.inputs == 1500 && t.other == 0, "every isolated mutant got a status");
+        CHECK(t.by_check > 500 && t.accepted > 150, "mutants both refused and accepted (%ld, %ld)", t.by_check,
+              t.accepted);
+    }
+    oxide_context_destroy(ctx);
+    free(unit);
+    return check_report("test_bitcode");
+}
