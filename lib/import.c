@@ -1,4 +1,4 @@
-/* Import of LLVM bitcode: the Rust front end's device path (DESIGN.md section 7).
+/* Import of LLVM bitcode: the Rust front end's device path (docs/design.md section 7).
  *
  * rustc's normal host compile leaves one bitcode unit per crate. oxide__import_link links them,
  * finds the kernel instances (each `#[kernel]` entry calls __oxide_kernel_tag with a constant

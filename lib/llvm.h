@@ -8,8 +8,8 @@
 
 #include "ir.h"
 
-/* What the manifest records about one PTX entry (DESIGN.md section 5). Kernels written in oxide
- * IR get one from their oxide_function; imported Rust kernels get one from import.c. */
+/* What the manifest records about one PTX entry (docs/design.md section 5). Kernels written in
+ * oxide IR get one from their oxide_function; imported Rust kernels get one from import.c. */
 typedef struct oxide_kernel_desc {
     const char *name, *entry;
     const oxide_iface_param *params;
