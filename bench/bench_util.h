@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 /* A benchmark cannot go on without its buffers: say FAILED (the line gpu-check reads) and stop. */
 static inline void *xmalloc(size_t n) {
@@ -43,6 +45,34 @@ static inline char *read_file(const char *path) {
         buf[n] = 0;
     fclose(f);
     return buf;
+}
+
+/* DIR/FILE where DIR is this executable's folder, else $ENV/FILE (when ENV is set), else
+ * FALLBACK/FILE (a path relative to the checkout, for runs from its root); NULL if none reads.
+ * The build puts a benchmark's data beside it, and scripts/gpu-check packs it there, so the
+ * binary names no absolute path and runs from any checkout or pack. */
+static inline char *read_bench_data(const char *dir, const char *file, const char *env, const char *fallback) {
+    char exe[4096], path[4400];
+    char *src = NULL;
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = 0;
+        snprintf(path, sizeof path, "%s/%s/%s", exe, dir, file);
+        src = read_file(path);
+    }
+    const char *from_env = env ? getenv(env) : NULL;
+    if (!src && from_env) {
+        snprintf(path, sizeof path, "%s/%s", from_env, file);
+        src = read_file(path);
+    }
+    if (!src && fallback) {
+        snprintf(path, sizeof path, "%s/%s", fallback, file);
+        src = read_file(path);
+    }
+    return src;
 }
 
 #endif

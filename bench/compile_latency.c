@@ -1,5 +1,5 @@
 /* compile_latency: oxide IR -> PTX in-process against NVRTC compiling the same kernel from CUDA
- * C++ (GOALS.md row 1). Prints one row per kernel on stdout:
+ * C++ (bench/README.md). Prints one row per kernel on stdout:
  *
  *     KERNEL oxide_ms nvrtc_ms speedup
  *
@@ -25,9 +25,6 @@
 
 #ifndef OXIDE_CUDA_HOME
 #define OXIDE_CUDA_HOME "/usr/local/cuda"
-#endif
-#ifndef OXIDE_BENCH_CUDA_DIR
-#define OXIDE_BENCH_CUDA_DIR "bench/cuda"
 #endif
 
 static double now_ms(void) {
@@ -167,10 +164,12 @@ int main(int argc, char **argv) {
         char *src = NULL;
         double nvcold = NAN;
         if (have_nvrtc) {
-            char path[1024];
-            snprintf(path, sizeof path, "%s/%s.cu", OXIDE_BENCH_CUDA_DIR, name);
-            if (!(src = read_file(path))) {
-                fprintf(stderr, "cannot read %s\n", path);
+            char file[256];
+            snprintf(file, sizeof file, "%s.cu", name);
+            if (!(src = read_bench_data("cuda", file, "OXIDE_BENCH_CUDA_DIR", "bench/cuda"))) {
+                fprintf(stderr,
+                        "cannot read %s: not in cuda/ beside this program, $OXIDE_BENCH_CUDA_DIR or bench/cuda\n",
+                        file);
                 rc = 1;
             } else if ((nvcold = nvrtc_once(src, name, arch_opt, &nlen)) < 0) {
                 rc = 1;

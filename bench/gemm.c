@@ -1,7 +1,7 @@
 /* bench/gemm (GPU): oxide's bf16 tensor-core GEMM against cuBLAS.
  *
- * Rows (stdout, one per line, GOALS.md's form; a '#' comment line comes first, diagnostics go to
- * stderr):
+ * Rows (stdout, one per line, bench/README.md's form; a '#' comment line comes first,
+ * diagnostics go to stderr):
  *   mma_SHAPE oxide_tflops cublas_tflops ratio     SHAPE = MxNxK: 4096x4096x4096, 8192x8192x8192,
  *                                                  8192x8192x2048
  *

@@ -1,6 +1,6 @@
 /* bench/kernels (GPU): oxide's example kernels against the same algorithms in CUDA C++.
  *
- * Rows (stdout, one per line, GOALS.md's form; diagnostics go to stderr):
+ * Rows (stdout, one per line, bench/README.md's form; diagnostics go to stderr):
  *   KERNEL oxide_ms nvcc_ms ratio            for every example kernel
  *   vecadd_bw oxide_GBps copy_GBps fraction
  *   launch_c oxide_us raw_us ratio
@@ -41,10 +41,6 @@
 #include "bench_util.h"
 #include "oxide.h"
 #include "oxide_examples.h"
-
-#ifndef OXIDE_BENCH_NVCC_DIR
-#define OXIDE_BENCH_NVCC_DIR "bench/nvcc"
-#endif
 
 #define WARMUP 3
 #define RUNS 30
@@ -266,28 +262,11 @@ static char *compile_example(const char *name) {
 }
 
 /* The twin's PTX: next to this executable (nvcc/NAME.ptx, how the build lays it out and how it
- * travels to the GPU machine), else in $OXIDE_BENCH_NVCC_DIR, else where the build put it. */
+ * travels to the GPU machine), else in $OXIDE_BENCH_NVCC_DIR, else in build/bench/nvcc. */
 static char *twin_ptx(const char *name, const char *oxide_ptx) {
-    char exe[4096], path[4200];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    char *src = NULL;
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash)
-            *slash = 0;
-        snprintf(path, sizeof path, "%s/nvcc/%s.ptx", exe, name);
-        src = read_file(path);
-    }
-    const char *env = getenv("OXIDE_BENCH_NVCC_DIR");
-    if (!src && env) {
-        snprintf(path, sizeof path, "%s/%s.ptx", env, name);
-        src = read_file(path);
-    }
-    if (!src) {
-        snprintf(path, sizeof path, "%s/%s.ptx", OXIDE_BENCH_NVCC_DIR, name);
-        src = read_file(path);
-    }
+    char file[256];
+    snprintf(file, sizeof file, "%s.ptx", name);
+    char *src = read_bench_data("nvcc", file, "OXIDE_BENCH_NVCC_DIR", "build/bench/nvcc");
     if (!src)
         return NULL;
     const char *m = strstr(oxide_ptx, "// oxide.manifest.v1 ");

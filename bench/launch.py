@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Launch overhead (GOALS.md, bench/launch), medians of interleaved rounds:
+"""Launch overhead (bench/launch in bench/README.md), medians of interleaved rounds:
 
     launch_py oxide_us cupy_us ratio        an empty kernel from Python: oxide against CuPy RawKernel
     launch_py_args oxide_us cupy_us ratio   vecadd(a, b, out) on CuPy arrays: oxide against RawKernel

@@ -577,7 +577,7 @@ OXIDE_API oxide_status oxide_module_import_bitcode_isolated(oxide_module *mod, c
                                                             const char *unit_name, size_t max_memory,
                                                             unsigned max_seconds);
 
-/* Compile to PTX text that carries the manifest (DESIGN.md section 5). Verifies first.
+/* Compile to PTX text that carries the manifest (docs/design.md section 5). Verifies first.
  * *ptx is NUL-terminated, lives until the next compile of this module or its destruction;
  * *len (may be NULL) gets its length without the NUL.
  * Errors: VERIFY, UNSUPPORTED (construct the target cannot run: names it), CODEGEN. */

@@ -1,4 +1,4 @@
-/* Import of LLVM bitcode: the Rust front end's device path (docs/rust.md).
+/* Import of LLVM bitcode: the Rust front end's device path (docs/design.md section 7).
  *
  * rustc's normal host compile leaves one bitcode unit per crate. oxide_module_import_bitcode
  * stores a unit in the module; at compile time oxide__import_link links them, finds the kernel

@@ -1,4 +1,4 @@
-/* Reads the manifest line that oxide PTX carries (DESIGN.md section 5):
+/* Reads the manifest line that oxide PTX carries (docs/design.md section 5):
  *
  *     // oxide.manifest.v1 {JSON}
  *

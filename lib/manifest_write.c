@@ -1,6 +1,6 @@
-/* Writes the manifest line that compiled PTX carries (DESIGN.md section 5).
+/* Writes the manifest line that compiled PTX carries (docs/design.md section 5).
  *
- * Contract with the reader (lib/manifest.c), beyond the shape in DESIGN.md:
+ * Contract with the reader (lib/manifest.c), beyond the shape in docs/design.md:
  *  - one line: "// oxide.manifest.v1 " then the JSON object then "\n"; keys in the fixed order
  *    oxide, target, kernels; per kernel name, entry, params, launch_bounds, cluster, dyn_smem.
  *  - "launch_bounds" is always present; [0,0] means "not set" (oxide_manifest_kernel_attrs'

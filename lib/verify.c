@@ -6,7 +6,7 @@
  * parser or another front end. Nothing here dereferences a pointer it has not checked, and the
  * IR is never modified (not even the values' scratch fields, which passes may be using).
  *
- * Every rule that would otherwise make LLVM abort the process or miscompile (DESIGN.md
+ * Every rule that would otherwise make LLVM abort the process or miscompile (docs/design.md
  * section 2: "liboxide never hands LLVM what it cannot lower") belongs here; each such rule
  * says which failure it prevents.
  *

@@ -1,4 +1,4 @@
-/* Devices, their primary contexts, and the fault policy of DESIGN.md section 6: a sticky CUDA
+/* Devices, their primary contexts, and the fault policy of docs/design.md section 6: a sticky CUDA
  * error marks the device failed; only an explicit oxide_device_reset() clears it. */
 #include <stdio.h>
 #include <stdlib.h>

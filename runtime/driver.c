@@ -1,5 +1,5 @@
 /* Opens the CUDA driver with dlopen at first use: liboxide must load, compile and test on machines
- * without a GPU or driver, and say clearly when one is missing (DESIGN.md section 6). */
+ * without a GPU or driver, and say clearly when one is missing (docs/design.md section 6). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* The slice of the CUDA driver API the runtime uses, declared here so that oxide builds without
- * the CUDA headers and loads libcuda.so.1 with dlopen (DESIGN.md section 6). Types and values
+ * the CUDA headers and loads libcuda.so.1 with dlopen (docs/design.md section 6). Types and values
  * are those of cuda.h (CUDA 12.0 ABI and later); only what the runtime calls is declared. */
 #ifndef OXIDE_RUNTIME_DRIVER_H
 #define OXIDE_RUNTIME_DRIVER_H

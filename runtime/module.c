@@ -1,6 +1,6 @@
 /* Loading PTX and cubins, kernel lookup by manifest name, and per-kernel resource queries.
  * Each kernel's parameter layout is computed here, once, so that launches only compare small
- * integers (GOALS.md: oxide's launch costs at most 1.1x a raw cuLaunchKernel). */
+ * integers (bench/README.md, launch_c: at most 1.1x a raw cuLaunchKernel). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate the Rust device intrinsics from lib/ops.def (DESIGN.md sections 3 and 7).
+"""Generate the Rust device intrinsics from lib/ops.def (docs/design.md sections 3 and 7).
 
 Writes two checked-in files:
   rustc-plugin/cuda-device/src/intrinsics.rs  host stubs: `extern "C"` functions, never inlined,

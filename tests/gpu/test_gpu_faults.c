@@ -1,7 +1,7 @@
 /* Failures on a GPU, each with the status and message a caller gets:
  *  - a kernel that writes out of bounds: the status names the kernel and the CUDA error, the
  *    device is marked failed (later calls: DEVICE_FAILED), and only oxide_device_reset() may
- *    recover, invalidating the device's handles (DESIGN.md section 6). Where the driver cannot
+ *    recover, invalidating the device's handles (docs/design.md section 6). Where the driver cannot
  *    recover in-process (driver 580 on the H200: every retain/reset/new-context sequence fails
  *    after the fault), the reset must say so and the device must stay failed; the mock driver
  *    covers the recovering branch. Run in a child process forked before this process touches

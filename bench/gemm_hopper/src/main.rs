@@ -1,5 +1,6 @@
-//! bench/gemm_hopper (H200): GOALS.md's bench/gemm rows, `SHAPE oxide_tflops cublas_tflops ratio`,
-//! for 4096x4096x4096, 8192x8192x8192 and 8192x8192x2048.
+//! bench/gemm_hopper (H200): bench/gemm's rows (bench/README.md),
+//! `SHAPE oxide_tflops cublas_tflops ratio`, for 4096x4096x4096, 8192x8192x8192 and
+//! 8192x8192x2048.
 //!
 //! oxide's side is the Rust Hopper GEMM, `gemm_ws` of examples/rust/gemm_hopper (TMA, mbarrier,
 //! wgmma, persistent and warp-specialised), reused through #[path] with its own launch code
