@@ -194,6 +194,14 @@ static void test_build_add2d(void) {
     CHECK(oxide_module_print(m, &text) == OXIDE_OK && want && !strcmp(text, want), "built:\n%s", text ? text : "");
     CHECK(oxide_module_verify(m, NULL) == OXIDE_OK);
 
+    /* docs/tile.md shows the same kernel, so the doc cannot drift */
+    snprintf(path, sizeof path, "%s/docs/tile.md", OXIDE_SOURCE_DIR);
+    char *doc = check_read_file(path, NULL);
+    const char *start = doc ? strstr(doc, "```\n") : NULL, *end = start ? strstr(start + 4, "```\n") : NULL;
+    CHECK(want && end && (size_t)(end - start - 4) == strlen(want) && !memcmp(start + 4, want, strlen(want)),
+          "the example in docs/tile.md differs from tests/ir/tile/add2d.oxir");
+    free(doc);
+
     /* what the builder refuses, op by op, naming the op */
     oxide_value *bad = NULL;
     CHECK(oxide_build_op(bl, OXIDE_OP_TILE_DIM, &x, 1, NULL, &axis0, 1, &bad) == OXIDE_ERROR_STATE,
