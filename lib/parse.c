@@ -418,9 +418,20 @@ static oxide_status tile_dims(P *p, uint32_t shape[3], uint32_t *rank) {
 
 static oxide_status parse_type(P *p, int depth, oxide_type **out);
 
+/* "x TYPE>": the element part of vec, array, tile and tensor types. */
+static oxide_status elem_tail(P *p, int depth, oxide_type **elem) {
+    char d[48];
+    oxide_status st;
+    if (!is_word(p, cur(p), "x"))
+        return perr(cur(p), "expected 'x', found %s", describe(p, cur(p), d));
+    adv(p);
+    if ((st = parse_type(p, depth + 1, elem)) || (st = expect(p, '>')))
+        return st;
+    return OXIDE_OK;
+}
+
 /* "tile<64x64 x f32>", "tensor<2 x bf16>", "tensor<mut 2 x f32>" */
 static oxide_status tile_type(P *p, int depth, oxide_type **out) {
-    char d[48];
     oxide_status st;
     tok *t = cur(p);
     bool tensor = is_word(p, t, "tensor"), mut = false;
@@ -435,10 +446,7 @@ static oxide_status tile_type(P *p, int depth, oxide_type **out) {
     }
     if ((st = tensor ? get_u32(p, &rank) : tile_dims(p, shape, &rank)))
         return st;
-    if (!is_word(p, cur(p), "x"))
-        return perr(cur(p), "expected 'x', found %s", describe(p, cur(p), d));
-    adv(p);
-    if ((st = parse_type(p, depth + 1, &elem)) || (st = expect(p, '>')))
+    if ((st = elem_tail(p, depth, &elem)))
         return st;
     st = tensor ? oxide_type_tensor(p->ctx, elem, rank, mut, out) : oxide_type_tile(p->ctx, elem, rank, shape, out);
     return st ? berr(t, st) : OXIDE_OK;
@@ -466,10 +474,7 @@ static oxide_status parse_type(P *p, int depth, oxide_type **out) {
         adv(p);
         if ((st = expect(p, '<')) || (st = get_u64(p, vec ? UINT32_MAX : UINT64_MAX, &count)))
             return st;
-        if (!is_word(p, cur(p), "x"))
-            return perr(cur(p), "expected 'x', found %s", describe(p, cur(p), d));
-        adv(p);
-        if ((st = parse_type(p, depth + 1, &elem)) || (st = expect(p, '>')))
+        if ((st = elem_tail(p, depth, &elem)))
             return st;
         st = vec ? oxide_type_vector(p->ctx, elem, (uint32_t)count, out) : oxide_type_array(p->ctx, elem, count, out);
         return st ? berr(t, st) : OXIDE_OK;

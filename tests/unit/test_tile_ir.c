@@ -14,52 +14,81 @@ static oxide_context *ctx;
 
 static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* "LINE:COL:" at the start of msg or after a space (so 7:3 does not match 17:3). */
-static bool has_position(const char *msg, const char *pos) {
-    char want[32];
-    snprintf(want, sizeof want, "%s:", pos);
-    for (const char *s = strstr(msg, want); s; s = strstr(s + 1, want))
-        if (s == msg || s[-1] == ' ')
-            return true;
-    return false;
+/* The value of a leading "; key: value" line (NUL-terminated copy in out), or NULL. */
+static const char *directive(const char *line, const char *key, char *out, size_t cap) {
+    size_t k = strlen(key), n = strcspn(line, "\n");
+    if (strncmp(line, "; ", 2) || strncmp(line + 2, key, k) || line[2 + k] != ':' || line[3 + k] != ' ')
+        return NULL;
+    snprintf(out, cap, "%.*s", (int)(n - 4 - k), line + 4 + k);
+    return out;
 }
 
-static void expect_error_file(const char *name, const char *text, size_t len) {
-    char pos[32] = "", phrase[256] = "", target[16] = "sm_90a";
-    const char *nl = strchr(text, '\n');
-    CHECK(nl && sscanf(text, "; expect: error %31s %255[^\n]", pos, phrase) == 2, "%s: bad expect line", name);
-    if (nl && !strncmp(nl + 1, "; target: ", 10))
-        sscanf(nl + 11, "%15s", target);
+static void expect_parse_error(const char *name, const char *text, size_t len, const char *want) {
+    unsigned line = 0, col = 0;
+    int n = 0;
+    char pos[32];
+    CHECK(sscanf(want, "%u:%u %n", &line, &col, &n) == 2 && n > 0, "%s: write 'error LINE:COL phrase'", name);
+    snprintf(pos, sizeof pos, "%u:%u: ", line, col);
     oxide_module *m = NULL;
     oxide_status st = oxide_module_parse(ctx, text, len, &m);
-    if (st == OXIDE_OK) {
-        oxide_options *o;
-        oxide_options_create(&o);
-        CHECK(oxide_options_set_target(o, target) == OXIDE_OK, "%s: target %s", name, target);
-        st = oxide_module_verify(m, o);
-        oxide_options_destroy(o);
-        CHECK(st == OXIDE_ERROR_VERIFY, "%s: expected a verify error, got %s", name, oxide_status_name(st));
+    const char *msg = st ? oxide_last_error() : "";
+    CHECK(st == OXIDE_ERROR_PARSE && !strncmp(msg, pos, strlen(pos)) && strstr(msg, want + n),
+          "%s: expected PARSE with \"%s%s\", got %s: %s", name, pos, want + n, oxide_status_name(st), msg);
+    if (!st)
         oxide_module_destroy(m);
-    }
-    const char *msg = oxide_last_error();
-    CHECK(st != OXIDE_OK && has_position(msg, pos), "%s: expected position %s in '%s'", name, pos, msg);
-    CHECK(st != OXIDE_OK && strstr(msg, phrase), "%s: expected '%s' in '%s'", name, phrase, msg);
 }
 
-static void expect_valid_file(const char *name, const char *text, size_t len) {
+/* ok: verifies at the target, prints back exactly and is refused by compile (not lowered yet);
+ * verify PHRASE: the verifier's message holds PHRASE ("at LINE:COL: ..." for the position). */
+static void expect_verdict(const char *name, oxide_module *m, const char *target, const char *want) {
+    oxide_options *o;
+    oxide_options_create(&o);
+    CHECK(oxide_options_set_target(o, target) == OXIDE_OK, "%s: target %s", name, target);
+    oxide_status st = oxide_module_verify(m, o);
+    const char *msg = st ? oxide_last_error() : "";
+    if (!strcmp(want, "ok")) {
+        CHECK(st == OXIDE_OK, "%s: expected OK at %s, got %s", name, target, msg);
+        const char *ptx = NULL;
+        st = oxide_module_compile(m, o, &ptx, NULL);
+        CHECK(st == OXIDE_ERROR_UNSUPPORTED && strstr(oxide_last_error(), "not lowered"),
+              "%s: compiling a tile kernel must be refused cleanly, got %s", name, oxide_status_name(st));
+    } else {
+        CHECK(!strncmp(want, "verify ", 7) && st == OXIDE_ERROR_VERIFY && strstr(msg, want + 7),
+              "%s: expected '%s' at %s, got %s", name, want, target, msg);
+    }
+    oxide_options_destroy(o);
+}
+
+/* One file: leading "; target: sm_XX" and "; expect: ..." lines, then the module (in printed
+ * form, unless it is expected not to parse). */
+static void run_file(const char *name, const char *text, size_t len, int *valid, int *errors) {
+    const char *body = text;
+    char v[512], target[32] = "sm_90a";
+    bool parse_error = false;
+    while (*body == ';') {
+        parse_error |= directive(body, "expect", v, sizeof v) && !strncmp(v, "error ", 6);
+        body += strcspn(body, "\n") + (body[strcspn(body, "\n")] != 0);
+    }
+    CHECK(body != text, "%s: needs '; expect: ...' lines", name);
     oxide_module *m = NULL;
-    oxide_status st = oxide_module_parse(ctx, text, len, &m);
-    CHECK(st == OXIDE_OK, "%s: parse: %s", name, oxide_last_error());
-    if (st)
-        return;
-    const char *printed = NULL;
-    CHECK(oxide_module_print(m, &printed) == OXIDE_OK && !strcmp(printed, text), "%s: printed text differs:\n%s", name,
-          printed ? printed : "(none)");
-    CHECK(oxide_module_verify(m, NULL) == OXIDE_OK, "%s: verify", name);
-    const char *ptx = NULL;
-    st = oxide_module_compile(m, NULL, &ptx, NULL);
-    CHECK(st == OXIDE_ERROR_UNSUPPORTED && strstr(oxide_last_error(), "not lowered"),
-          "%s: compiling a tile kernel must be refused cleanly, got %s", name, oxide_status_name(st));
+    if (!parse_error) {
+        const char *out = NULL;
+        oxide_status st = oxide_module_parse(ctx, text, len, &m);
+        CHECK(st == OXIDE_OK, "%s: parse: %s", name, oxide_last_error());
+        if (st)
+            return;
+        CHECK(oxide_module_print(m, &out) == OXIDE_OK && !strcmp(out, body), "%s: prints differently:\n%s", name,
+              out ? out : "");
+    }
+    for (const char *l = text; l < body; l += strcspn(l, "\n") + 1) {
+        char t[32];
+        if (directive(l, "target", t, sizeof t))
+            snprintf(target, sizeof target, "%s", t);
+        else if (directive(l, "expect", v, sizeof v) && parse_error)
+            expect_parse_error(name, text, len, v + 6), ++*errors;
+        else if (directive(l, "expect", v, sizeof v))
+            expect_verdict(name, m, target, v), strcmp(v, "ok") ? ++*errors : ++*valid;
+    }
     oxide_module_destroy(m);
 }
 
@@ -85,18 +114,13 @@ static void test_files(void) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         char *text = check_read_file(path, &len);
         CHECK(text != NULL, "cannot read %s", path);
-        if (text && !strncmp(text, "; expect: error ", 16)) {
-            expect_error_file(names[i], text, len);
-            errors++;
-        } else if (text) {
-            expect_valid_file(names[i], text, len);
-            valid++;
-        }
+        if (text)
+            run_file(names[i], text, len, &valid, &errors);
         free(text);
         free(names[i]);
     }
-    CHECK(valid >= 7 && errors >= 20, "expected the tile samples in %s, found %d valid and %d error files", dir, valid,
-          errors);
+    CHECK(valid >= 8 && errors >= 30, "expected the tile samples in %s, found %d ok and %d error expectations", dir,
+          valid, errors);
 }
 
 static oxide_type *scalar(oxide_type_kind k) {
@@ -191,14 +215,15 @@ static void test_build_add2d(void) {
     for (int i = 0; i < 8; i++)
         oxide_value_set_name(vals[i], names[i]);
     const char *text = NULL;
-    CHECK(oxide_module_print(m, &text) == OXIDE_OK && want && !strcmp(text, want), "built:\n%s", text ? text : "");
+    const char *body = want ? strstr(want, "module @") : NULL; /* after the "; expect: ok" line */
+    CHECK(oxide_module_print(m, &text) == OXIDE_OK && body && !strcmp(text, body), "built:\n%s", text ? text : "");
     CHECK(oxide_module_verify(m, NULL) == OXIDE_OK);
 
     /* docs/tile.md shows the same kernel, so the doc cannot drift */
     snprintf(path, sizeof path, "%s/docs/tile.md", OXIDE_SOURCE_DIR);
     char *doc = check_read_file(path, NULL);
     const char *start = doc ? strstr(doc, "```\n") : NULL, *end = start ? strstr(start + 4, "```\n") : NULL;
-    CHECK(want && end && (size_t)(end - start - 4) == strlen(want) && !memcmp(start + 4, want, strlen(want)),
+    CHECK(body && end && (size_t)(end - start - 4) == strlen(body) && !memcmp(start + 4, body, strlen(body)),
           "the example in docs/tile.md differs from tests/ir/tile/add2d.oxir");
     free(doc);
 
@@ -276,11 +301,12 @@ static void test_verify_mutated(void) {
     oxide_function *k = m->functions.items[0];
     oxide_block *b = k->blocks.items[0];
     oxide_inst *perm = b->insts.items[4];
-    CHECK(perm->op == OXIDE_OP_TILE_PERMUTE && perm->line == 9 && perm->col == 8);
+    CHECK(perm->op == OXIDE_OP_TILE_PERMUTE && perm->line == 10 && perm->col == 8);
     perm->perm = 0x00; /* [0,0] */
     CHECK(oxide_module_verify(m, NULL) == OXIDE_ERROR_VERIFY &&
-              strstr(oxide_last_error(), "verify: tile_kernel @shapes ^0 #4 'tile.permute' at 9:8: perm [0,0] is not a "
-                                         "permutation of 0..1"),
+              strstr(oxide_last_error(),
+                     "verify: tile_kernel @shapes ^0 #4 'tile.permute' at 10:8: perm [0,0] is not a "
+                     "permutation of 0..1"),
           "got %s", oxide_last_error());
     perm->perm = 0x01;
     k->hints[OXIDE_TILE_HINT_WARPS] = 3;
