@@ -134,7 +134,11 @@ typedef enum oxide_type_kind {
     OXIDE_TYPE_PTR,
     OXIDE_TYPE_VECTOR,
     OXIDE_TYPE_ARRAY,
-    OXIDE_TYPE_STRUCT
+    OXIDE_TYPE_STRUCT,
+    OXIDE_TYPE_F8E4M3, /* 8-bit float, tile elements only (docs/tile.md) */
+    OXIDE_TYPE_F8E5M2,
+    OXIDE_TYPE_TILE,  /* tile<64x64 x f32>: a whole tile of a tile kernel */
+    OXIDE_TYPE_TENSOR /* tensor<mut 2 x f32>: a tile kernel's tensor parameter */
 } oxide_type_kind;
 
 typedef enum oxide_addrspace {
@@ -146,7 +150,8 @@ typedef enum oxide_addrspace {
     OXIDE_AS_PARAM = 101
 } oxide_addrspace;
 
-/* Scalar types (VOID..F64). Errors: INVALID_ARGUMENT (NULL, or a kind that is not scalar). */
+/* Scalar types (VOID..F64, and F8E4M3/F8E5M2, which exist only as tile elements). Errors: INVALID_ARGUMENT (NULL, or a
+ * kind that is not scalar). */
 OXIDE_API oxide_status oxide_type_scalar(oxide_context *ctx, oxide_type_kind kind, oxide_type **out);
 /* Opaque pointer in an address space. */
 OXIDE_API oxide_status oxide_type_pointer(oxide_context *ctx, oxide_addrspace as, oxide_type **out);
@@ -158,6 +163,15 @@ OXIDE_API oxide_status oxide_type_array(oxide_context *ctx, oxide_type *elem, ui
 OXIDE_API oxide_status oxide_type_struct(oxide_context *ctx, oxide_type *const *fields, size_t nfields,
                                          oxide_type **out);
 OXIDE_API oxide_type_kind oxide_type_get_kind(const oxide_type *t);
+/* Tile of rank 1..3 (shape[0..rank-1]): every dim a power of two from 1 to 65536, at most 2^20
+ * elements; elem i1, i8, i32, i64, f16, bf16, f32, f8e4m3 or f8e5m2. Only inside tile kernels.
+ * Tiles and tensors have no C layout (no globals, arrays or structs of them). */
+OXIDE_API oxide_status oxide_type_tile(oxide_context *ctx, oxide_type *elem, uint32_t rank, const uint32_t *shape,
+                                       oxide_type **out);
+/* Tensor view (device pointer, shape, strides) of rank 1..4, elem as for tiles but not i1; only as a
+ * tile kernel parameter (oxide_kernel_add_tensor_param). is_mutable: tile.store may write it. */
+OXIDE_API oxide_status oxide_type_tensor(oxide_context *ctx, oxide_type *elem, uint32_t rank, int is_mutable,
+                                         oxide_type **out);
 /* Text form of the type, e.g. "ptr.global", "array<256 x f32>". Lives as long as the context. */
 OXIDE_API const char *oxide_type_get_name(const oxide_type *t);
 
@@ -246,6 +260,26 @@ OXIDE_API oxide_status oxide_kernel_add_bytes_param(oxide_function *k, const cha
                                                     oxide_value **out);
 /* A 128-byte TMA descriptor by value; *out is a generic pointer to it. */
 OXIDE_API oxide_status oxide_kernel_add_tma_desc_param(oxide_function *k, const char *name, oxide_value **out);
+
+/* Tile kernels (docs/tile.md): the compiler chooses the block size (32 * warps threads). Their
+ * parameters are tensors and scalars (oxide_kernel_add_scalar_param); launch bounds, cluster and
+ * dynamic shared memory are refused, hints take their place. */
+OXIDE_API oxide_status oxide_module_add_tile_kernel(oxide_module *mod, const char *name, oxide_function **out);
+/* A tensor parameter of a tile kernel; tensor is an OXIDE_TYPE_TENSOR type, *out its value. */
+OXIDE_API oxide_status oxide_kernel_add_tensor_param(oxide_function *k, const char *name, oxide_type *tensor,
+                                                     oxide_value **out);
+typedef enum oxide_tile_hint {
+    OXIDE_TILE_HINT_WARPS = 0,       /* 1, 2, 4, 8 or 16; default 4 */
+    OXIDE_TILE_HINT_STAGES,          /* 1..8; default 3 */
+    OXIDE_TILE_HINT_GROUP,           /* grouped tile order width, 0 = off (default) */
+    OXIDE_TILE_HINT_PERSISTENT,      /* 0 (default) or 1 */
+    OXIDE_TILE_HINT_CONSUMER_GROUPS, /* 1 (default) or 2 */
+    OXIDE_TILE_HINT_CLUSTER          /* 1 (default), 2 or 4 */
+} oxide_tile_hint;
+/* Set a hint; a hint that was set is printed (in the order above), even at its default. */
+OXIDE_API oxide_status oxide_tile_kernel_set_hint(oxide_function *k, oxide_tile_hint hint, uint32_t value);
+/* The hint's value (its default when not set). */
+OXIDE_API oxide_status oxide_tile_kernel_get_hint(const oxide_function *k, oxide_tile_hint hint, uint32_t *value);
 
 /* Kernel attributes. 0 means "not set". */
 OXIDE_API oxide_status oxide_kernel_set_launch_bounds(oxide_function *k, uint32_t max_threads, uint32_t min_blocks);
@@ -458,7 +492,24 @@ typedef enum oxide_op {
     OXIDE_OP_MBARRIER_ARRIVE_CLUSTER = 185, /* mbarrier.arrive.cluster */
     OXIDE_OP_FENCE_MBARRIER_INIT = 186, /* fence.mbarrier_init */
     OXIDE_OP_TMA_PREFETCH_DESC = 187, /* tma.prefetch_desc */
-    OXIDE_OP_COUNT_ = 188
+    OXIDE_OP_TILE_PROGRAM_ID = 188, /* tile.program_id */
+    OXIDE_OP_TILE_NUM_PROGRAMS = 189, /* tile.num_programs */
+    OXIDE_OP_TILE_DIM = 190, /* tile.dim */
+    OXIDE_OP_TILE_LOAD = 191, /* tile.load */
+    OXIDE_OP_TILE_STORE = 192, /* tile.store */
+    OXIDE_OP_TILE_ATOMIC_ADD = 193, /* tile.atomic_add */
+    OXIDE_OP_TILE_FULL = 194, /* tile.full */
+    OXIDE_OP_TILE_SPLAT = 195, /* tile.splat */
+    OXIDE_OP_TILE_ARANGE = 196, /* tile.arange */
+    OXIDE_OP_TILE_DOT = 197, /* tile.dot */
+    OXIDE_OP_TILE_CAST = 198, /* tile.cast */
+    OXIDE_OP_TILE_BROADCAST = 199, /* tile.broadcast */
+    OXIDE_OP_TILE_EXPAND_DIMS = 200, /* tile.expand_dims */
+    OXIDE_OP_TILE_RESHAPE = 201, /* tile.reshape */
+    OXIDE_OP_TILE_PERMUTE = 202, /* tile.permute */
+    OXIDE_OP_TILE_REDUCE = 203, /* tile.reduce */
+    OXIDE_OP_TILE_PRINT = 204, /* tile.print */
+    OXIDE_OP_COUNT_ = 205
 } oxide_op;
 /* END GENERATED OPS */
 /* clang-format on */
@@ -476,8 +527,13 @@ typedef enum oxide_attr_key {
     OXIDE_ATTR_VALUE,     /* i (integer types) or f (float types): value of a const */
     OXIDE_ATTR_STR,       /* s: printf format or assert message */
     OXIDE_ATTR_ELEM,      /* t: element type of offset and alloca */
-    OXIDE_ATTR_SYM        /* s: name of the global (global.addr) or function (call) */
+    OXIDE_ATTR_SYM,       /* s: name of the global (global.addr) or function (call) */
+    OXIDE_ATTR_PAD,       /* i or f (by the element type): tile.load's value outside the tensor */
+    OXIDE_ATTR_PERM,      /* i: tile.permute's permutation, perm[k] in bits 4k..4k+3 */
+    OXIDE_ATTR_KIND       /* i: tile.reduce's oxide_reduce_kind */
 } oxide_attr_key;
+
+typedef enum oxide_reduce_kind { OXIDE_REDUCE_SUM = 0, OXIDE_REDUCE_MAX, OXIDE_REDUCE_MIN } oxide_reduce_kind;
 
 typedef enum oxide_scope { OXIDE_SCOPE_CTA = 0, OXIDE_SCOPE_CLUSTER, OXIDE_SCOPE_GPU, OXIDE_SCOPE_SYS } oxide_scope;
 typedef enum oxide_order {

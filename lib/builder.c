@@ -108,6 +108,13 @@ oxide_status oxide_module_add_kernel(oxide_module *mod, const char *name, oxide_
     return add_function(mod, name, true, NULL, out, "oxide_module_add_kernel");
 }
 
+oxide_status oxide_module_add_tile_kernel(oxide_module *mod, const char *name, oxide_function **out) {
+    oxide_status st = add_function(mod, name, true, NULL, out, "oxide_module_add_tile_kernel");
+    if (!st)
+        (*out)->is_tile = true;
+    return st;
+}
+
 oxide_status oxide_module_add_function(oxide_module *mod, const char *name, oxide_type *ret, oxide_function **out) {
     if (!ret)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_add_function: ret is NULL (use the void type)");
@@ -140,8 +147,9 @@ oxide_status oxide_module_add_global(oxide_module *mod, const char *name, oxide_
     if (as != OXIDE_AS_GLOBAL && as != OXIDE_AS_SHARED && as != OXIDE_AS_CONSTANT)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: @%s must live in global, shared or constant space", what,
                            name);
-    if (type->kind == OXIDE_TYPE_VOID)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: @%s cannot have type void", what, name);
+    if (!oxide__type_has_layout(type))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: @%s cannot have type %s (it has no memory layout)", what,
+                           name, type->name);
     if (align & (align - 1))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: alignment %u is not a power of two", what, align);
     if (init && as == OXIDE_AS_SHARED)
@@ -236,7 +244,8 @@ oxide_status oxide_function_add_param(oxide_function *fn, const char *name, oxid
                            "oxide_function_add_param: @%s is a kernel; use oxide_kernel_add_*_param", fn->name);
     if (type->kind == OXIDE_TYPE_VOID)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_function_add_param: parameter cannot be void");
-    return new_param(fn, name, type, out);
+    oxide_status st = oxide__tile_check_value_type(fn, type, "a parameter");
+    return st ? st : new_param(fn, name, type, out);
 }
 
 /* Adds the interface entry and its IR values (one, or two for a slice). */
@@ -252,6 +261,10 @@ static oxide_status add_iface(oxide_function *k, const char *name, oxide_iface_p
                            name ? name : "(null)");
     if (k->blocks.len)
         return oxide__fail(OXIDE_ERROR_STATE, "%s: add kernel parameters before the first block of @%s", what, k->name);
+    if (k->is_tile != (proto.kind == OXIDE__PARAM_TENSOR) && proto.kind != OXIDE_PARAM_SCALAR)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s", what,
+                           k->is_tile ? "a tile kernel takes tensors and scalars only"
+                                      : "tensor parameters belong to tile kernels");
     oxide_iface_param *p = oxide__alloc(&k->mod->arena, sizeof *p);
     if (!p || !(proto.name = oxide__strdup(&k->mod->arena, name)))
         return OOM(what);
@@ -330,11 +343,23 @@ oxide_status oxide_kernel_add_tma_desc_param(oxide_function *k, const char *name
     return add_iface(k, name, p, ptr, NULL, out, NULL, "oxide_kernel_add_tma_desc_param");
 }
 
+oxide_status oxide_kernel_add_tensor_param(oxide_function *k, const char *name, oxide_type *tensor, oxide_value **out) {
+    if (!tensor || tensor->kind != OXIDE_TYPE_TENSOR)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_kernel_add_tensor_param: %s is not a tensor type",
+                           tensor ? tensor->name : "NULL");
+    oxide_iface_param p = {.kind = OXIDE__PARAM_TENSOR, .tensor = tensor, .is_mutable = tensor->is_mutable};
+    return add_iface(k, name, p, tensor, NULL, out, NULL, "oxide_kernel_add_tensor_param");
+}
+
 static oxide_status need_kernel(oxide_function *k, const char *what) {
     if (!k)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: kernel is NULL", what);
     if (!k->is_kernel)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: @%s is a device function, not a kernel", what, k->name);
+    if (k->is_tile)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                           "%s: @%s is a tile kernel: the tile compiler chooses its launch shape (use hints)", what,
+                           k->name);
     return OXIDE_OK;
 }
 
@@ -397,6 +422,9 @@ oxide_status oxide_function_add_block(oxide_function *fn, oxide_type *const *par
     for (size_t i = 0; i < nparams; i++) {
         if (!params[i] || params[i]->kind == OXIDE_TYPE_VOID)
             return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: block parameter %zu is NULL or void", what, i);
+        oxide_status st = oxide__tile_check_value_type(fn, params[i], "a block parameter");
+        if (st)
+            return st;
         oxide_value *v = oxide__alloc(a, sizeof *v);
         if (!v || !oxide__vec_push(a, &b->params, v))
             return OOM(what);
@@ -421,6 +449,8 @@ static bool is_vec_of(const oxide_type *t, bool (*pred)(const oxide_type *)) {
 }
 
 static bool fits_class(char c, const oxide_type *t) {
+    if (t->kind == OXIDE_TYPE_TILE) /* elementwise rows on tiles: the element decides */
+        t = t->elem;
     switch (c) {
     case 'I': return (oxide__type_is_int(t) || is_vec_of(t, oxide__type_is_int));
     case 'F': return (oxide__type_is_float(t) || is_vec_of(t, oxide__type_is_float));
@@ -441,6 +471,8 @@ static const char *class_name(char c) {
     case 'b': return "i1";
     case 'i': return "i32";
     case 'l': return "i64";
+    case 'R': return "a tensor";
+    case 'Y': return "a tile";
     default: return "a value";
     }
 }
@@ -458,7 +490,7 @@ oxide_status oxide__check_operands(oxide_context *ctx, oxide_op op, oxide_value 
                            variadic ? "at least " : "", fixed, fixed == 1 ? "" : "s", n);
     if (n && !operands)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': operands is NULL", info->name);
-    oxide_type *row = NULL;
+    oxide_type *row = NULL, *cond = NULL;
     for (size_t i = 0; i < n; i++) {
         oxide_value *v = operands[i];
         char c = i < fixed ? sig[i] : 'x';
@@ -481,7 +513,12 @@ oxide_status oxide__check_operands(oxide_context *ctx, oxide_op op, oxide_value 
             break;
         case 'P': ok = t->kind == OXIDE_TYPE_PTR; break;
         case 'S': ok = t->kind == OXIDE_TYPE_PTR && t->addrspace == OXIDE_AS_SHARED; break;
-        case 'b': ok = t->kind == OXIDE_TYPE_I1; break;
+        case 'b':
+            cond = t;
+            ok = oxide__tile_scalar(t)->kind == OXIDE_TYPE_I1;
+            break;
+        case 'R': ok = t->kind == OXIDE_TYPE_TENSOR; break;
+        case 'Y': ok = t->kind == OXIDE_TYPE_TILE; break;
         case 'i': ok = t->kind == OXIDE_TYPE_I32; break;
         case 'l': ok = t->kind == OXIDE_TYPE_I64; break;
         default: ok = fits_class('x', t);
@@ -490,13 +527,25 @@ oxide_status oxide__check_operands(oxide_context *ctx, oxide_op op, oxide_value 
             return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "'%s': operand %zu must be %s, got %s", info->name, i,
                                class_name(c), t->name);
     }
+    bool tile_row = row && row->kind == OXIDE_TYPE_TILE;
+    if (cond && cond->kind == OXIDE_TYPE_TILE && !(tile_row && oxide__tile_shape_eq(cond, row)))
+        return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "'%s': condition %s needs %s of its shape", info->name,
+                           cond->name, tile_row ? "operands" : "tile operands");
+    if (cond && tile_row && cond->kind != OXIDE_TYPE_TILE)
+        return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "'%s': on %s operands the condition must be an i1 tile, got %s",
+                           info->name, row->name, cond->name);
     oxide_type *res;
+    oxide_status st;
     switch (info->result) {
     case 'T':
     case 'I':
     case 'F':
     case 'N': res = row; break;
-    case 'b': res = ctx->scalars[OXIDE_TYPE_I1]; break;
+    case 'b':
+        res = ctx->scalars[OXIDE_TYPE_I1];
+        if (tile_row && (st = oxide__tile_like(ctx, row, res, &res)))
+            return st;
+        break;
     case 'i': res = ctx->scalars[OXIDE_TYPE_I32]; break;
     case 'l': res = ctx->scalars[OXIDE_TYPE_I64]; break;
     case 'p': res = operands[0]->type; break;
@@ -520,7 +569,7 @@ oxide_status oxide__check_operands(oxide_context *ctx, oxide_op op, oxide_value 
 
 /* ---- building instructions ---- */
 
-static unsigned attr_flag(oxide_attr_key k) { return (unsigned)k <= OXIDE_ATTR_SYM ? 1u << (unsigned)k : 0; }
+static unsigned attr_flag(oxide_attr_key k) { return (unsigned)k <= OXIDE_ATTR_KIND ? 1u << (unsigned)k : 0; }
 
 static bool is_lane_mask_op(oxide_op op) {
     return (op >= OXIDE_OP_SHFL_IDX && op <= OXIDE_OP_MATCH_ANY) ||
@@ -571,18 +620,33 @@ static oxide_status apply_attr(oxide_inst *in, oxide_type *result, const oxide_a
         in->imm = a->i;
         break;
     case OXIDE_ATTR_VALUE:
-        if (!result)
-            break;
-        if (oxide__type_is_float(result)) {
-            if (!oxide__round_float(result->kind, a->f, &in->fvalue))
-                return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'const': %g overflows %s", a->f, result->name);
+    case OXIDE_ATTR_PAD: {
+        /* a tile's value or pad is one of its elements */
+        const oxide_type *et = result ? oxide__tile_scalar(result) : NULL;
+        if (!et || (result->kind != OXIDE_TYPE_TILE && in->op != OXIDE_OP_CONST))
+            break; /* the tile check names the missing tile result */
+        if (oxide__type_is_float(et) || oxide__type_is_fp8(et)) {
+            if (!oxide__round_float(et->kind, a->f, &in->fvalue))
+                return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': %g overflows %s", name, a->f, et->name);
         } else {
-            unsigned bits = oxide__type_bits(result);
+            unsigned bits = oxide__type_bits(et);
             if (bits < 64 && (a->i < -(1ll << (bits - 1)) || a->i > (long long)((1ull << bits) - 1)))
-                return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'const': %lld does not fit in %s", (long long)a->i,
-                                   result->name);
+                return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': %lld does not fit in %s", name, (long long)a->i,
+                                   et->name);
             in->ivalue = a->i;
         }
+        break;
+    }
+    case OXIDE_ATTR_PERM:
+        if (a->i < 0 || a->i > 0xfff)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': perm 0x%llx is not three 4-bit indices", name,
+                               (long long)a->i);
+        in->perm = (uint32_t)a->i;
+        break;
+    case OXIDE_ATTR_KIND:
+        if (a->i < OXIDE_REDUCE_SUM || a->i > OXIDE_REDUCE_MIN)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': unknown reduce kind %lld", name, (long long)a->i);
+        in->kind = (uint8_t)a->i;
         break;
     case OXIDE_ATTR_STR:
         if (!a->s || !(in->str = oxide__strdup(arena, a->s)))
@@ -669,6 +733,8 @@ oxide_status oxide__build(oxide_block *block, oxide_op op, oxide_value *const *o
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s' needs an elem attribute (the element type)", info->name);
     if ((info->attrs & A_STR) && !in->str && !(in->str = oxide__strdup(arena, "")))
         return OOM("building an op");
+    if ((info->attrs & A_PERM) && !(seen & A_PERM))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s' needs a perm attribute (the permutation)", info->name);
     if (n) {
         in->operands = oxide__alloc(arena, n * sizeof *in->operands);
         if (!in->operands)
@@ -687,6 +753,8 @@ oxide_status oxide__build(oxide_block *block, oxide_op op, oxide_value *const *o
         v->fn = fn;
         in->result = v;
     }
+    if ((st = oxide__tile_check_inst(in, 0)))
+        return st;
     if (!oxide__vec_push(arena, &block->insts, in))
         return OOM("building an op");
     if (out)

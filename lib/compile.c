@@ -60,7 +60,7 @@ oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, 
         opts = &defaults;
     }
     oxide_status st = oxide__verify(mod, opts);
-    if (st)
+    if (st || (st = oxide__tile_refuse_lowering(mod)))
         return st;
     oxide_iface_kernel *kernels = NULL;
     size_t nkernels = 0, nown = 0;

@@ -166,7 +166,7 @@ const char *oxide_options_get_target(const oxide_options *opts) { return opts ? 
 static oxide_status intern(oxide_context *ctx, const oxide_type *proto, oxide_type **out) {
     for (oxide_type *t = ctx->interned; t; t = t->next_interned) {
         if (t->kind != proto->kind || t->addrspace != proto->addrspace || t->count != proto->count ||
-            t->elem != proto->elem || t->nfields != proto->nfields)
+            t->elem != proto->elem || t->nfields != proto->nfields || !oxide__tile_shape_eq(t, proto))
             continue;
         if (t->nfields && memcmp(t->fields, proto->fields, t->nfields * sizeof *t->fields))
             continue;
@@ -205,6 +205,13 @@ static oxide_status intern(oxide_context *ctx, const oxide_type *proto, oxide_ty
     size_t n = 0;
     bool cut = false;
     switch (t->kind) {
+    case OXIDE_TYPE_F8E4M3:
+    case OXIDE_TYPE_F8E5M2:
+    case OXIDE_TYPE_TILE:
+    case OXIDE_TYPE_TENSOR:
+        oxide__tile_type_name(t, text, sizeof text);
+        n = strlen(text);
+        break;
     case OXIDE_TYPE_PTR: {
         static const char *const spaces[] = {
             [0] = "ptr", [1] = "ptr.global", [3] = "ptr.shared", [4] = "ptr.constant", [5] = "ptr.local"};
@@ -243,9 +250,17 @@ static oxide_status intern(oxide_context *ctx, const oxide_type *proto, oxide_ty
     return OXIDE_OK;
 }
 
+oxide_status oxide__type_intern(oxide_context *ctx, const oxide_type *proto, oxide_type **out) {
+    return intern(ctx, proto, out);
+}
+
 oxide_status oxide_type_scalar(oxide_context *ctx, oxide_type_kind kind, oxide_type **out) {
     if (!ctx || !out)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_scalar: NULL argument");
+    if (kind == OXIDE_TYPE_F8E4M3 || kind == OXIDE_TYPE_F8E5M2) {
+        oxide_type proto = {.kind = kind};
+        return intern(ctx, &proto, out);
+    }
     if ((unsigned)kind > OXIDE_TYPE_F64)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_scalar: kind %d is not a scalar type", (int)kind);
     *out = ctx->scalars[kind];
@@ -293,7 +308,7 @@ uint64_t oxide__type_size(const oxide_type *t) {
     }
 }
 
-static bool sized(const oxide_type *t) { return t->kind != OXIDE_TYPE_VOID; }
+static bool sized(const oxide_type *t) { return oxide__type_has_layout(t); }
 
 oxide_status oxide_type_vector(oxide_context *ctx, oxide_type *elem, uint32_t count, oxide_type **out) {
     if (!ctx || !elem || !out)
@@ -349,6 +364,8 @@ bool oxide__round_float(oxide_type_kind kind, double v, double *out) {
     case OXIDE_TYPE_F64: *out = v; return true;
     case OXIDE_TYPE_F32: *out = (float)v; return !(isfinite(v) && isinf(*out));
     case OXIDE_TYPE_F16: mant_bits = 10, min_exp = -14, max = 65504.0; break;
+    case OXIDE_TYPE_F8E4M3:
+    case OXIDE_TYPE_F8E5M2: return oxide__round_fp8(kind, v, out);
     default: /* BF16 */ mant_bits = 7, min_exp = -126, max = 0x1.fep127; break;
     }
     if (!isfinite(v) || v == 0) {

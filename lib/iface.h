@@ -17,6 +17,7 @@ typedef struct oxide_iface_param {
     bool is_mutable;
     uint32_t size, align; /* BYTES as written, TMA_DESC 128 and 64; a manifest's others derived */
     uint32_t first_value; /* its first PTX parameter (a slice is two) = its first value in fn->params */
+    oxide_type *tensor;   /* tile kernels' tensor parameters (compiler only): the tensor type */
 } oxide_iface_param;
 
 typedef struct oxide_iface_kernel {

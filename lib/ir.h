@@ -23,9 +23,13 @@ enum {
     A_VALUE = 64,
     A_STR = 128,
     A_ELEM = 256,
-    A_SYM = 512
+    A_SYM = 512,
+    A_PAD = 1024,
+    A_PERM = 2048,
+    A_KIND = 4096
 };
-typedef enum { L_INST, L_INTR, L_LIBDEV, L_ASM, L_TERM } oxide_lower_kind;
+/* L_TILE: a tile op, lowered by the tile compiler (lib/tile/), never by lower.c. */
+typedef enum { L_INST, L_INTR, L_LIBDEV, L_ASM, L_TERM, L_TILE } oxide_lower_kind;
 
 typedef struct oxide_op_info {
     const char *name;
@@ -61,9 +65,12 @@ struct oxide_type {
     oxide_type_kind kind;
     uint32_t addrspace;   /* PTR */
     uint64_t count;       /* VECTOR, ARRAY */
-    oxide_type *elem;     /* VECTOR, ARRAY */
+    oxide_type *elem;     /* VECTOR, ARRAY, TILE, TENSOR */
     oxide_type **fields;  /* STRUCT */
     uint32_t nfields;     /* STRUCT */
+    uint32_t rank;        /* TILE, TENSOR */
+    uint32_t shape[3];    /* TILE */
+    bool is_mutable;      /* TENSOR */
     const char *name;     /* text form, e.g. "array<4 x f32>"; cut short past OXIDE_TYPE_NAME_MAX */
     bool name_cut;        /* name is an abbreviation: print the text form from the structure */
     uint64_t size, align; /* VECTOR, ARRAY, STRUCT: computed once, when the type is made */
@@ -76,6 +83,8 @@ struct oxide_type {
 bool oxide__type_is_int(const oxide_type *t);   /* i1..i128 */
 bool oxide__type_is_float(const oxide_type *t); /* f16, bf16, f32, f64 */
 bool oxide__type_is_ptr(const oxide_type *t);
+/* Intern a type built from proto (equal types are one pointer); names it. */
+oxide_status oxide__type_intern(oxide_context *ctx, const oxide_type *proto, oxide_type **out);
 unsigned oxide__type_bits(const oxide_type *t); /* scalar width; 0 for others */
 uint64_t oxide__type_size(const oxide_type *t); /* bytes, C layout; pointers are 8 */
 uint64_t oxide__type_align(const oxide_type *t);
@@ -127,6 +136,10 @@ typedef struct oxide_inst {
     const char *str;
     oxide_type *elem;
     const char *sym; /* global or function name */
+    uint32_t perm;   /* tile.permute: perm[k] in bits 4k..4k+3 */
+    uint8_t kind;    /* tile.reduce: oxide_reduce_kind */
+    /* tile.load's pad is held in ivalue/fvalue, like const's value */
+    uint32_t line, col; /* position of the op's name in parsed text; 0 when built through the API */
     /* successors (terminators) */
     oxide_succ *succ;
     uint32_t nsucc;
@@ -141,15 +154,20 @@ struct oxide_block {
     void *scratch;
 };
 
+/* A tile kernel's tensor parameter: the next interface kind, not yet in the manifest's enum. */
+#define OXIDE__PARAM_TENSOR ((oxide_param_kind)5)
+
 struct oxide_function {
     oxide_module *mod;
     const char *name;
     bool is_kernel;
-    oxide_type *ret;    /* device functions; VOID for kernels */
-    oxide_vec params;   /* oxide_value* (kernels: flattened: a slice gives two) */
-    oxide_vec iface;    /* kernels: oxide_iface_param* */
-    oxide_vec blocks;   /* oxide_block* */
-    oxide_strmap names; /* value name -> oxide_value (uniqueness check) */
+    bool is_tile;                 /* a tile kernel (also is_kernel) */
+    uint32_t hints[6], hints_set; /* tile kernels: oxide_tile_hint values; bit h set = given */
+    oxide_type *ret;              /* device functions; VOID for kernels */
+    oxide_vec params;             /* oxide_value* (kernels: flattened: a slice gives two) */
+    oxide_vec iface;              /* kernels: oxide_iface_param* */
+    oxide_vec blocks;             /* oxide_block* */
+    oxide_strmap names;           /* value name -> oxide_value (uniqueness check) */
     uint32_t launch_bounds[2];
     uint32_t cluster[3];
     uint32_t dyn_smem;
@@ -231,6 +249,8 @@ oxide_status oxide__check_operands(oxide_context *ctx, oxide_op op, oxide_value 
 extern const char *const oxide__scope_names[4];
 extern const char *const oxide__order_names[5];
 extern const char *const oxide__pred_names[24];
+
+#include "tile/tile.h"
 
 /* ---- verify, print, lower, emit, manifest (one file each) ---- */
 

@@ -41,6 +41,12 @@ LLVMTypeRef lw_type(lw *L, const oxide_type *t) {
     case OXIDE_TYPE_PTR: return LLVMPointerTypeInContext(L->c, t->addrspace);
     case OXIDE_TYPE_VECTOR: return LLVMVectorType(lw_type(L, t->elem), (unsigned)t->count);
     case OXIDE_TYPE_ARRAY: return LLVMArrayType2(lw_type(L, t->elem), t->count);
+    case OXIDE_TYPE_F8E4M3:
+    case OXIDE_TYPE_F8E5M2:
+    case OXIDE_TYPE_TILE:
+    case OXIDE_TYPE_TENSOR: /* the verifier keeps these in tile kernels, which compile refuses */
+        lw_fail(L, OXIDE_ERROR_UNSUPPORTED, "type %s has no SIMT lowering", t->name);
+        return L->ti8;
     case OXIDE_TYPE_STRUCT: {
         LLVMTypeRef small[16], *f = t->nfields <= 16 ? small : malloc(t->nfields * sizeof *f);
         if (!f) {

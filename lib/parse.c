@@ -60,6 +60,8 @@ static const struct {
     {"bf16", OXIDE_TYPE_BF16, -1},
     {"f32", OXIDE_TYPE_F32, -1},
     {"f64", OXIDE_TYPE_F64, -1},
+    {"f8e4m3", OXIDE_TYPE_F8E4M3, -1},
+    {"f8e5m2", OXIDE_TYPE_F8E5M2, -1},
     {"ptr", OXIDE_TYPE_PTR, OXIDE_AS_GENERIC},
     {"ptr.global", OXIDE_TYPE_PTR, OXIDE_AS_GLOBAL},
     {"ptr.shared", OXIDE_TYPE_PTR, OXIDE_AS_SHARED},
@@ -67,6 +69,67 @@ static const struct {
     {"ptr.local", OXIDE_TYPE_PTR, OXIDE_AS_LOCAL},
     {"ptr.param", OXIDE_TYPE_PTR, OXIDE_AS_PARAM},
 };
+
+/* A tile's dims, one token: "128", "64x64", "2x64x64". */
+static oxide_status tile_dims(P *p, uint32_t shape[3], uint32_t *rank) {
+    char d[48];
+    tok *t = cur(p);
+    const char *s = txt(p, t);
+    uint32_t i = 0, r = 0;
+    while (t->k == T_NUM && i < t->len) {
+        uint32_t start = i;
+        uint64_t v;
+        while (i < t->len && is_digit(s[i]))
+            i++;
+        if (r == 3)
+            return perr(t, "a tile has rank 1 to 3, got more dims in %s", describe(p, t, d));
+        if (!num_u64(s + start, i - start, &v) || v > UINT32_MAX || (i < t->len && (s[i] != 'x' || i + 1 == t->len)))
+            break;
+        shape[r++] = (uint32_t)v;
+        i += i < t->len;
+    }
+    if (t->k != T_NUM || i < t->len || !r)
+        return perr(t, "expected tile dims such as 128 or 64x64, found %s", describe(p, t, d));
+    *rank = r;
+    adv(p);
+    return OXIDE_OK;
+}
+
+static oxide_status parse_type(P *p, int depth, oxide_type **out);
+
+/* "x TYPE>": the element part of vec, array, tile and tensor types. */
+static oxide_status elem_tail(P *p, int depth, oxide_type **elem) {
+    char d[48];
+    oxide_status st;
+    if (!is_word(p, cur(p), "x"))
+        return perr(cur(p), "expected 'x', found %s", describe(p, cur(p), d));
+    adv(p);
+    if ((st = parse_type(p, depth + 1, elem)) || (st = expect(p, '>')))
+        return st;
+    return OXIDE_OK;
+}
+
+/* "tile<64x64 x f32>", "tensor<2 x bf16>", "tensor<mut 2 x f32>" */
+static oxide_status tile_type(P *p, int depth, oxide_type **out) {
+    oxide_status st;
+    tok *t = cur(p);
+    bool tensor = is_word(p, t, "tensor"), mut = false;
+    uint32_t shape[3] = {0, 0, 0}, rank = 0;
+    oxide_type *elem;
+    adv(p);
+    if ((st = expect(p, '<')))
+        return st;
+    if (tensor && is_word(p, cur(p), "mut")) {
+        mut = true;
+        adv(p);
+    }
+    if ((st = tensor ? get_u32(p, &rank) : tile_dims(p, shape, &rank)))
+        return st;
+    if ((st = elem_tail(p, depth, &elem)))
+        return st;
+    st = tensor ? oxide_type_tensor(p->ctx, elem, rank, mut, out) : oxide_type_tile(p->ctx, elem, rank, shape, out);
+    return st ? berr(t, st) : OXIDE_OK;
+}
 
 static oxide_status parse_type(P *p, int depth, oxide_type **out) {
     char d[48];
@@ -90,14 +153,13 @@ static oxide_status parse_type(P *p, int depth, oxide_type **out) {
         adv(p);
         if ((st = expect(p, '<')) || (st = get_u64(p, vec ? UINT32_MAX : UINT64_MAX, &count)))
             return st;
-        if (!is_word(p, cur(p), "x"))
-            return perr(cur(p), "expected 'x', found %s", describe(p, cur(p), d));
-        adv(p);
-        if ((st = parse_type(p, depth + 1, &elem)) || (st = expect(p, '>')))
+        if ((st = elem_tail(p, depth, &elem)))
             return st;
         st = vec ? oxide_type_vector(p->ctx, elem, (uint32_t)count, out) : oxide_type_array(p->ctx, elem, count, out);
         return st ? berr(t, st) : OXIDE_OK;
     }
+    if (is_word(p, t, "tile") || is_word(p, t, "tensor"))
+        return tile_type(p, depth, out);
     if (is_word(p, t, "struct")) {
         oxide_vec fields = {0};
         adv(p);
@@ -277,13 +339,18 @@ static oxide_status kernel_param(P *p, pfunc *pf) {
     } else if (is_word(p, kind, "tma_desc")) {
         adv(p);
         st = oxide_kernel_add_tma_desc_param(pf->fn, name, &v[0]);
+    } else if (is_word(p, kind, "tensor")) {
+        oxide_type *tt;
+        if ((st = parse_type(p, 0, &tt)))
+            return st;
+        st = oxide_kernel_add_tensor_param(pf->fn, name, tt, &v[0]);
     } else if (kind->k == T_IDENT && oxide__scalar_by_name(txt(p, kind), kind->len, &s)) {
         adv(p);
         st = oxide_kernel_add_scalar_param(pf->fn, name, s, &v[0]);
     } else {
         return perr(kind,
-                    "expected a kernel parameter kind (a scalar, slice<T>, ptr<T>, bytes<SIZE, ALIGN> "
-                    "or tma_desc), found %s",
+                    "expected a kernel parameter kind (a scalar, slice<T>, ptr<T>, bytes<SIZE, ALIGN>, "
+                    "tma_desc or tensor<RANK x T>), found %s",
                     describe(p, kind, d));
     }
     if (st)
@@ -347,12 +414,46 @@ static oxide_status kernel_attrs(P *p, oxide_function *fn) {
     }
 }
 
+/* "hints(warps=4, stages=3)" after a tile kernel's parameters; optional, keys in any order. */
+static oxide_status tile_hints(P *p, oxide_function *fn) {
+    char d[48];
+    oxide_status st;
+    unsigned seen = 0;
+    if (!is_word(p, cur(p), "hints"))
+        return OXIDE_OK;
+    adv(p);
+    if ((st = expect(p, '(')))
+        return st;
+    while (!is_punct(p, cur(p), ')')) {
+        if (seen && (st = expect(p, ',')))
+            return st;
+        tok *k = cur(p);
+        unsigned h = 0;
+        uint32_t v;
+        while (h < OXIDE__TILE_NHINTS && !is_word(p, k, oxide__tile_hint_names[h]))
+            h++;
+        if (h == OXIDE__TILE_NHINTS)
+            return perr(k, "unknown hint %s (hints: warps, stages, group, persistent, consumer_groups, cluster)",
+                        describe(p, k, d));
+        if (seen & (1u << h))
+            return perr(k, "hint %s is given twice", oxide__tile_hint_names[h]);
+        seen |= 1u << h;
+        adv(p);
+        if ((st = expect(p, '=')) || (st = get_u32(p, &v)))
+            return st;
+        if ((st = oxide_tile_kernel_set_hint(fn, (oxide_tile_hint)h, v)))
+            return berr(k, st);
+    }
+    adv(p);
+    return OXIDE_OK;
+}
+
 /* "kernel @name(params) attrs {" or "func @name(params) [-> type] {", then find the body's
  * closing "}": the first one that starts a line (attribute braces never do). */
 static oxide_status parse_header(P *p, oxide_vec *funcs) {
     char d[48];
     oxide_status st;
-    bool kernel = is_word(p, cur(p), "kernel");
+    bool tile = is_word(p, cur(p), "tile_kernel"), kernel = tile || is_word(p, cur(p), "kernel");
     adv(p);
     tok *name = cur(p);
     if (name->k != T_SYM)
@@ -366,7 +467,8 @@ static oxide_status parse_header(P *p, oxide_vec *funcs) {
         return st;
     uint32_t params = p->i, after = 0;
     if (kernel) {
-        st = oxide_module_add_kernel(p->mod, cname, &pf->fn);
+        st = tile ? oxide_module_add_tile_kernel(p->mod, cname, &pf->fn)
+                  : oxide_module_add_kernel(p->mod, cname, &pf->fn);
     } else {
         /* The return type comes after the parameters but the function needs it up front. */
         oxide_type *ret;
@@ -395,7 +497,7 @@ static oxide_status parse_header(P *p, oxide_vec *funcs) {
     }
     adv(p);
     if (kernel)
-        st = kernel_attrs(p, pf->fn);
+        st = tile ? tile_hints(p, pf->fn) : kernel_attrs(p, pf->fn);
     else
         p->i = after;
     if (st || (st = expect(p, '{')))
@@ -543,7 +645,11 @@ static const struct {
     {"imm", A_IMM, OXIDE_ATTR_IMM},
     {"value", A_VALUE, OXIDE_ATTR_VALUE},
     {"str", A_STR, OXIDE_ATTR_STR},
+    {"pad", A_PAD, OXIDE_ATTR_PAD},
+    {"perm", A_PERM, OXIDE_ATTR_PERM},
+    {"kind", A_KIND, OXIDE_ATTR_KIND},
 };
+static const char *const reduce_kinds[] = {"sum", "max", "min"};
 #define NATTRS (sizeof attr_names / sizeof attr_names[0])
 
 static oxide_status enum_word(P *p, const char *const *names, unsigned n, int64_t *out) {
@@ -638,8 +744,24 @@ static oxide_status parse_attrs(P *p, oxide_op op, oxide_attr *attrs, size_t *na
             break;
         case A_IMM: st = get_i64(p, &at->i); break;
         case A_VALUE: /* read once the result type says integer or float */
+        case A_PAD:
             *value = v;
             adv(p);
+            break;
+        case A_KIND: st = enum_word(p, reduce_kinds, 3, &at->i); break;
+        case A_PERM: /* "[1,0]": index k goes to bits 4k..4k+3 */
+            if ((st = expect(p, '[')))
+                return st;
+            for (unsigned k = 0; !st && !is_punct(p, cur(p), ']'); k++) {
+                if (k == 3)
+                    return perr(cur(p), "perm has at most 3 entries (a tile's rank)");
+                if (k && (st = expect(p, ',')))
+                    return st;
+                st = get_u64(p, 15, &u);
+                at->i |= (int64_t)(u << (4 * k));
+            }
+            if (!st)
+                adv(p);
             break;
         case A_STR: {
             if (v->k != T_STR)
@@ -658,9 +780,9 @@ static oxide_status parse_attrs(P *p, oxide_op op, oxide_attr *attrs, size_t *na
 }
 
 static bool is_float_like(const oxide_type *t) {
-    if (t && t->kind == OXIDE_TYPE_VECTOR)
+    if (t && (t->kind == OXIDE_TYPE_VECTOR || t->kind == OXIDE_TYPE_TILE))
         t = t->elem;
-    return t && oxide__type_is_float(t);
+    return t && (oxide__type_is_float(t) || oxide__type_is_fp8(t));
 }
 
 /* "^name" or "^name(%a, %b)". */
@@ -800,7 +922,7 @@ static oxide_status parse_inst(P *p, pfunc *pf, oxide_block *bl) {
     if (value) {
         oxide_attr *at = NULL;
         for (size_t i = 0; i < nattrs; i++)
-            if (attrs[i].key == OXIDE_ATTR_VALUE)
+            if (attrs[i].key == OXIDE_ATTR_VALUE || attrs[i].key == OXIDE_ATTR_PAD)
                 at = &attrs[i];
         uint32_t save = p->i;
         p->i = (uint32_t)(value - p->t);
@@ -815,6 +937,8 @@ static oxide_status parse_inst(P *p, pfunc *pf, oxide_block *bl) {
                       &in);
     if (st)
         return berr(optok, st);
+    in->line = optok->line;
+    in->col = optok->col;
     if (rtype && !in->result)
         return perr(ttok, "'%s' has no result here", opname);
     if (rtype && in->result->type != rtype)
@@ -907,10 +1031,10 @@ static oxide_status parse_module(P *p) {
             break;
         if (is_word(p, t, "global"))
             st = parse_global(p);
-        else if (is_word(p, t, "kernel") || is_word(p, t, "func"))
+        else if (is_word(p, t, "kernel") || is_word(p, t, "tile_kernel") || is_word(p, t, "func"))
             st = parse_header(p, &funcs);
         else
-            st = perr(t, "expected 'global', 'kernel' or 'func', found %s", describe(p, t, d));
+            st = perr(t, "expected 'global', 'kernel', 'tile_kernel' or 'func', found %s", describe(p, t, d));
         if (st)
             return st;
     }

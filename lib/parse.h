@@ -35,6 +35,7 @@ void skip_nl(P *p);
 oxide_status expect(P *p, char c);
 oxide_status expect_eol(P *p);
 /* Number tokens: each fails naming what it found. */
+bool num_u64(const char *s, uint32_t n, uint64_t *out); /* decimal digits only, no overflow */
 oxide_status get_u64(P *p, uint64_t max, uint64_t *out);
 oxide_status get_u32(P *p, uint32_t *out);
 oxide_status get_i64(P *p, int64_t *out);

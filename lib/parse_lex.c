@@ -162,7 +162,7 @@ oxide_status expect_eol(P *p) {
 
 /* ---- numbers ---- */
 
-static bool num_u64(const char *s, uint32_t n, uint64_t *out) {
+bool num_u64(const char *s, uint32_t n, uint64_t *out) {
     uint64_t v = 0;
     if (!n)
         return false;

@@ -117,9 +117,20 @@ static void put_str_literal(buf *b, const char *s) {
 }
 
 static bool const_is_float(const oxide_type *t) {
-    if (t && t->kind == OXIDE_TYPE_VECTOR)
+    if (t && (t->kind == OXIDE_TYPE_VECTOR || t->kind == OXIDE_TYPE_TILE))
         t = t->elem;
-    return t && oxide__type_is_float(t);
+    return t && (oxide__type_is_float(t) || oxide__type_is_fp8(t));
+}
+
+/* const's value and tile.load's pad: an integer or a float, by the (element) type. */
+static void put_number_attr(buf *b, const char *sep, const char *key, const oxide_inst *in) {
+    if (const_is_float(in->result ? in->result->type : NULL)) {
+        char num[32];
+        format_double(in->fvalue, num);
+        oxide__sbuf_printf(&b->s, "%s%s=%s", sep, key, num);
+    } else {
+        oxide__sbuf_printf(&b->s, "%s%s=%lld", sep, key, (long long)in->ivalue);
+    }
 }
 
 static const char *name_or(const char *const *names, unsigned n, unsigned i) { return i < n ? names[i] : "?"; }
@@ -165,18 +176,28 @@ static void put_attrs(buf *b, const oxide_inst *in) {
         sep = ", ";
     }
     if (mask & A_VALUE) {
-        if (const_is_float(in->result ? in->result->type : NULL)) {
-            char num[32];
-            format_double(in->fvalue, num);
-            oxide__sbuf_printf(&b->s, "%svalue=%s", sep, num);
-        } else {
-            oxide__sbuf_printf(&b->s, "%svalue=%lld", sep, (long long)in->ivalue);
-        }
+        put_number_attr(b, sep, "value", in);
         sep = ", ";
     }
     if (mask & A_STR) {
         oxide__sbuf_printf(&b->s, "%sstr=", sep);
         put_str_literal(b, in->str);
+        sep = ", ";
+    }
+    if (mask & A_PAD) { /* held like const's value */
+        put_number_attr(b, sep, "pad", in);
+        sep = ", ";
+    }
+    if (mask & A_PERM) {
+        const oxide_type *x = in->noperands ? in->operands[0]->type : NULL;
+        char text[32];
+        oxide__tile_perm_text(in->perm, x && x->kind == OXIDE_TYPE_TILE ? x->rank : 3, text, sizeof text);
+        oxide__sbuf_printf(&b->s, "%sperm=%s", sep, text);
+        sep = ", ";
+    }
+    if (mask & A_KIND) {
+        static const char *const kinds[] = {"sum", "max", "min"};
+        oxide__sbuf_printf(&b->s, "%skind=%s", sep, name_or(kinds, 3, in->kind));
         sep = ", ";
     }
     if (sep[0] == ',')
@@ -258,6 +279,10 @@ static void number_values(oxide_function *fn) {
 static void put_iface_param(buf *b, const oxide_function *fn, const oxide_iface_param *p) {
     put_value(b, p->first_value < fn->params.len ? fn->params.items[p->first_value] : NULL);
     oxide__sbuf_puts(&b->s, ": ");
+    if (p->kind == OXIDE__PARAM_TENSOR) {
+        put_type(b, p->tensor);
+        return;
+    }
     const char *scalar = oxide_scalar_name(p->scalar);
     switch (p->kind) {
     case OXIDE_PARAM_SCALAR: oxide__sbuf_puts(&b->s, scalar ? scalar : "?"); break;
@@ -273,7 +298,7 @@ static void put_iface_param(buf *b, const oxide_function *fn, const oxide_iface_
 
 static void put_function(buf *b, oxide_function *fn) {
     number_values(fn);
-    oxide__sbuf_printf(&b->s, "%s @", fn->is_kernel ? "kernel" : "func");
+    oxide__sbuf_printf(&b->s, "%s @", fn->is_tile ? "tile_kernel" : fn->is_kernel ? "kernel" : "func");
     oxide__sbuf_puts(&b->s, fn->name);
     oxide__sbuf_puts(&b->s, "(");
     if (fn->is_kernel) {
@@ -289,6 +314,11 @@ static void put_function(buf *b, oxide_function *fn) {
             oxide__sbuf_printf(&b->s, " cluster(%u, %u, %u)", fn->cluster[0], fn->cluster[1], fn->cluster[2]);
         if (fn->dyn_smem)
             oxide__sbuf_printf(&b->s, " dyn_smem(%u)", fn->dyn_smem);
+        for (unsigned h = 0, n = 0; h < OXIDE__TILE_NHINTS; h++)
+            if (fn->hints_set & (1u << h))
+                oxide__sbuf_printf(&b->s, "%s%s=%u", n++ ? ", " : " hints(", oxide__tile_hint_names[h], fn->hints[h]);
+        if (fn->hints_set)
+            oxide__sbuf_puts(&b->s, ")");
     } else {
         for (uint32_t i = 0; i < fn->params.len; i++) {
             oxide_value *v = fn->params.items[i];

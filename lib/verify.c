@@ -36,12 +36,18 @@ void verify_report(verifier *v, const char *fmt, ...) {
     size_t n = 0;
     n += (size_t)snprintf(one + n, sizeof one - n, "verify: ");
     if (v->fn) {
-        n += (size_t)snprintf(one + n, sizeof one - n, "%s @%s", v->fn->is_kernel ? "kernel" : "func",
+        n += (size_t)snprintf(one + n, sizeof one - n, "%s @%s",
+                              v->fn->is_tile     ? "tile_kernel"
+                              : v->fn->is_kernel ? "kernel"
+                                                 : "func",
                               v->fn->name ? v->fn->name : "<unnamed>");
         if (n < sizeof one && v->block != UINT32_MAX)
             n += (size_t)snprintf(one + n, sizeof one - n, " ^%u", v->block);
         if (n < sizeof one && v->inst)
             n += (size_t)snprintf(one + n, sizeof one - n, " #%u '%s'", v->pos, op_name(v->inst->op));
+        /* tile kernels are written as text; their messages point into it */
+        if (n < sizeof one && v->inst && v->inst->line && v->fn->is_tile)
+            n += (size_t)snprintf(one + n, sizeof one - n, " at %u:%u", v->inst->line, v->inst->col);
     } else if (v->global) {
         n += (size_t)snprintf(one + n, sizeof one - n, "global @%s", v->global->name ? v->global->name : "<unnamed>");
     } else {
@@ -82,6 +88,8 @@ bool verify_type_eq(const oxide_type *a, const oxide_type *b) {
     case OXIDE_TYPE_PTR: return a->addrspace == b->addrspace;
     case OXIDE_TYPE_VECTOR:
     case OXIDE_TYPE_ARRAY: return a->count == b->count && verify_type_eq(a->elem, b->elem);
+    case OXIDE_TYPE_TILE:
+    case OXIDE_TYPE_TENSOR: return oxide__tile_shape_eq(a, b) && verify_type_eq(a->elem, b->elem);
     case OXIDE_TYPE_STRUCT:
         if (a->nfields != b->nfields)
             return false;
@@ -386,7 +394,16 @@ static bool check_result(verifier *v, const oxide_inst *in, const oxide_type *ro
     case 'I':
     case 'F':
     case 'N': want = row; break;
-    case 'b': want = ctx ? ctx->scalars[OXIDE_TYPE_I1] : NULL; break;
+    case 'b':
+        want = ctx ? ctx->scalars[OXIDE_TYPE_I1] : NULL;
+        if (is_kind(row, OXIDE_TYPE_TILE) &&
+            !(is_kind(got, OXIDE_TYPE_TILE) && oxide__tile_shape_eq(got, row) && is_kind(got->elem, OXIDE_TYPE_I1))) {
+            verify_report(v, "the result must be an i1 tile of the shape of %s, got %s", tname(row), tname(got));
+            return false;
+        }
+        if (is_kind(row, OXIDE_TYPE_TILE))
+            return true;
+        break;
     case 'i': want = ctx ? ctx->scalars[OXIDE_TYPE_I32] : NULL; break;
     case 'l': want = ctx ? ctx->scalars[OXIDE_TYPE_I64] : NULL; break;
     case 'p': want = in->noperands ? in->operands[0]->type : NULL; break;
@@ -471,6 +488,10 @@ static void check_inst(verifier *v, fn_state *fs, const oxide_block *blk, const 
     row = row_type(in);
     if (!check_result(v, in, row))
         return;
+    if (oxide__tile_check_inst(in, v->opts->sm) != OXIDE_OK) {
+        verify_report(v, "%s", strip_op_prefix(oxide_last_error(), info->name));
+        return;
+    }
 
     /* rule 6: the op exists on the target */
     if (!op_on_target(v, in->op))
@@ -577,6 +598,10 @@ static void check_inst(verifier *v, fn_state *fs, const oxide_block *blk, const 
 
 static void check_interface(verifier *v, const oxide_function *fn) {
     oxide_context *ctx = v->mod->ctx;
+    if (oxide__tile_check_function(fn) != OXIDE_OK)
+        verify_report(v, "%s", oxide_last_error());
+    if (fn->is_tile)
+        return;
     if (!fn->is_kernel) {
         if (fn->iface.len)
             verify_report(v, "a device function has kernel parameter kinds");

@@ -15,11 +15,11 @@ def header_block(ops):
 
 
 LETTERS = {"T": "T (row type)", "I": "integer T", "F": "float T", "N": "int or float T", "P": "pointer",
-           "S": "shared pointer", "b": "i1", "i": "i32", "l": "i64", "x": "any", "*": "any...",
+           "S": "shared pointer", "R": "tensor", "Y": "tile", "b": "i1", "i": "i32", "l": "i64", "x": "any", "*": "any...",
            "p": "type of operand 1", "g": "ptr", "-": "none", "?": "explicit or none"}
 ATTRS = {"A_ALIGN": "align", "A_VOLATILE": "volatile", "A_SCOPE": "scope", "A_ORDER": "order",
          "A_PRED": "pred", "A_IMM": "imm", "A_VALUE": "value", "A_STR": "str", "A_ELEM": "elem",
-         "A_SYM": "sym"}
+         "A_SYM": "sym", "A_PAD": "pad", "A_PERM": "perm", "A_KIND": "kind"}
 
 
 def reference(ops):
@@ -31,7 +31,8 @@ def reference(ops):
         operands = ", ".join(LETTERS[c] for c in op["operands"]) or "-"
         attrs = ", ".join(ATTRS[a.strip()] for a in op["attrs"].split("|") if a.strip() in ATTRS) or "-"
         how = {"L_INST": "LLVM instruction", "L_INTR": "intrinsic", "L_LIBDEV": "libdevice",
-               "L_ASM": "PTX", "L_TERM": "terminator"}[op["lower"]]
+               "L_ASM": "PTX", "L_TERM": "terminator",
+               "L_TILE": "tile compiler"}[op["lower"]]
         tmpl = f" `{op['tmpl']}`" if op["tmpl"] else ""
         sm = "sm_90a" if op["sm"] == 901 else f"sm_{op['sm']}"
         out.append(f"| `{op['name']}` | {operands} | {LETTERS[op['result']]} | {attrs} | {sm} | {how}{tmpl} |")

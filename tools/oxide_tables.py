@@ -7,7 +7,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 _STR = r'"((?:[^"\\]|\\.)*)"'
-_OP = re.compile(r"^OP\((\w+),\s*" + r",\s*".join([_STR] * 3) + r",\s*([^,]+),\s*(\d+),\s*(\w+),\s*([12]),\s*" + _STR + r"\)")
+_OP = re.compile(r"^OP\((\w+),\s*" + r",\s*".join([_STR] * 3) + r",\s*([^,]+),\s*(\d+),\s*(\w+),\s*([123]),\s*" + _STR + r"\)")
 _SCALAR = re.compile(r"^SCALAR\((\w+),\s*" + _STR + r",\s*(\d+),\s*" + _STR + r",\s*" + _STR + r"\)")
 _PARAM_KIND = re.compile(r"^PARAM_KIND\((\w+),\s*" + _STR + r",\s*" + _STR + r"\)")
 _STATUS = re.compile(r"^STATUS\((\w+),\s*" + _STR + r"\)")

@@ -1016,6 +1016,8 @@ static int run_target(oxide_context *ctx, const char *target, unsigned sm, int l
     }
     for (int o = 0; o < OXIDE_OP_COUNT_; o++) {
         int ok = 0, tried = 0;
+        if (rows[o].lower == L_TILE)
+            continue; /* tile ops reach PTX through the tile compiler, in tile kernels only */
         for (int v = 0; v < 200 && nk < cap; v++) {
             /* build alone first: the builder or the verifier may refuse this combination */
             G probe = g;

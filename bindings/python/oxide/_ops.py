@@ -192,8 +192,25 @@ OP_SETMAXNREG_DEC = 184
 OP_MBARRIER_ARRIVE_CLUSTER = 185
 OP_FENCE_MBARRIER_INIT = 186
 OP_TMA_PREFETCH_DESC = 187
+OP_TILE_PROGRAM_ID = 188
+OP_TILE_NUM_PROGRAMS = 189
+OP_TILE_DIM = 190
+OP_TILE_LOAD = 191
+OP_TILE_STORE = 192
+OP_TILE_ATOMIC_ADD = 193
+OP_TILE_FULL = 194
+OP_TILE_SPLAT = 195
+OP_TILE_ARANGE = 196
+OP_TILE_DOT = 197
+OP_TILE_CAST = 198
+OP_TILE_BROADCAST = 199
+OP_TILE_EXPAND_DIMS = 200
+OP_TILE_RESHAPE = 201
+OP_TILE_PERMUTE = 202
+OP_TILE_REDUCE = 203
+OP_TILE_PRINT = 204
 
-OP_NAMES = ('tid.x', 'tid.y', 'tid.z', 'ntid.x', 'ntid.y', 'ntid.z', 'ctaid.x', 'ctaid.y', 'ctaid.z', 'nctaid.x', 'nctaid.y', 'nctaid.z', 'laneid', 'warpid', 'clusterid.x', 'clusterid.y', 'clusterid.z', 'nclusterid.x', 'nclusterid.y', 'nclusterid.z', 'cluster.ctaid.x', 'cluster.ctaid.y', 'cluster.ctaid.z', 'cluster.nctaid.x', 'cluster.nctaid.y', 'cluster.nctaid.z', 'cluster.ctarank', 'cluster.nctarank', 'const', 'add', 'sub', 'mul', 'sdiv', 'udiv', 'srem', 'urem', 'fdiv', 'frem', 'neg', 'and', 'or', 'xor', 'not', 'shl', 'lshr', 'ashr', 'icmp', 'fcmp', 'select', 'smin', 'smax', 'umin', 'umax', 'popc', 'clz', 'brev', 'trunc', 'zext', 'sext', 'fptrunc', 'fpext', 'fptoui', 'fptosi', 'uitofp', 'sitofp', 'ptrtoint', 'inttoptr', 'bitcast', 'addrspacecast', 'extract', 'insert', 'load', 'store', 'offset', 'alloca', 'global.addr', 'dyn_smem', 'br', 'cond_br', 'switch', 'ret', 'trap', 'unreachable', 'call', 'barrier', 'barrier.count', 'fence', 'cluster.sync', 'cluster.arrive', 'cluster.wait', 'atomic.add', 'atomic.sub', 'atomic.and', 'atomic.or', 'atomic.xor', 'atomic.min', 'atomic.max', 'atomic.umin', 'atomic.umax', 'atomic.exch', 'atomic.cas', 'atomic.load', 'atomic.store', 'shfl.idx', 'shfl.up', 'shfl.down', 'shfl.xor', 'vote.all', 'vote.any', 'vote.ballot', 'match.any', 'activemask', 'redux.add', 'redux.min', 'redux.max', 'redux.umin', 'redux.umax', 'redux.and', 'redux.or', 'redux.xor', 'cluster.map_shared', 'sqrt', 'rsqrt', 'exp', 'exp2', 'log', 'log2', 'sin', 'cos', 'tan', 'tanh', 'pow', 'erf', 'fma', 'fmin', 'fmax', 'fabs', 'iabs', 'floor', 'ceil', 'round', 'ftrunc', 'sin.approx', 'cos.approx', 'exp2.approx', 'log2.approx', 'rsqrt.approx', 'rcp.approx', 'tanh.approx', 'printf', 'assert', 'cp.async.ca', 'cp.async.cg', 'cp.async.ca.zfill', 'cp.async.cg.zfill', 'cp.async.commit_group', 'cp.async.wait_group', 'ldmatrix', 'ldmatrix.trans', 'stmatrix', 'stmatrix.trans', 'mma.m16n8k16.bf16', 'mma.m16n8k16.f16', 'mbarrier.init', 'mbarrier.arrive', 'mbarrier.arrive.expect_tx', 'mbarrier.expect_tx', 'mbarrier.try_wait.parity', 'mbarrier.inval', 'fence.proxy.async', 'elect.sync', 'tma.load', 'tma.load.multicast', 'tma.store', 'cp.async.bulk.commit_group', 'cp.async.bulk.wait_group', 'cp.async.bulk.wait_group.read', 'wgmma.fence', 'wgmma.commit_group', 'wgmma.wait_group', 'wgmma.mma_async.bf16', 'wgmma.mma_async.f16', 'wgmma.desc', 'setmaxnreg.inc', 'setmaxnreg.dec', 'mbarrier.arrive.cluster', 'fence.mbarrier_init', 'tma.prefetch_desc')
+OP_NAMES = ('tid.x', 'tid.y', 'tid.z', 'ntid.x', 'ntid.y', 'ntid.z', 'ctaid.x', 'ctaid.y', 'ctaid.z', 'nctaid.x', 'nctaid.y', 'nctaid.z', 'laneid', 'warpid', 'clusterid.x', 'clusterid.y', 'clusterid.z', 'nclusterid.x', 'nclusterid.y', 'nclusterid.z', 'cluster.ctaid.x', 'cluster.ctaid.y', 'cluster.ctaid.z', 'cluster.nctaid.x', 'cluster.nctaid.y', 'cluster.nctaid.z', 'cluster.ctarank', 'cluster.nctarank', 'const', 'add', 'sub', 'mul', 'sdiv', 'udiv', 'srem', 'urem', 'fdiv', 'frem', 'neg', 'and', 'or', 'xor', 'not', 'shl', 'lshr', 'ashr', 'icmp', 'fcmp', 'select', 'smin', 'smax', 'umin', 'umax', 'popc', 'clz', 'brev', 'trunc', 'zext', 'sext', 'fptrunc', 'fpext', 'fptoui', 'fptosi', 'uitofp', 'sitofp', 'ptrtoint', 'inttoptr', 'bitcast', 'addrspacecast', 'extract', 'insert', 'load', 'store', 'offset', 'alloca', 'global.addr', 'dyn_smem', 'br', 'cond_br', 'switch', 'ret', 'trap', 'unreachable', 'call', 'barrier', 'barrier.count', 'fence', 'cluster.sync', 'cluster.arrive', 'cluster.wait', 'atomic.add', 'atomic.sub', 'atomic.and', 'atomic.or', 'atomic.xor', 'atomic.min', 'atomic.max', 'atomic.umin', 'atomic.umax', 'atomic.exch', 'atomic.cas', 'atomic.load', 'atomic.store', 'shfl.idx', 'shfl.up', 'shfl.down', 'shfl.xor', 'vote.all', 'vote.any', 'vote.ballot', 'match.any', 'activemask', 'redux.add', 'redux.min', 'redux.max', 'redux.umin', 'redux.umax', 'redux.and', 'redux.or', 'redux.xor', 'cluster.map_shared', 'sqrt', 'rsqrt', 'exp', 'exp2', 'log', 'log2', 'sin', 'cos', 'tan', 'tanh', 'pow', 'erf', 'fma', 'fmin', 'fmax', 'fabs', 'iabs', 'floor', 'ceil', 'round', 'ftrunc', 'sin.approx', 'cos.approx', 'exp2.approx', 'log2.approx', 'rsqrt.approx', 'rcp.approx', 'tanh.approx', 'printf', 'assert', 'cp.async.ca', 'cp.async.cg', 'cp.async.ca.zfill', 'cp.async.cg.zfill', 'cp.async.commit_group', 'cp.async.wait_group', 'ldmatrix', 'ldmatrix.trans', 'stmatrix', 'stmatrix.trans', 'mma.m16n8k16.bf16', 'mma.m16n8k16.f16', 'mbarrier.init', 'mbarrier.arrive', 'mbarrier.arrive.expect_tx', 'mbarrier.expect_tx', 'mbarrier.try_wait.parity', 'mbarrier.inval', 'fence.proxy.async', 'elect.sync', 'tma.load', 'tma.load.multicast', 'tma.store', 'cp.async.bulk.commit_group', 'cp.async.bulk.wait_group', 'cp.async.bulk.wait_group.read', 'wgmma.fence', 'wgmma.commit_group', 'wgmma.wait_group', 'wgmma.mma_async.bf16', 'wgmma.mma_async.f16', 'wgmma.desc', 'setmaxnreg.inc', 'setmaxnreg.dec', 'mbarrier.arrive.cluster', 'fence.mbarrier_init', 'tma.prefetch_desc', 'tile.program_id', 'tile.num_programs', 'tile.dim', 'tile.load', 'tile.store', 'tile.atomic_add', 'tile.full', 'tile.splat', 'tile.arange', 'tile.dot', 'tile.cast', 'tile.broadcast', 'tile.expand_dims', 'tile.reshape', 'tile.permute', 'tile.reduce', 'tile.print')
 
 
 class OpsMixin:
@@ -938,3 +955,71 @@ class OpsMixin:
     def tma_prefetch_desc(self, x):
         """`tma.prefetch_desc` (x: pointer) -> none; sm_90+."""
         return self._op(OP_TMA_PREFETCH_DESC, (x,), None, ())
+
+    def tile_program_id(self, *, imm=None):
+        """`tile.program_id` (no operands) -> i32; attributes: imm; sm_80+."""
+        return self._op(OP_TILE_PROGRAM_ID, (), None, ((_K_IMM, imm), ))
+
+    def tile_num_programs(self, *, imm=None):
+        """`tile.num_programs` (no operands) -> i32; attributes: imm; sm_80+."""
+        return self._op(OP_TILE_NUM_PROGRAMS, (), None, ((_K_IMM, imm), ))
+
+    def tile_dim(self, x, *, imm=None):
+        """`tile.dim` (x: R) -> i64; attributes: imm; sm_80+."""
+        return self._op(OP_TILE_DIM, (x,), None, ((_K_IMM, imm), ))
+
+    def tile_load(self, x, *args, type):
+        """`tile.load` (x: R, *args) -> `type`; sm_80+."""
+        return self._op(OP_TILE_LOAD, (x,) + args, type, ())
+
+    def tile_store(self, x, *args):
+        """`tile.store` (x: R, *args) -> none; sm_80+."""
+        return self._op(OP_TILE_STORE, (x,) + args, None, ())
+
+    def tile_atomic_add(self, x, *args):
+        """`tile.atomic_add` (x: R, *args) -> none; sm_80+."""
+        return self._op(OP_TILE_ATOMIC_ADD, (x,) + args, None, ())
+
+    def tile_full(self, type, value=0):
+        """`tile.full` (no operands) -> `type`; attributes: value; sm_80+."""
+        return self._op(OP_TILE_FULL, (), type, ((_K_VALUE, value), ))
+
+    def tile_splat(self, x, type):
+        """`tile.splat` (x: any) -> `type`; sm_80+."""
+        return self._op(OP_TILE_SPLAT, (x,), type, ())
+
+    def tile_arange(self, type):
+        """`tile.arange` (no operands) -> `type`; sm_80+."""
+        return self._op(OP_TILE_ARANGE, (), type, ())
+
+    def tile_dot(self, x, y, z, type):
+        """`tile.dot` (x: Y, y: Y, z: Y) -> `type`; sm_80+."""
+        return self._op(OP_TILE_DOT, (x, y, z), type, ())
+
+    def tile_cast(self, x, type):
+        """`tile.cast` (x: Y) -> `type`; sm_80+."""
+        return self._op(OP_TILE_CAST, (x,), type, ())
+
+    def tile_broadcast(self, x, type):
+        """`tile.broadcast` (x: Y) -> `type`; sm_80+."""
+        return self._op(OP_TILE_BROADCAST, (x,), type, ())
+
+    def tile_expand_dims(self, x, type, *, imm=None):
+        """`tile.expand_dims` (x: Y) -> `type`; attributes: imm; sm_80+."""
+        return self._op(OP_TILE_EXPAND_DIMS, (x,), type, ((_K_IMM, imm), ))
+
+    def tile_reshape(self, x, type):
+        """`tile.reshape` (x: Y) -> `type`; sm_80+."""
+        return self._op(OP_TILE_RESHAPE, (x,), type, ())
+
+    def tile_permute(self, x, type):
+        """`tile.permute` (x: Y) -> `type`; sm_80+."""
+        return self._op(OP_TILE_PERMUTE, (x,), type, ())
+
+    def tile_reduce(self, x, type, *, imm=None):
+        """`tile.reduce` (x: Y) -> `type`; attributes: imm; sm_80+."""
+        return self._op(OP_TILE_REDUCE, (x,), type, ((_K_IMM, imm), ))
+
+    def tile_print(self, x, *, text=None):
+        """`tile.print` (x: any) -> none; attributes: text; sm_80+."""
+        return self._op(OP_TILE_PRINT, (x,), None, ((_K_STR, text), ))
