@@ -1,6 +1,7 @@
 /* oxide-difftest: differential testing of the compiler against a reference interpreter.
  *
- *   oxide-difftest [--seed S] [--count N] [--gpu] [--batch B] [--jobs J] [--opt L] [--target SM]
+ *   oxide-difftest [--seed S] [--count N] [--gpu | --compile] [--batch B] [--jobs J] [--opt L]
+ *                  [--target SM]
  *   oxide-difftest --print S
  *
  * Program i of a run is generated from seed S+i (gen.h), run in the interpreter (interp.h),
@@ -11,9 +12,10 @@
  *   difftest programs=N mismatches=M
  * Without --gpu (or without a GPU) it checks the interpreter on hand-computed cases and runs each
  * generated program twice (the results must be identical), after verifying it with
- * oxide_module_verify. OXIDE_DIFFTEST_COUNT in the environment overrides --count (scripts/gpu-check
- * uses it). Exit status: 0 all agree, 1 a mismatch or error, 2 bad usage, 77 --gpu without a GPU
- * (after the interpreter-side checks). */
+ * oxide_module_verify; --compile also compiles them to PTX in batches (no GPU needed), which
+ * measures the compile time a GPU run spends. OXIDE_DIFFTEST_COUNT in the environment overrides
+ * --count (for scripts/gpu-check). Exit status: 0 all agree, 1 a mismatch or error, 2 bad usage,
+ * 77 --gpu without a GPU (after the interpreter-side checks). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -32,7 +34,7 @@
 typedef struct opts {
     uint64_t seed, count;
     uint32_t batch, jobs;
-    bool gpu;
+    bool gpu, compile; /* compile: without --gpu, also compile each batch to PTX */
     int opt_level;
     const char *target;
 } opts;
@@ -426,6 +428,11 @@ static int gpu_batch(oxide_context *ctx, const opts *o, oxide_options *copts, ox
     }
     st.t_compile += now() - t0;
     (void)o;
+    if (!dev) {
+        oxide_module_destroy(m);
+        free(text);
+        return 0;
+    }
     t0 = now();
     oxide_loaded_module *lm = NULL;
     oxide_buffer *buf = NULL;
@@ -568,17 +575,19 @@ static int work(const opts *o, uint32_t w, tally *t, char *skip, size_t skiplen)
         snprintf(skip, skiplen, "%s", oxide_last_error());
         dev = NULL;
     }
-    if (dev)
+    if (dev || (!o->gpu && o->compile))
         rc = gpu_range(ctx, o, dev, w, o->jobs, t);
-    else
+    else if (!o->gpu)
         cpu_range(ctx, o, w, o->count, o->jobs, t);
+    /* else no device: main runs the interpreter-side checks once, not each worker */
     oxide_context_destroy(ctx);
     return rc;
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: oxide-difftest [--seed S] [--count N] [--gpu] [--batch B] [--jobs J] [--opt 0-3] "
-                    "[--target SM]\n       oxide-difftest --print SEED\n");
+    fprintf(stderr,
+            "usage: oxide-difftest [--seed S] [--count N] [--gpu | --compile] [--batch B] [--jobs J] [--opt 0-3] "
+            "[--target SM]\n       oxide-difftest --print SEED\n");
 }
 
 static bool num(const char *s, uint64_t *out) {
@@ -592,12 +601,12 @@ static bool num(const char *s, uint64_t *out) {
 }
 
 int main(int argc, char **argv) {
-    opts o = {1, 1000, 64, 1, false, 3, NULL};
+    opts o = {1, 1000, 64, 1, false, false, 3, NULL};
     uint64_t v;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--gpu")) {
-            o.gpu = true;
+        if (!strcmp(a, "--gpu") || !strcmp(a, "--compile")) {
+            *(a[2] == 'g' ? &o.gpu : &o.compile) = true;
             continue;
         }
         if (!val || !strcmp(a, "--target")) {
@@ -742,8 +751,10 @@ int main(int argc, char **argv) {
     }
     double n = total.programs ? (double)total.programs : 1;
     printf("difftest: %.1f s wall, per program: generate %.3f ms, interpret %.3f ms%s", wall, 1e3 * st.t_gen / n,
-           1e3 * st.t_interp / n, o.gpu && !skipped ? "" : "\n");
-    if (o.gpu && !skipped)
+           1e3 * st.t_interp / n, (o.gpu && !skipped) || o.compile ? "" : "\n");
+    if (o.compile && !o.gpu)
+        printf(", compile %.3f ms (batches of %u)\n", 1e3 * st.t_compile / n, o.batch);
+    else if (o.gpu && !skipped)
         printf(", compile %.3f ms, load+run+compare %.3f ms (%.0f programs/s)\n", 1e3 * st.t_compile / n,
                1e3 * st.t_gpu / n, total.programs / wall);
     printf("difftest programs=%" PRIu64 " mismatches=%" PRIu64 " errors=%" PRIu64 "%s\n", total.programs,
