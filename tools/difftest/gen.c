@@ -17,6 +17,7 @@ typedef struct val {
     char nm[20];
     uint8_t ty;
     bool muld; /* a float mul/fdiv result or derived from one: add/sub must not take it */
+    bool dyn;  /* depends on data or thread ids: LLVM cannot fold it to a constant */
 } val;
 
 #define MAXPOOL 512
@@ -67,7 +68,7 @@ static void out(gen *g, const char *fmt, ...) {
 }
 
 static val push(gen *g, const char *nm, int ty, bool muld) {
-    val v = {{0}, (uint8_t)ty, muld};
+    val v = {{0}, (uint8_t)ty, muld, true};
     snprintf(v.nm, sizeof v.nm, "%s", nm);
     if (g->npool < MAXPOOL)
         g->pool[g->npool++] = v;
@@ -82,38 +83,51 @@ static val def(gen *g, int ty, bool muld) {
     return push(g, nm, ty, muld);
 }
 
+/* A value of type ty from the pool, mostly one that depends on the data (programs whose outputs
+ * fold to constants would test only LLVM's constant folder). */
 static const val *pick(gen *g, int ty) {
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < g->npool; i++)
+    uint32_t n = 0, nd = 0;
+    for (uint32_t i = 0; i < g->npool; i++) {
         n += g->pool[i].ty == ty;
+        nd += g->pool[i].ty == ty && g->pool[i].dyn;
+    }
     if (!n)
         return NULL;
-    uint32_t k = rnd(g, n);
+    bool want_dyn = nd && rnd(g, 8);
+    uint32_t k = rnd(g, want_dyn ? nd : n);
     for (uint32_t i = 0; i < g->npool; i++)
-        if (g->pool[i].ty == ty && !k--)
+        if (g->pool[i].ty == ty && (!want_dyn || g->pool[i].dyn) && !k--)
             return &g->pool[i];
     return NULL;
 }
 
+/* Mark the value just defined (the pool's last) as depending on the data or not. */
+static val set_dyn(gen *g, val v, bool dyn) {
+    v.dyn = dyn;
+    if (g->npool && !strcmp(g->pool[g->npool - 1].nm, v.nm))
+        g->pool[g->npool - 1].dyn = dyn;
+    return v;
+}
+
 static val iconst(gen *g, int ty, int64_t v) {
-    val r = def(g, ty, false);
+    val r = set_dyn(g, def(g, ty, false), false);
     out(g, "const {value=%lld} : %s\n", (long long)v, TN[ty]);
     return r;
 }
 static val fconst(gen *g, int ty, double v) {
-    val r = def(g, ty, false);
+    val r = set_dyn(g, def(g, ty, false), false);
     if (ty == TF32)
         v = (float)v;
     out(g, "const {value=%.17g} : %s\n", v, TN[ty]);
     return r;
 }
 static val op2(gen *g, const char *op, val a, val b, int ty, bool muld) {
-    val r = def(g, ty, muld);
+    val r = set_dyn(g, def(g, ty, muld), a.dyn || b.dyn);
     out(g, "%s %%%s, %%%s : %s\n", op, a.nm, b.nm, TN[ty]);
     return r;
 }
 static val op1(gen *g, const char *op, val a, int ty, bool muld) {
-    val r = def(g, ty, muld);
+    val r = set_dyn(g, def(g, ty, muld), a.dyn);
     out(g, "%s %%%s : %s\n", op, a.nm, TN[ty]);
     return r;
 }
@@ -211,7 +225,7 @@ static val make_int(gen *g, int ty, int d) {
         }
         case 6: {
             val c = get(g, TI1, d + 1), a = get(g, ty, d + 1), b = get(g, ty, d + 1);
-            val r = def(g, ty, false);
+            val r = set_dyn(g, def(g, ty, false), c.dyn || a.dyn || b.dyn);
             out(g, "select %%%s, %%%s, %%%s : %s\n", c.nm, a.nm, b.nm, TN[ty]);
             return r;
         }
@@ -220,7 +234,7 @@ static val make_int(gen *g, int ty, int d) {
             if (s == ty)
                 break;
             val a = get(g, s, d + 1);
-            val r = def(g, ty, false);
+            val r = set_dyn(g, def(g, ty, false), a.dyn);
             out(g, "%s %%%s : %s\n", TW[s] > w ? "trunc" : (rnd(g, 2) ? "zext" : "sext"), a.nm, TN[ty]);
             return r;
         }
@@ -231,7 +245,7 @@ static val make_int(gen *g, int ty, int d) {
             static const double lim[] = {0, 100, 30000, 1e9, 1e18}; /* by type: i1 i8 i16 i32 i64 */
             double hi = s ? lim[ty] : 2 * lim[ty];
             val f = clamp(g, get(g, TF32 + (int)rnd(g, 2), d + 1), s ? -lim[ty] : 0, hi);
-            val r = def(g, ty, false);
+            val r = set_dyn(g, def(g, ty, false), f.dyn);
             out(g, "%s %%%s : %s\n", s ? "fptosi" : "fptoui", f.nm, TN[ty]);
             return r;
         }
@@ -249,7 +263,7 @@ static val make_int(gen *g, int ty, int d) {
                                                      "sge", "ult", "ule", "ugt", "uge"};
                     int s = TI8 + (int)rnd(g, 4);
                     val a = get(g, s, d + 1), b = get(g, s, d + 1);
-                    val r = def(g, TI1, false);
+                    val r = set_dyn(g, def(g, TI1, false), a.dyn || b.dyn);
                     out(g, "icmp %%%s, %%%s {pred=%s} : i1\n", a.nm, b.nm, pr[rnd(g, 10)]);
                     return r;
                 }
@@ -257,7 +271,7 @@ static val make_int(gen *g, int ty, int d) {
                                                  "uno", "ueq", "une", "fult", "fule", "fugt", "fuge"};
                 int s = TF32 + (int)rnd(g, 2);
                 val a = get(g, s, d + 1), b = get(g, s, d + 1);
-                val r = def(g, TI1, false);
+                val r = set_dyn(g, def(g, TI1, false), a.dyn || b.dyn);
                 out(g, "fcmp %%%s, %%%s {pred=%s} : i1\n", a.nm, b.nm, pr[rnd(g, 14)]);
                 return r;
             }
@@ -298,7 +312,7 @@ static val make_float(gen *g, int ty, int d) {
         }
         case 4: {
             val a = get(g, ty, d + 1), b = get(g, ty, d + 1), c = get(g, ty, d + 1);
-            val r = def(g, ty, false);
+            val r = set_dyn(g, def(g, ty, false), a.dyn || b.dyn || c.dyn);
             out(g, "fma %%%s, %%%s, %%%s : %s\n", a.nm, b.nm, c.nm, TN[ty]);
             return r;
         }
@@ -317,14 +331,14 @@ static val make_float(gen *g, int ty, int d) {
         case 8: {
             int s = TI1 + (int)rnd(g, 5);
             val a = get(g, s, d + 1);
-            val r = def(g, ty, false);
+            val r = set_dyn(g, def(g, ty, false), a.dyn);
             out(g, "%s %%%s : %s\n", rnd(g, 2) ? "sitofp" : "uitofp", a.nm, TN[ty]);
             return r;
         }
         case 9: {
             int s = ty == TF32 ? TF64 : TF32;
             val a = get(g, s, d + 1);
-            val r = def(g, ty, a.muld);
+            val r = set_dyn(g, def(g, ty, a.muld), a.dyn);
             out(g, "%s %%%s : %s\n", ty == TF32 ? "fptrunc" : "fpext", a.nm, TN[ty]);
             return r;
         }
@@ -337,7 +351,7 @@ static val make_float(gen *g, int ty, int d) {
         }
         case 12: {
             val c = get(g, TI1, d + 1), a = get(g, ty, d + 1), b = get(g, ty, d + 1);
-            val r = def(g, ty, a.muld || b.muld);
+            val r = set_dyn(g, def(g, ty, a.muld || b.muld), c.dyn || a.dyn || b.dyn);
             out(g, "select %%%s, %%%s, %%%s : %s\n", c.nm, a.nm, b.nm, TN[ty]);
             return r;
         }
@@ -352,7 +366,7 @@ static val make_float(gen *g, int ty, int d) {
 }
 
 static val get(gen *g, int ty, int d) {
-    if (rnd(g, 100) < 45) {
+    if (rnd(g, 100) < 60) {
         const val *p = pick(g, ty);
         if (p)
             return *p;
@@ -361,6 +375,26 @@ static val get(gen *g, int ty, int d) {
 }
 
 static int rand_type(gen *g) { return TI8 + (int)rnd(g, NTYPES - 1); }
+
+/* v as a value of type ty (floats to integers through a clamp; the result is never a product). */
+static val conv(gen *g, val v, int ty) {
+    static const double lim[] = {0, 100, 30000, 1e9, 1e18};
+    if (v.ty == ty)
+        return v;
+    const char *op;
+    if (isf(ty) && isf(v.ty))
+        op = ty == TF32 ? "fptrunc" : "fpext";
+    else if (isf(ty))
+        op = "sitofp";
+    else if (isf(v.ty)) {
+        v = clamp(g, v, -lim[ty], lim[ty]);
+        op = "fptosi";
+    } else
+        op = TW[v.ty] > TW[ty] ? "trunc" : v.ty == TI1 ? "zext" : "sext";
+    val r = set_dyn(g, def(g, ty, false), v.dyn);
+    out(g, "%s %%%s : %s\n", op, v.nm, TN[ty]);
+    return r;
+}
 
 static void region(gen *g, int depth, int nstmts);
 
@@ -579,7 +613,17 @@ int dt_generate(uint64_t seed, const char *name, dt_program *p) {
     out(g, "  %%gid = add %%base, %%tid : i32\n  %%gid64 = zext %%gid : i64\n");
     out(g, "  %%sh = global.addr {sym=@%s_sh} : ptr.shared\n", name);
     push(g, "tid", TI32, false);
-    push(g, "gid", TI32, false);
+    val gid = push(g, "gid", TI32, false);
+    /* Data to build on: an element of each input, and the scalar in every type. */
+    for (uint32_t k = 0; k < p->ninputs; k++)
+        (void)load_input(g, (int)k, 3);
+    val sv = {"s", TI32, false, true};
+    for (int ty = TI1; ty < NTYPES; ty++)
+        if (ty == TI1) {
+            (void)def(g, TI1, false);
+            out(g, "icmp %%s, %%gid {pred=ult} : i1\n");
+        } else
+            (void)conv(g, ty == TI8 || ty == TF64 ? gid : sv, ty);
 
     region(g, 0, 3 + (int)rnd(g, 6));
 
@@ -589,8 +633,25 @@ int dt_generate(uint64_t seed, const char *name, dt_program *p) {
             val x = get(g, oty, 2);
             v = op1(g, math[rnd(g, 8)], x, oty, false);
             g->npool--; /* approximate: it goes to the output and nowhere else */
-        } else
-            v = get(g, oty, 1);
+        } else {        /* several of the program's values, so that little of it is dead code */
+            v = conv(g, get(g, rand_type(g), 1), oty);
+            for (uint32_t n = 2 + rnd(g, 6); n; n--) {
+                /* mostly values defined late: what the branches and loops computed */
+                uint32_t at = g->npool - 1 - rnd(g, rnd(g, 2) ? (g->npool < 24 ? g->npool : 24) : g->npool);
+                val x = g->pool[at];
+                if (x.ty == TI1 || x.ty == NTYPES || !x.dyn)
+                    continue;
+                x = conv(g, x, oty);
+                if (isf(oty)) {
+                    if (v.muld)
+                        v = op1(g, "fabs", v, oty, false);
+                    if (x.muld)
+                        x = op1(g, "fabs", x, oty, false);
+                    v = op2(g, rnd(g, 2) ? "add" : "sub", v, x, oty, false);
+                } else
+                    v = op2(g, rnd(g, 2) ? "xor" : "add", v, x, oty, false);
+            }
+        }
         val k = iconst(g, TI64, nout), jj = iconst(g, TI64, j);
         val m = def(g, TI64, false);
         out(g, "mul %%gid64, %%%s : i64\n", k.nm);
