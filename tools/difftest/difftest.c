@@ -8,8 +8,9 @@
  * and with --gpu compiled (B kernels per module), run on GPU 0 and compared: integers bit for
  * bit; floats bit for bit except that any two NaNs are equal and elements holding a libdevice
  * math result may differ by DT_MATH_ULPS ulps. Each mismatch prints its seed and the program;
- * `--print SEED` prints one program again. The last line is
- *   difftest programs=N mismatches=M
+ * `--print SEED` prints one program again (after 20 reports, only seeds are printed). The summary:
+ *   difftest programs=N mismatches=M errors=E
+ * then PASSED, FAILED or SKIPPED and the same figures.
  * Without --gpu (or without a GPU) it checks the interpreter on hand-computed cases and runs each
  * generated program twice (the results must be identical), after verifying it with
  * oxide_module_verify; --compile also compiles them to PTX in batches (no GPU needed), which
@@ -156,8 +157,17 @@ static char *module_text(const dt_program *const *ps, size_t n) {
     return t;
 }
 
+/* Full reports (with the program) for the first few problems of a process; then seeds only, so a
+ * systematic bug does not print 100,000 programs. */
+#define FULL_REPORTS 20
+static unsigned nreports;
+
 static void report(const dt_program *p, const char *what) {
     printf("---- seed %" PRIu64 ": %s\n", p->seed, what);
+    if (++nreports > FULL_REPORTS) {
+        fflush(stdout);
+        return;
+    }
     printf("launch grid=%u block=%u, scalar %%s=%u; inputs are generated from the seed "
            "(oxide-difftest --print %" PRIu64 ")\n",
            p->grid, p->block, p->scalar, p->seed);
@@ -497,6 +507,8 @@ static int gpu_batch(oxide_context *ctx, const opts *o, oxide_options *copts, ox
             char what[64];
             snprintf(what, sizeof what, "out[%" PRId64 "] differs", at);
             report(p, what);
+            if (nreports > FULL_REPORTS)
+                continue;
             printf("interpreter: ");
             print_elem(p, hs[i].out.data, at);
             printf(" (tolerance %u ulps)\ngpu:         ", hs[i].out.tol[at]);

@@ -134,6 +134,14 @@ static val op1(gen *g, const char *op, val a, int ty, bool muld) {
 
 static val get(gen *g, int ty, int d);
 
+/* select between two values of type ty; a product stays a product through it. */
+static val sel(gen *g, int ty, int d) {
+    val c = get(g, TI1, d + 1), a = get(g, ty, d + 1), b = get(g, ty, d + 1);
+    val r = set_dyn(g, def(g, ty, a.muld || b.muld), c.dyn || a.dyn || b.dyn);
+    out(g, "select %%%s, %%%s, %%%s : %s\n", c.nm, a.nm, b.nm, TN[ty]);
+    return r;
+}
+
 static val get_nomul(gen *g, int ty, int d) {
     val v = get(g, ty, d);
     if (v.muld)
@@ -223,12 +231,7 @@ static val make_int(gen *g, int ty, int d) {
                 break;
             return op1(g, ops[rnd(g, 6)], get(g, ty, d + 1), ty, false);
         }
-        case 6: {
-            val c = get(g, TI1, d + 1), a = get(g, ty, d + 1), b = get(g, ty, d + 1);
-            val r = set_dyn(g, def(g, ty, false), c.dyn || a.dyn || b.dyn);
-            out(g, "select %%%s, %%%s, %%%s : %s\n", c.nm, a.nm, b.nm, TN[ty]);
-            return r;
-        }
+        case 6: return sel(g, ty, d);
         case 7: { /* from another integer type */
             int s = TI1 + (int)rnd(g, 5);
             if (s == ty)
@@ -349,12 +352,7 @@ static val make_float(gen *g, int ty, int d) {
                 return load_input(g, k, d);
             break;
         }
-        case 12: {
-            val c = get(g, TI1, d + 1), a = get(g, ty, d + 1), b = get(g, ty, d + 1);
-            val r = set_dyn(g, def(g, ty, a.muld || b.muld), c.dyn || a.dyn || b.dyn);
-            out(g, "select %%%s, %%%s, %%%s : %s\n", c.nm, a.nm, b.nm, TN[ty]);
-            return r;
-        }
+        case 12: return sel(g, ty, d);
         default: {
             const val *p = pick(g, ty);
             if (p)
