@@ -168,8 +168,8 @@ static void report(const dt_program *p, const char *what) {
         fflush(stdout);
         return;
     }
-    printf("launch grid=%u block=%u, scalar %%s=%u; inputs are generated from the seed "
-           "(oxide-difftest --print %" PRIu64 ")\n",
+    printf("launch grid=%u block=%u, scalar %%s=%u; inputs come from the seed; rerun it alone with "
+           "oxide-difftest --gpu --seed %" PRIu64 " --count 1\n",
            p->grid, p->block, p->scalar, p->seed);
     printf("module @difftest\n\n%s", p->text);
     fflush(stdout);
