@@ -134,6 +134,13 @@ static val op1(gen *g, const char *op, val a, int ty, bool muld) {
 
 static val get(gen *g, int ty, int d);
 
+/* fmin/fmax, then + 0.0: LLVM's minnum/maxnum may return either zero for -0 and +0, and adding
+ * +0.0 (which LLVM may not fold away) turns both into +0, so the result is defined. */
+static val minmax(gen *g, const char *op, val a, val b, int ty) {
+    val m = op2(g, op, a, b, ty, false);
+    return op2(g, "add", m, fconst(g, ty, 0.0), ty, false);
+}
+
 /* select between two values of type ty; a product stays a product through it. */
 static val sel(gen *g, int ty, int d) {
     val c = get(g, TI1, d + 1), a = get(g, ty, d + 1), b = get(g, ty, d + 1);
@@ -321,7 +328,7 @@ static val make_float(gen *g, int ty, int d) {
         }
         case 5: {
             val a = get(g, ty, d + 1), b = get(g, ty, d + 1);
-            return op2(g, rnd(g, 2) ? "fmin" : "fmax", a, b, ty, a.muld || b.muld);
+            return minmax(g, rnd(g, 2) ? "fmin" : "fmax", a, b, ty);
         }
         case 6: {
             static const char *const ops[] = {"sqrt", "fabs", "floor", "ceil", "ftrunc", "round"};
@@ -401,24 +408,38 @@ static char *block_name(gen *g, char *b, size_t n) {
     return b;
 }
 
+/* A two-way branch (cond_br) or a three-way one (switch on a value masked to 0..3, so that the
+ * default arm is taken too), each arm passing 1-2 values to the join block. */
 static void stmt_if(gen *g, int depth) {
-    char bt[16], be[16], bm[16];
-    block_name(g, bt, sizeof bt);
-    block_name(g, be, sizeof be);
+    char arm_block[3][16], bm[16];
+    int narms = rnd(g, 3) ? 2 : 3;
+    for (int a = 0; a < narms; a++)
+        block_name(g, arm_block[a], sizeof arm_block[a]);
     block_name(g, bm, sizeof bm);
-    val c = get(g, TI1, 1);
+    if (narms == 2) {
+        val c = get(g, TI1, 1);
+        out(g, "  cond_br %%%s, ^%s, ^%s\n", c.nm, arm_block[0], arm_block[1]);
+    } else {
+        val x = get(g, TI32, 1);
+        val three = iconst(g, TI32, 3);
+        val c = op2(g, "and", x, three, TI32, false);
+        uint32_t k = rnd(g, 3);
+        out(g, "  switch %%%s, ^%s [%u: ^%s, %u: ^%s]\n", c.nm, arm_block[0], k, arm_block[1], k + 1, arm_block[2]);
+    }
     int nm = 1 + (int)rnd(g, 2), ty[2] = {rand_type(g), rand_type(g)};
-    out(g, "  cond_br %%%s, ^%s, ^%s\n", c.nm, bt, be);
-    val args[2][2];
-    for (int arm = 0; arm < 2; arm++) {
-        out(g, "^%s:\n", arm ? be : bt);
+    bool muld[2] = {false, false};
+    for (int arm = 0; arm < narms; arm++) {
+        out(g, "^%s:\n", arm_block[arm]);
         uint32_t saved = g->npool;
         region(g, depth + 1, 1 + (int)rnd(g, 2));
-        for (int i = 0; i < nm; i++)
-            args[arm][i] = get(g, ty[i], 1);
+        val args[2];
+        for (int i = 0; i < nm; i++) {
+            args[i] = get(g, ty[i], 1);
+            muld[i] |= args[i].muld;
+        }
         out(g, "  br ^%s(", bm);
         for (int i = 0; i < nm; i++)
-            out(g, "%s%%%s", i ? ", " : "", args[arm][i].nm);
+            out(g, "%s%%%s", i ? ", " : "", args[i].nm);
         out(g, ")\n");
         g->npool = saved;
     }
@@ -427,7 +448,7 @@ static void stmt_if(gen *g, int depth) {
         char nmv[20];
         snprintf(nmv, sizeof nmv, "v%u", g->nextv++);
         out(g, "%s%%%s: %s", i ? ", " : "", nmv, TN[ty[i]]);
-        push(g, nmv, ty[i], args[0][i].muld || args[1][i].muld);
+        push(g, nmv, ty[i], muld[i]);
     }
     out(g, "):\n");
 }
@@ -462,7 +483,8 @@ static void stmt_loop(gen *g, int depth) {
     val x = get_nomul(g, ty, 1), acc2;
     if (isf(ty)) {
         static const char *const ops[] = {"add", "sub", "fmin", "fmax"};
-        acc2 = op2(g, ops[rnd(g, 4)], acc, x, ty, false);
+        uint32_t k = rnd(g, 4);
+        acc2 = k < 2 ? op2(g, ops[k], acc, x, ty, false) : minmax(g, ops[k], acc, x, ty);
     } else {
         static const char *const ops[] = {"add", "sub", "xor", "mul", "or"};
         acc2 = op2(g, ops[rnd(g, 5)], acc, x, ty, false);
