@@ -149,12 +149,15 @@ static val sel(gen *g, int ty, int d) {
     return r;
 }
 
-static val get_nomul(gen *g, int ty, int d) {
-    val v = get(g, ty, d);
+/* v, or if it is a product, a value LLVM cannot fuse into an add: fabs, floor and the like are
+ * no barrier (LLVM drops fabs of x*x and floor of a product of integers, and then contracts), but
+ * nothing simplifies sqrt away without fast-math flags. */
+static val nomul(gen *g, val v) {
     if (v.muld)
-        v = op1(g, rnd(g, 2) ? "fabs" : "floor", v, ty, false);
+        v = op1(g, "sqrt", op1(g, "fabs", v, v.ty, true), v.ty, false);
     return v;
 }
+static val get_nomul(gen *g, int ty, int d) { return nomul(g, get(g, ty, d)); }
 
 static val int_const(gen *g, int ty) {
     static const int64_t edges[] = {0, 1, -1, 2, 7, 31, 127, -128, 255, 32767, 65535, 2147483647, -2147483647 - 1};
@@ -332,7 +335,9 @@ static val make_float(gen *g, int ty, int d) {
         }
         case 6: {
             static const char *const ops[] = {"sqrt", "fabs", "floor", "ceil", "ftrunc", "round"};
-            return op1(g, ops[rnd(g, 6)], get(g, ty, d + 1), ty, false);
+            uint32_t k = rnd(g, 6);
+            val a = get(g, ty, d + 1);
+            return op1(g, ops[k], a, ty, k && a.muld); /* see nomul */
         }
         case 7: {
             val a = get(g, ty, d + 1);
@@ -381,7 +386,7 @@ static val get(gen *g, int ty, int d) {
 
 static int rand_type(gen *g) { return TI8 + (int)rnd(g, NTYPES - 1); }
 
-/* v as a value of type ty (floats to integers through a clamp; the result is never a product). */
+/* v as a value of type ty (floats to integers through a clamp; a float product stays one). */
 static val conv(gen *g, val v, int ty) {
     static const double lim[] = {0, 100, 30000, 1e9, 1e18};
     if (v.ty == ty)
@@ -396,7 +401,7 @@ static val conv(gen *g, val v, int ty) {
         op = "fptosi";
     } else
         op = TW[v.ty] > TW[ty] ? "trunc" : v.ty == TI1 ? "zext" : "sext";
-    val r = set_dyn(g, def(g, ty, false), v.dyn);
+    val r = set_dyn(g, def(g, ty, isf(ty) && v.muld), v.dyn);
     out(g, "%s %%%s : %s\n", op, v.nm, TN[ty]);
     return r;
 }
@@ -663,11 +668,7 @@ int dt_generate(uint64_t seed, const char *name, dt_program *p) {
                     continue;
                 x = conv(g, x, oty);
                 if (isf(oty)) {
-                    if (v.muld)
-                        v = op1(g, "fabs", v, oty, false);
-                    if (x.muld)
-                        x = op1(g, "fabs", x, oty, false);
-                    v = op2(g, rnd(g, 2) ? "add" : "sub", v, x, oty, false);
+                    v = op2(g, rnd(g, 2) ? "add" : "sub", nomul(g, v), nomul(g, x), oty, false);
                 } else
                     v = op2(g, rnd(g, 2) ? "xor" : "add", v, x, oty, false);
             }

@@ -7,8 +7,9 @@
  * slice. The generator never produces what LLVM leaves undefined or the GPU computes
  * differently from IEEE: divisors are made non-zero and positive, shift amounts are masked,
  * float-to-integer conversions are clamped first, fmin/fmax results get + 0.0 (LLVM leaves the
- * sign of a zero result open), float add/sub never take a mul, fdiv or a
- * negation of them as an operand (so contraction into fma, which oxide enables, changes nothing),
+ * sign of a zero result open), float add/sub never take a mul or fdiv, or a value LLVM may reduce
+ * to one (its negation, fabs, floor, ...), as an operand (so contraction into fma, which oxide
+ * enables, changes nothing),
  * and libdevice math results (approximate) only go straight to the output, with a tolerance. */
 #ifndef OXIDE_DIFFTEST_GEN_H
 #define OXIDE_DIFFTEST_GEN_H
