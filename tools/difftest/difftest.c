@@ -255,6 +255,18 @@ static const hand_case hand_cases[] = {
      {0x3e99999a, 0x32800000, 0x80000000},
      3,
      NULL},
+    {"warp shuffles",
+     "module @h\n\nkernel @k(%out: slice<mut i64>) {\n^0:\n  %t = tid.x : i32\n  %three = const {value=3} : i32\n"
+     "  %d = shfl.down %t, %three : i32\n  %one = const {value=1} : i32\n  %x = shfl.xor %d, %one : i32\n"
+     "  %eight = const {value=8} : i32\n  %c = icmp %t, %eight {pred=ult} : i1\n  cond_br %c, ^1, ^2\n^1:\n"
+     "  %x64 = zext %x : i64\n  %t64 = zext %t : i64\n  %p = offset %out, %t64 {elem=i64} : ptr.global\n"
+     "  store %x64, %p\n  br ^2\n^2:\n  ret\n}\n",
+     32,
+     1,
+     /* down 3 then xor 1: lane l gets (l ^ 1) + 3 */
+     {4, 3, 6, 5, 8, 7, 10, 9},
+     8,
+     NULL},
     {"division by zero is an error",
      "module @h\n\nkernel @k(%out: slice<mut i64>) {\n^0:\n  %a = const {value=1} : i64\n"
      "  %z = const {value=0} : i64\n  %q = udiv %a, %z : i64\n  ret\n}\n",

@@ -523,6 +523,17 @@ static void stmt_shared(gen *g) {
     g->nshared++;
 }
 
+/* A warp shuffle (uniform code only: every lane of the warp must take part). */
+static void stmt_shuffle(gen *g) {
+    static const char *const ops[] = {"shfl.idx", "shfl.up", "shfl.down", "shfl.xor"};
+    int ty = rand_type(g);
+    val v = get(g, ty, 1), x = get(g, TI32, 1);
+    val lane = op2(g, "and", x, iconst(g, TI32, 31), TI32, false);
+    val r = set_dyn(g, def(g, ty, v.muld), true);
+    out(g, "%s %%%s, %%%s : %s\n", ops[rnd(g, 4)], v.nm, lane.nm, TN[ty]);
+    (void)r;
+}
+
 static void region(gen *g, int depth, int nstmts) {
     for (int s = 0; s < nstmts && g->budget > 0; s++) {
         uint32_t k = rnd(g, 10);
@@ -532,6 +543,8 @@ static void region(gen *g, int depth, int nstmts) {
             stmt_loop(g, depth);
         else if (k < 5 && depth == 0 && g->nshared < 3)
             stmt_shared(g);
+        else if (k < 6 && depth == 0)
+            stmt_shuffle(g);
         else
             for (uint32_t i = 1 + rnd(g, 3); i; i--)
                 (void)get(g, rand_type(g), 0);

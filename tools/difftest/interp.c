@@ -25,7 +25,7 @@ typedef struct region {
     bool is_shared;
 } region;
 
-enum { T_RUN, T_WAIT, T_DONE };
+enum { T_RUN, T_WAIT, T_SHFL, T_DONE }; /* WAIT: at a barrier; SHFL: at a warp shuffle */
 
 typedef struct thread {
     uint64_t *regs;
@@ -565,12 +565,62 @@ static int run_thread(interp *I, thread *t) {
         }
         case OXIDE_OP_RET: t->state = T_DONE; break;
         case OXIDE_OP_BARRIER: t->state = T_WAIT; break;
+        case OXIDE_OP_SHFL_IDX:
+        case OXIDE_OP_SHFL_UP:
+        case OXIDE_OP_SHFL_DOWN:
+        case OXIDE_OP_SHFL_XOR: t->state = T_SHFL; break;
         case OXIDE_OP_TRAP: return failf(I, in, "trap reached");
         case OXIDE_OP_UNREACHABLE: return failf(I, in, "unreachable reached");
         default:
             if (exec_inst(I, t, in))
                 return -1;
             t->pc++;
+        }
+    }
+    return 0;
+}
+
+/* The shuffles every thread waits at, warp by warp, as PTX's shfl.sync computes them with a full
+ * mask and full-warp segments: source lane j from the lane operand's low 5 bits (idx: it; up:
+ * lane - it; down: lane + it; xor: lane ^ it), a j outside the warp reads the thread's own value. */
+static int resolve_shuffles(interp *I, thread *th, uint32_t nthreads) {
+    for (uint32_t w = 0; w * 32 < nthreads; w++) {
+        thread *t = &th[w * 32];
+        uint32_t n = 0;
+        for (uint32_t l = 0; l < 32 && w * 32 + l < nthreads; l++)
+            n += t[l].state == T_SHFL;
+        if (!n)
+            continue;
+        const oxide_inst *in = t[0].state == T_SHFL ? t[0].block->insts.items[t[0].pc] : NULL;
+        if (n != 32 || !in)
+            return failf(I, in,
+                         "a shuffle reached by %u of the 32 threads of warp %u (divergent, returned or a "
+                         "partial warp)",
+                         n, w);
+        for (uint32_t l = 1; l < 32; l++)
+            if (t[l].block->insts.items[t[l].pc] != in)
+                return failf(I, in, "lane %u of warp %u is at another shuffle", l, w);
+        if ((uint32_t)in->imm != 0xffffffffu)
+            return failf(I, in, "lane masks other than all lanes are not modelled");
+        uint32_t src = vidx(in->operands[0]), lane = vidx(in->operands[1]), dst = vidx(in->result);
+        uint64_t val[32];
+        uint8_t tol[32];
+        for (uint32_t l = 0; l < 32; l++) {
+            uint32_t b = (uint32_t)t[l].regs[lane] & 31, j;
+            switch (in->op) {
+            case OXIDE_OP_SHFL_IDX: j = b; break;
+            case OXIDE_OP_SHFL_UP: j = l >= b ? l - b : l; break;
+            case OXIDE_OP_SHFL_DOWN: j = l + b <= 31 ? l + b : l; break;
+            default: j = l ^ b; break;
+            }
+            val[l] = t[j].regs[src];
+            tol[l] = t[j].tol[src];
+        }
+        for (uint32_t l = 0; l < 32; l++) {
+            t[l].regs[dst] = val[l];
+            t[l].tol[dst] = tol[l];
+            t[l].state = T_RUN;
+            t[l].pc++;
         }
     }
     return 0;
@@ -590,11 +640,18 @@ static int run_block(interp *I, thread *th, uint32_t nthreads) {
         for (uint32_t i = 0; i < nthreads; i++)
             if (run_thread(I, &th[i]))
                 return -1;
-        uint32_t done = 0;
-        for (uint32_t i = 0; i < nthreads; i++)
+        uint32_t done = 0, shfl = 0;
+        for (uint32_t i = 0; i < nthreads; i++) {
             done += th[i].state == T_DONE;
+            shfl += th[i].state == T_SHFL;
+        }
         if (done == nthreads)
             return 0;
+        if (shfl) { /* warps meet at shuffles first; barriers wait for them */
+            if (resolve_shuffles(I, th, nthreads))
+                return -1;
+            continue;
+        }
         const oxide_inst *bar = NULL;
         for (uint32_t i = 0; i < nthreads; i++) {
             if (th[i].state != T_WAIT)
