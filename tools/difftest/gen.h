@@ -1,16 +1,18 @@
 /* Random kernels for the differential tester, deterministic from a seed.
  *
  * Each program is one kernel in oxide IR text: integer (i1..i64) and float (f32, f64) arithmetic,
- * casts, loads from 1-3 random input slices and a scalar, if/else diamonds and bounded loops
- * (nested up to two deep; branches may diverge), and, in the kernel's uniform top-level code,
- * shared-memory exchanges between barriers. Each thread writes its own elements of one output
- * slice. The generator never produces what LLVM leaves undefined or the GPU computes
+ * casts, loads from 1-3 random input slices and a scalar, two- and three-way branches (cond_br,
+ * switch) and bounded loops (nested up to two deep; branches may diverge), and, in the kernel's
+ * uniform top-level code, shared-memory exchanges between barriers and warp shuffles. Each
+ * thread writes its own elements of one output slice.
+ *
+ * The generator never produces what LLVM leaves undefined or open, or what the GPU computes
  * differently from IEEE: divisors are made non-zero and positive, shift amounts are masked,
  * float-to-integer conversions are clamped first, fmin/fmax results get + 0.0 (LLVM leaves the
  * sign of a zero result open), float add/sub never take a mul or fdiv, or a value LLVM may reduce
  * to one (its negation, fabs, floor, ...), as an operand (so contraction into fma, which oxide
- * enables, changes nothing),
- * and libdevice math results (approximate) only go straight to the output, with a tolerance. */
+ * enables, changes nothing), and libdevice math results (approximate) only go straight to the
+ * output, with a tolerance. */
 #ifndef OXIDE_DIFFTEST_GEN_H
 #define OXIDE_DIFFTEST_GEN_H
 

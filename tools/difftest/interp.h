@@ -6,6 +6,8 @@
  *    phases: each thread runs until it reaches `barrier` or returns, then the next thread; a
  *    barrier releases when every thread of the block waits at the same barrier. Threads that
  *    return while others wait, or wait at different barriers, are an error (divergent barrier).
+ *  - Warp shuffles (full mask) meet like a barrier of the warp's 32 threads; a shuffle that some
+ *    lanes do not reach is an error.
  *  - Shared memory (shared globals, dyn_smem) is per block; reading a shared byte that no thread
  *    of the block wrote is an error. Global memory is the caller's buffers, bounds-checked.
  *  - Integer ops are bit-exact with LLVM's semantics; where LLVM gives poison or undefined
@@ -16,8 +18,8 @@
  *    and their results carry a tolerance in ulps (DT_MATH_ULPS), which a store records in the
  *    buffer's tolerance map so that the comparison knows which elements are approximate.
  *  - Bounded: step and memory limits; exceeding one is an error, never a hang.
- * Unsupported constructs (vectors, f16/bf16, i128, calls, atomics, warp ops) are errors that name
- * the op. */
+ * Unsupported constructs (vectors, f16/bf16, i128, calls, atomics, warp ops other than shuffles)
+ * are errors that name the op. */
 #ifndef OXIDE_DIFFTEST_INTERP_H
 #define OXIDE_DIFFTEST_INTERP_H
 
