@@ -1,0 +1,802 @@
+/* Reference interpreter for oxide's SIMT IR (interp.h says what it models). Independent of the
+ * compiler: it reads lib/ir.h's structures and nothing of lib/lower.c or LLVM. */
+#include "interp.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+/* A pointer is (region << 40) | byte offset; region 0 is null. Regions: the arguments' buffers,
+ * then the module's globals, then dynamic shared memory. */
+#define REGION_SHIFT 40
+#define OFFSET_MASK ((1ull << REGION_SHIFT) - 1)
+
+typedef struct region {
+    uint8_t *data;
+    uint8_t *written; /* shared memory: 1 where a thread of this block stored */
+    uint8_t *tol;     /* argument buffers: the caller's tolerance map (per element) */
+    uint64_t size;
+    uint32_t elem_size;
+    bool is_shared;
+} region;
+
+enum { T_RUN, T_WAIT, T_SHFL, T_DONE }; /* WAIT: at a barrier; SHFL: at a warp shuffle */
+
+typedef struct thread {
+    uint64_t *regs;
+    uint8_t *tol;
+    oxide_block *block;
+    uint32_t pc;
+    int state;
+    uint32_t tid[3];
+} thread;
+
+typedef struct interp {
+    oxide_function *fn;
+    const dt_launch *L;
+    region *regions;
+    uint32_t nregions, first_global, dyn_region;
+    uint32_t nvals;
+    uint64_t steps, step_limit, mem, mem_limit;
+    uint32_t ctaid[3];
+    char *err;
+    size_t errlen;
+    bool failed;
+    uint64_t *argtmp; /* branch arguments are read before any parameter is written */
+    uint8_t *argtol;
+    thread *threads;
+    uint64_t nthreads;
+} interp;
+
+static int failf(interp *I, const oxide_inst *in, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int failf(interp *I, const oxide_inst *in, const char *fmt, ...) {
+    if (I->failed)
+        return -1;
+    I->failed = true;
+    size_t n = 0;
+    if (in)
+        n = (size_t)snprintf(I->err, I->errlen, "@%s ^%u '%s': ", I->fn->name, in->block->index, oxide_op_name(in->op));
+    if (n < I->errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(I->err + n, I->errlen - n, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static void *budget_alloc(interp *I, size_t n) {
+    if (n > I->mem_limit || I->mem > I->mem_limit - n) {
+        failf(I, NULL, "@%s: memory limit of %llu bytes reached", I->fn->name, (unsigned long long)I->mem_limit);
+        return NULL;
+    }
+    void *p = calloc(1, n ? n : 1);
+    if (!p) {
+        failf(I, NULL, "@%s: out of memory", I->fn->name);
+        return NULL;
+    }
+    I->mem += n;
+    return p;
+}
+
+/* ---- types ---- */
+
+static unsigned tbits(const oxide_type *t) {
+    switch (t->kind) {
+    case OXIDE_TYPE_I1: return 1;
+    case OXIDE_TYPE_I8: return 8;
+    case OXIDE_TYPE_I16:
+    case OXIDE_TYPE_F16:
+    case OXIDE_TYPE_BF16: return 16;
+    case OXIDE_TYPE_I32:
+    case OXIDE_TYPE_F32: return 32;
+    case OXIDE_TYPE_I64:
+    case OXIDE_TYPE_F64:
+    case OXIDE_TYPE_PTR: return 64;
+    default: return 0;
+    }
+}
+static bool is_flt(const oxide_type *t) { return t->kind == OXIDE_TYPE_F32 || t->kind == OXIDE_TYPE_F64; }
+
+/* Bytes of a type in memory (C layout); 0 for what the interpreter does not model. */
+static uint64_t tsize(const oxide_type *t) {
+    if (t->kind == OXIDE_TYPE_I1)
+        return 1;
+    if (tbits(t))
+        return tbits(t) / 8;
+    if (t->kind == OXIDE_TYPE_ARRAY) {
+        uint64_t e = tsize(t->elem);
+        return e && t->count <= (1ull << 40) / e ? e * t->count : 0;
+    }
+    return 0;
+}
+
+static uint64_t mask(uint64_t v, unsigned w) { return w >= 64 ? v : v & ((1ull << w) - 1); }
+static int64_t sx(uint64_t v, unsigned w) {
+    if (w >= 64)
+        return (int64_t)v;
+    uint64_t m = 1ull << (w - 1);
+    v = mask(v, w);
+    return (int64_t)((v ^ m) - m);
+}
+static float f32(uint64_t b) {
+    uint32_t u = (uint32_t)b;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static double f64(uint64_t b) {
+    double d;
+    memcpy(&d, &b, 8);
+    return d;
+}
+static uint64_t b32(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+static uint64_t b64(double d) {
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    return u;
+}
+/* Floats travel as double inside an op and are rounded to the op's type once, at the end. For
+ * f32 each basic op is done in float, so the single rounding matches IEEE single precision. */
+static double fget(const oxide_type *t, uint64_t b) { return t->kind == OXIDE_TYPE_F32 ? f32(b) : f64(b); }
+static uint64_t fput(const oxide_type *t, double d) { return t->kind == OXIDE_TYPE_F32 ? b32((float)d) : b64(d); }
+
+/* ---- values ---- */
+
+static uint32_t vidx(const oxide_value *v) { return (uint32_t)(uintptr_t)v->scratch; }
+
+static void number_values(interp *I) {
+    oxide_function *fn = I->fn;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < fn->params.len; i++)
+        ((oxide_value *)fn->params.items[i])->scratch = (void *)(uintptr_t)n++;
+    for (uint32_t b = 0; b < fn->blocks.len; b++) {
+        oxide_block *bl = fn->blocks.items[b];
+        for (uint32_t i = 0; i < bl->params.len; i++)
+            ((oxide_value *)bl->params.items[i])->scratch = (void *)(uintptr_t)n++;
+        for (uint32_t i = 0; i < bl->insts.len; i++) {
+            oxide_inst *in = bl->insts.items[i];
+            if (in->result)
+                in->result->scratch = (void *)(uintptr_t)n++;
+        }
+    }
+    I->nvals = n;
+}
+
+/* ---- memory ---- */
+
+static region *resolve(interp *I, const oxide_inst *in, uint64_t ptr, uint64_t size, uint64_t *off) {
+    uint64_t r = ptr >> REGION_SHIFT;
+    *off = ptr & OFFSET_MASK;
+    if (r == 0 || r >= I->nregions || !I->regions[r].data) {
+        failf(I, in, "pointer 0x%llx points into no buffer", (unsigned long long)ptr);
+        return NULL;
+    }
+    region *g = &I->regions[r];
+    if (*off > g->size || size > g->size - *off) {
+        failf(I, in, "access of %llu bytes at offset %llu of a %llu-byte %s", (unsigned long long)size,
+              (unsigned long long)*off, (unsigned long long)g->size, g->is_shared ? "shared array" : "buffer");
+        return NULL;
+    }
+    return g;
+}
+
+static int do_load(interp *I, thread *t, const oxide_inst *in, uint64_t *out, uint8_t *tol) {
+    const oxide_type *ty = in->result->type;
+    uint64_t size = tsize(ty), off;
+    if (!tbits(ty))
+        return failf(I, in, "loads of %s are not modelled", ty->name);
+    region *g = resolve(I, in, t->regs[vidx(in->operands[0])], size, &off);
+    if (!g)
+        return -1;
+    if (g->written)
+        for (uint64_t i = 0; i < size; i++)
+            if (!g->written[off + i])
+                return failf(I, in, "reads shared byte %llu, which no thread of the block wrote",
+                             (unsigned long long)(off + i));
+    uint64_t v = 0;
+    memcpy(&v, g->data + off, size); /* little-endian, like the GPU */
+    *out = mask(v, tbits(ty));
+    *tol = g->tol && g->elem_size ? g->tol[off / g->elem_size] : 0;
+    return 0;
+}
+
+static int do_store(interp *I, thread *t, const oxide_inst *in) {
+    const oxide_value *val = in->operands[0];
+    uint64_t size = tsize(val->type), off;
+    if (!tbits(val->type))
+        return failf(I, in, "stores of %s are not modelled", val->type->name);
+    region *g = resolve(I, in, t->regs[vidx(in->operands[1])], size, &off);
+    if (!g)
+        return -1;
+    uint64_t v = t->regs[vidx(val)];
+    memcpy(g->data + off, &v, size);
+    if (g->written)
+        memset(g->written + off, 1, size);
+    if (g->tol && g->elem_size)
+        g->tol[off / g->elem_size] = t->tol[vidx(val)];
+    else if (t->tol[vidx(val)] && !g->tol)
+        return failf(I, in, "an approximate math result stored where its tolerance cannot be recorded");
+    return 0;
+}
+
+/* ---- one instruction ---- */
+
+static int icmp(oxide_pred p, uint64_t a, uint64_t b, unsigned w) {
+    int64_t x = sx(a, w), y = sx(b, w);
+    switch (p) {
+    case OXIDE_PRED_EQ: return a == b;
+    case OXIDE_PRED_NE: return a != b;
+    case OXIDE_PRED_SLT: return x < y;
+    case OXIDE_PRED_SLE: return x <= y;
+    case OXIDE_PRED_SGT: return x > y;
+    case OXIDE_PRED_SGE: return x >= y;
+    case OXIDE_PRED_ULT: return a < b;
+    case OXIDE_PRED_ULE: return a <= b;
+    case OXIDE_PRED_UGT: return a > b;
+    case OXIDE_PRED_UGE: return a >= b;
+    default: return -1;
+    }
+}
+
+static int fcmp(oxide_pred p, double a, double b) {
+    bool uno = isnan(a) || isnan(b);
+    switch (p) {
+    case OXIDE_PRED_OEQ: return !uno && a == b;
+    case OXIDE_PRED_ONE: return !uno && a != b;
+    case OXIDE_PRED_OLT: return !uno && a < b;
+    case OXIDE_PRED_OLE: return !uno && a <= b;
+    case OXIDE_PRED_OGT: return !uno && a > b;
+    case OXIDE_PRED_OGE: return !uno && a >= b;
+    case OXIDE_PRED_ORD: return !uno;
+    case OXIDE_PRED_UNO: return uno;
+    case OXIDE_PRED_UEQ: return uno || a == b;
+    case OXIDE_PRED_UNE: return uno || a != b;
+    case OXIDE_PRED_FULT: return uno || a < b;
+    case OXIDE_PRED_FULE: return uno || a <= b;
+    case OXIDE_PRED_FUGT: return uno || a > b;
+    case OXIDE_PRED_FUGE: return uno || a >= b;
+    default: return -1;
+    }
+}
+
+/* minnum/maxnum as PTX min.f32/max.f32 compute them: a NaN operand gives the other operand, and
+ * -0 orders below +0. */
+static double fminmax(double a, double b, bool is_max) {
+    if (isnan(a))
+        return b;
+    if (isnan(b))
+        return a;
+    if (a == b && a == 0)
+        return (signbit(a) != 0) == is_max ? b : a;
+    return is_max ? (a > b ? a : b) : (a < b ? a : b);
+}
+
+/* libdevice math on the host. f32 calls the float functions, so a result is rounded once. */
+static bool math1(oxide_op op, bool is32, double x, double *r) {
+    float f = (float)x;
+    switch (op) {
+    case OXIDE_OP_EXP: *r = is32 ? expf(f) : exp(x); return true;
+    case OXIDE_OP_EXP2: *r = is32 ? exp2f(f) : exp2(x); return true;
+    case OXIDE_OP_LOG: *r = is32 ? logf(f) : log(x); return true;
+    case OXIDE_OP_LOG2: *r = is32 ? log2f(f) : log2(x); return true;
+    case OXIDE_OP_SIN: *r = is32 ? sinf(f) : sin(x); return true;
+    case OXIDE_OP_COS: *r = is32 ? cosf(f) : cos(x); return true;
+    case OXIDE_OP_TAN: *r = is32 ? tanf(f) : tan(x); return true;
+    case OXIDE_OP_TANH: *r = is32 ? tanhf(f) : tanh(x); return true;
+    case OXIDE_OP_ERF: *r = is32 ? erff(f) : erf(x); return true;
+    case OXIDE_OP_RSQRT: *r = is32 ? 1.0f / sqrtf(f) : 1.0 / sqrt(x); return true;
+    default: return false;
+    }
+}
+
+static int exec_inst(interp *I, thread *t, const oxide_inst *in) {
+    uint64_t *R = t->regs;
+    const oxide_value *const *o = (const oxide_value *const *)in->operands;
+    uint64_t a = in->noperands > 0 ? R[vidx(o[0])] : 0, b = in->noperands > 1 ? R[vidx(o[1])] : 0;
+    const oxide_type *rt = in->result ? in->result->type : NULL;
+    const oxide_type *ot = in->noperands ? o[0]->type : NULL;
+    unsigned w = rt ? tbits(rt) : 0, ow = ot ? tbits(ot) : 0;
+    uint64_t r = 0;
+    uint8_t tol = 0;
+    for (uint32_t i = 0; i < in->noperands; i++)
+        if (t->tol[vidx(o[i])]) {
+            /* What a libdevice result may feed without its error growing out of our sight. */
+            if (in->op != OXIDE_OP_STORE && in->op != OXIDE_OP_SELECT && in->op != OXIDE_OP_FPEXT)
+                return failf(I, in, "uses an approximate math result; its error cannot be bounded");
+            tol = t->tol[vidx(o[i])] > tol ? t->tol[vidx(o[i])] : tol;
+        }
+    if (rt && !tbits(rt))
+        return failf(I, in, "results of type %s are not modelled", rt->name);
+    if (rt && (rt->kind == OXIDE_TYPE_F16 || rt->kind == OXIDE_TYPE_BF16))
+        return failf(I, in, "f16 and bf16 are not modelled");
+    bool fl = rt && is_flt(rt);
+
+    switch (in->op) {
+    case OXIDE_OP_TID_X: r = t->tid[0]; break;
+    case OXIDE_OP_TID_Y: r = t->tid[1]; break;
+    case OXIDE_OP_TID_Z: r = t->tid[2]; break;
+    case OXIDE_OP_NTID_X: r = I->L->block[0]; break;
+    case OXIDE_OP_NTID_Y: r = I->L->block[1]; break;
+    case OXIDE_OP_NTID_Z: r = I->L->block[2]; break;
+    case OXIDE_OP_CTAID_X: r = I->ctaid[0]; break;
+    case OXIDE_OP_CTAID_Y: r = I->ctaid[1]; break;
+    case OXIDE_OP_CTAID_Z: r = I->ctaid[2]; break;
+    case OXIDE_OP_NCTAID_X: r = I->L->grid[0]; break;
+    case OXIDE_OP_NCTAID_Y: r = I->L->grid[1]; break;
+    case OXIDE_OP_NCTAID_Z: r = I->L->grid[2]; break;
+    case OXIDE_OP_LANEID:
+        r = (t->tid[0] + I->L->block[0] * (t->tid[1] + (uint64_t)I->L->block[1] * t->tid[2])) % 32;
+        break;
+    case OXIDE_OP_CONST:
+        if (fl) {
+            r = fput(rt, in->fvalue);
+            break;
+        }
+        r = (uint64_t)in->ivalue;
+        break;
+    case OXIDE_OP_ADD: r = fl ? fput(rt, fget(rt, a) + fget(rt, b)) : a + b; break;
+    case OXIDE_OP_SUB: r = fl ? fput(rt, fget(rt, a) - fget(rt, b)) : a - b; break;
+    case OXIDE_OP_MUL:
+        if (fl)
+            r = rt->kind == OXIDE_TYPE_F32 ? b32(f32(a) * f32(b)) : b64(f64(a) * f64(b));
+        else
+            r = a * b;
+        break;
+    case OXIDE_OP_FDIV: r = rt->kind == OXIDE_TYPE_F32 ? b32(f32(a) / f32(b)) : b64(f64(a) / f64(b)); break;
+    case OXIDE_OP_FREM: r = rt->kind == OXIDE_TYPE_F32 ? b32(fmodf(f32(a), f32(b))) : b64(fmod(f64(a), f64(b))); break;
+    case OXIDE_OP_SDIV:
+    case OXIDE_OP_SREM:
+    case OXIDE_OP_UDIV:
+    case OXIDE_OP_UREM: {
+        if (mask(b, w) == 0)
+            return failf(I, in, "division by zero");
+        if (in->op == OXIDE_OP_UDIV || in->op == OXIDE_OP_UREM) {
+            r = in->op == OXIDE_OP_UDIV ? mask(a, w) / mask(b, w) : mask(a, w) % mask(b, w);
+            break;
+        }
+        int64_t x = sx(a, w), y = sx(b, w);
+        if (y == -1 && x == sx(1ull << (w - 1), w))
+            return failf(I, in, "signed overflow (INT_MIN / -1)");
+        if (w == 64 && y == -1) /* x is not INT64_MIN here; C's INT64_MIN / -1 is the only trap */
+            r = in->op == OXIDE_OP_SDIV ? (uint64_t)-x : 0;
+        else
+            r = (uint64_t)(in->op == OXIDE_OP_SDIV ? x / y : x % y);
+        break;
+    }
+    case OXIDE_OP_NEG: r = fl ? (rt->kind == OXIDE_TYPE_F32 ? a ^ 0x80000000u : a ^ (1ull << 63)) : 0 - a; break;
+    case OXIDE_OP_AND: r = a & b; break;
+    case OXIDE_OP_OR: r = a | b; break;
+    case OXIDE_OP_XOR: r = a ^ b; break;
+    case OXIDE_OP_NOT: r = ~a; break;
+    case OXIDE_OP_SHL:
+    case OXIDE_OP_LSHR:
+    case OXIDE_OP_ASHR:
+        if (mask(b, w) >= w)
+            return failf(I, in, "shift by %llu, not less than the width %u", (unsigned long long)mask(b, w), w);
+        r = in->op == OXIDE_OP_SHL ? a << b : in->op == OXIDE_OP_LSHR ? mask(a, w) >> b : (uint64_t)(sx(a, w) >> b);
+        break;
+    case OXIDE_OP_ICMP: {
+        int c = icmp(in->pred, mask(a, ow), mask(b, ow), ow);
+        if (c < 0)
+            return failf(I, in, "predicate %d is not an icmp predicate", (int)in->pred);
+        r = (uint64_t)c;
+        break;
+    }
+    case OXIDE_OP_FCMP: {
+        if (!is_flt(ot))
+            return failf(I, in, "fcmp of %s is not modelled", ot->name);
+        int c = fcmp(in->pred, fget(ot, a), fget(ot, b));
+        if (c < 0)
+            return failf(I, in, "predicate %d is not an fcmp predicate", (int)in->pred);
+        r = (uint64_t)c;
+        break;
+    }
+    case OXIDE_OP_SELECT:
+        r = (a & 1) ? b : R[vidx(o[2])];
+        tol = (a & 1) ? t->tol[vidx(o[1])] : t->tol[vidx(o[2])];
+        break;
+    case OXIDE_OP_SMIN: r = sx(a, w) < sx(b, w) ? a : b; break;
+    case OXIDE_OP_SMAX: r = sx(a, w) > sx(b, w) ? a : b; break;
+    case OXIDE_OP_UMIN: r = mask(a, w) < mask(b, w) ? a : b; break;
+    case OXIDE_OP_UMAX: r = mask(a, w) > mask(b, w) ? a : b; break;
+    case OXIDE_OP_POPC: r = (uint64_t)__builtin_popcountll(mask(a, w)); break;
+    case OXIDE_OP_CLZ: r = mask(a, w) ? (uint64_t)(__builtin_clzll(mask(a, w)) - (64 - (int)w)) : w; break;
+    case OXIDE_OP_BREV:
+        for (unsigned i = 0; i < w; i++)
+            r |= ((a >> i) & 1) << (w - 1 - i);
+        break;
+    case OXIDE_OP_IABS: r = sx(a, w) < 0 ? 0 - a : a; break;
+
+    /* casts */
+    case OXIDE_OP_TRUNC:
+    case OXIDE_OP_ZEXT: r = mask(a, ow); break;
+    case OXIDE_OP_SEXT: r = (uint64_t)sx(a, ow); break;
+    case OXIDE_OP_FPTRUNC:
+    case OXIDE_OP_FPEXT:
+        if (!is_flt(ot) || !fl)
+            return failf(I, in, "%s to %s is not modelled", ot->name, rt->name);
+        r = fput(rt, fget(ot, a));
+        break;
+    case OXIDE_OP_FPTOSI:
+    case OXIDE_OP_FPTOUI: {
+        if (!is_flt(ot))
+            return failf(I, in, "from %s is not modelled", ot->name);
+        double x = trunc(fget(ot, a));
+        bool s = in->op == OXIDE_OP_FPTOSI;
+        double lo = s ? -ldexp(1, (int)w - 1) : 0, hi = s ? ldexp(1, (int)w - 1) : ldexp(1, (int)w);
+        if (!(x >= lo && x < hi)) /* NaN included */
+            return failf(I, in, "%g does not fit %s (poison)", fget(ot, a), rt->name);
+        r = s ? (uint64_t)(int64_t)x : (uint64_t)x;
+        break;
+    }
+    case OXIDE_OP_SITOFP:
+    case OXIDE_OP_UITOFP:
+        if (!fl)
+            return failf(I, in, "to %s is not modelled", rt->name);
+        /* Convert straight to the result type: going through double would round twice. */
+        if (in->op == OXIDE_OP_SITOFP)
+            r = rt->kind == OXIDE_TYPE_F32 ? b32((float)sx(a, ow)) : b64((double)sx(a, ow));
+        else
+            r = rt->kind == OXIDE_TYPE_F32 ? b32((float)mask(a, ow)) : b64((double)mask(a, ow));
+        break;
+    case OXIDE_OP_BITCAST:
+    case OXIDE_OP_PTRTOINT:
+    case OXIDE_OP_INTTOPTR:
+    case OXIDE_OP_ADDRSPACECAST:
+        if (ow != w)
+            return failf(I, in, "%s to %s is not modelled", ot->name, rt->name);
+        r = a;
+        break;
+
+    /* memory */
+    case OXIDE_OP_LOAD:
+        if (do_load(I, t, in, &r, &tol))
+            return -1;
+        break;
+    case OXIDE_OP_STORE: return do_store(I, t, in);
+    case OXIDE_OP_OFFSET: {
+        uint64_t es = tsize(in->elem);
+        if (!es)
+            return failf(I, in, "elem=%s is not modelled", in->elem->name);
+        r = a + (uint64_t)sx(b, tbits(o[1]->type)) * es;
+        break;
+    }
+    case OXIDE_OP_GLOBAL_ADDR: {
+        oxide_module *mod = I->fn->mod;
+        uint32_t g = 0;
+        while (g < mod->globals.len && strcmp(((oxide_global *)mod->globals.items[g])->name, in->sym))
+            g++;
+        if (g == mod->globals.len)
+            return failf(I, in, "no global @%s", in->sym);
+        r = (uint64_t)(I->first_global + g) << REGION_SHIFT;
+        break;
+    }
+    case OXIDE_OP_DYN_SMEM: r = (uint64_t)I->dyn_region << REGION_SHIFT; break;
+    case OXIDE_OP_FENCE: return 0;
+
+    /* math */
+    case OXIDE_OP_SQRT: r = rt->kind == OXIDE_TYPE_F32 ? b32(sqrtf(f32(a))) : b64(sqrt(f64(a))); break;
+    case OXIDE_OP_FMA:
+        r = rt->kind == OXIDE_TYPE_F32 ? b32(fmaf(f32(a), f32(b), f32(R[vidx(o[2])])))
+                                       : b64(fma(f64(a), f64(b), f64(R[vidx(o[2])])));
+        break;
+    case OXIDE_OP_FMIN:
+    case OXIDE_OP_FMAX: r = fput(rt, fminmax(fget(rt, a), fget(rt, b), in->op == OXIDE_OP_FMAX)); break;
+    case OXIDE_OP_FABS: r = rt->kind == OXIDE_TYPE_F32 ? a & 0x7fffffffu : a & ~(1ull << 63); break;
+    case OXIDE_OP_FLOOR: r = fput(rt, floor(fget(rt, a))); break;
+    case OXIDE_OP_CEIL: r = fput(rt, ceil(fget(rt, a))); break;
+    case OXIDE_OP_FTRUNC: r = fput(rt, trunc(fget(rt, a))); break;
+    case OXIDE_OP_ROUND: r = fput(rt, round(fget(rt, a))); break;
+    default: {
+        double m;
+        if (fl && math1(in->op, rt->kind == OXIDE_TYPE_F32, fget(rt, a), &m)) {
+            r = fput(rt, m);
+            tol = DT_MATH_ULPS;
+            break;
+        }
+        return failf(I, in, "not modelled by the interpreter");
+    }
+    }
+    if (in->result) {
+        uint32_t d = vidx(in->result);
+        R[d] = fl ? r : mask(r, w);
+        t->tol[d] = tol;
+    }
+    return 0;
+}
+
+/* ---- control ---- */
+
+static int jump(interp *I, thread *t, const oxide_inst *in, const oxide_succ *s) {
+    oxide_block *dst = s->block;
+    if (s->nargs != dst->params.len)
+        return failf(I, in, "passes %u arguments to ^%u, which takes %u", s->nargs, dst->index, dst->params.len);
+    for (uint32_t i = 0; i < s->nargs; i++) {
+        I->argtmp[i] = t->regs[vidx(s->args[i])];
+        I->argtol[i] = t->tol[vidx(s->args[i])];
+    }
+    for (uint32_t i = 0; i < s->nargs; i++) {
+        uint32_t d = vidx(dst->params.items[i]);
+        t->regs[d] = I->argtmp[i];
+        t->tol[d] = I->argtol[i];
+    }
+    t->block = dst;
+    t->pc = 0;
+    return 0;
+}
+
+/* Run t until it waits at a barrier, returns, or fails. */
+static int run_thread(interp *I, thread *t) {
+    while (t->state == T_RUN) {
+        if (t->pc >= t->block->insts.len)
+            return failf(I, NULL, "@%s ^%u: ends without a terminator", I->fn->name, t->block->index);
+        const oxide_inst *in = t->block->insts.items[t->pc];
+        if (++I->steps > I->step_limit)
+            return failf(I, in, "step limit of %llu instructions reached", (unsigned long long)I->step_limit);
+        switch (in->op) {
+        case OXIDE_OP_BR:
+            if (jump(I, t, in, &in->succ[0]))
+                return -1;
+            break;
+        case OXIDE_OP_COND_BR:
+            if (jump(I, t, in, &in->succ[(t->regs[vidx(in->operands[0])] & 1) ? 0 : 1]))
+                return -1;
+            break;
+        case OXIDE_OP_SWITCH: {
+            const oxide_value *v = in->operands[0];
+            int64_t x = sx(t->regs[vidx(v)], tbits(v->type));
+            uint32_t k = 0;
+            for (uint32_t i = 1; i < in->nsucc; i++)
+                if (in->succ[i].case_value == x)
+                    k = i;
+            if (jump(I, t, in, &in->succ[k]))
+                return -1;
+            break;
+        }
+        case OXIDE_OP_RET: t->state = T_DONE; break;
+        case OXIDE_OP_BARRIER: t->state = T_WAIT; break;
+        case OXIDE_OP_SHFL_IDX:
+        case OXIDE_OP_SHFL_UP:
+        case OXIDE_OP_SHFL_DOWN:
+        case OXIDE_OP_SHFL_XOR: t->state = T_SHFL; break;
+        case OXIDE_OP_TRAP: return failf(I, in, "trap reached");
+        case OXIDE_OP_UNREACHABLE: return failf(I, in, "unreachable reached");
+        default:
+            if (exec_inst(I, t, in))
+                return -1;
+            t->pc++;
+        }
+    }
+    return 0;
+}
+
+/* The shuffles every thread waits at, warp by warp, as PTX's shfl.sync computes them with a full
+ * mask and full-warp segments: source lane j from the lane operand's low 5 bits (idx: it; up:
+ * lane - it; down: lane + it; xor: lane ^ it), a j outside the warp reads the thread's own value. */
+static int resolve_shuffles(interp *I, thread *th, uint32_t nthreads) {
+    for (uint32_t w = 0; w * 32 < nthreads; w++) {
+        thread *t = &th[w * 32];
+        uint32_t n = 0;
+        for (uint32_t l = 0; l < 32 && w * 32 + l < nthreads; l++)
+            n += t[l].state == T_SHFL;
+        if (!n)
+            continue;
+        const oxide_inst *in = t[0].state == T_SHFL ? t[0].block->insts.items[t[0].pc] : NULL;
+        if (n != 32 || !in)
+            return failf(I, in,
+                         "a shuffle reached by %u of the 32 threads of warp %u (divergent, returned or a "
+                         "partial warp)",
+                         n, w);
+        for (uint32_t l = 1; l < 32; l++)
+            if (t[l].block->insts.items[t[l].pc] != in)
+                return failf(I, in, "lane %u of warp %u is at another shuffle", l, w);
+        if ((uint32_t)in->imm != 0xffffffffu)
+            return failf(I, in, "lane masks other than all lanes are not modelled");
+        uint32_t src = vidx(in->operands[0]), lane = vidx(in->operands[1]), dst = vidx(in->result);
+        uint64_t val[32];
+        uint8_t tol[32];
+        for (uint32_t l = 0; l < 32; l++) {
+            uint32_t b = (uint32_t)t[l].regs[lane] & 31, j;
+            switch (in->op) {
+            case OXIDE_OP_SHFL_IDX: j = b; break;
+            case OXIDE_OP_SHFL_UP: j = l >= b ? l - b : l; break;
+            case OXIDE_OP_SHFL_DOWN: j = l + b <= 31 ? l + b : l; break;
+            default: j = l ^ b; break;
+            }
+            val[l] = t[j].regs[src];
+            tol[l] = t[j].tol[src];
+        }
+        for (uint32_t l = 0; l < 32; l++) {
+            t[l].regs[dst] = val[l];
+            t[l].tol[dst] = tol[l];
+            t[l].state = T_RUN;
+            t[l].pc++;
+        }
+    }
+    return 0;
+}
+
+static int run_block(interp *I, thread *th, uint32_t nthreads) {
+    oxide_block *entry = I->fn->blocks.items[0];
+    for (uint32_t i = 0; i < nthreads; i++) {
+        th[i].block = entry;
+        th[i].pc = 0;
+        th[i].state = T_RUN;
+        memset(th[i].tol, 0, I->nvals);
+        for (uint32_t p = 0; p < I->fn->params.len; p++) /* parameters: thread 0 holds them */
+            th[i].regs[p] = th[0].regs[p];
+    }
+    for (;;) {
+        for (uint32_t i = 0; i < nthreads; i++)
+            if (run_thread(I, &th[i]))
+                return -1;
+        uint32_t done = 0, shfl = 0;
+        for (uint32_t i = 0; i < nthreads; i++) {
+            done += th[i].state == T_DONE;
+            shfl += th[i].state == T_SHFL;
+        }
+        if (done == nthreads)
+            return 0;
+        if (shfl) { /* warps meet at shuffles first; barriers wait for them */
+            if (resolve_shuffles(I, th, nthreads))
+                return -1;
+            continue;
+        }
+        const oxide_inst *bar = NULL;
+        for (uint32_t i = 0; i < nthreads; i++) {
+            if (th[i].state != T_WAIT)
+                continue;
+            const oxide_inst *b = th[i].block->insts.items[th[i].pc];
+            if (done)
+                return failf(I, b, "thread %u waits while %u threads of its block have returned", i, done);
+            if (bar && b != bar)
+                return failf(I, b, "thread %u waits at another barrier than thread 0", i);
+            bar = b;
+        }
+        for (uint32_t i = 0; i < nthreads; i++) {
+            th[i].state = T_RUN;
+            th[i].pc++;
+        }
+    }
+}
+
+static int setup_and_run(interp *I, const dt_arg *args, size_t nargs) {
+    oxide_function *fn = I->fn;
+    oxide_module *mod = fn->mod;
+    const dt_launch *L = I->L;
+    if (!fn->is_kernel)
+        return failf(I, NULL, "@%s is not a kernel", fn->name);
+    if (nargs != fn->iface.len)
+        return failf(I, NULL, "@%s takes %u arguments, given %zu", fn->name, fn->iface.len, nargs);
+    if (!fn->blocks.len)
+        return failf(I, NULL, "@%s has no body", fn->name);
+    uint64_t nthreads = (uint64_t)L->block[0] * L->block[1] * L->block[2];
+    if (!nthreads || nthreads > 1024 || !L->grid[0] || !L->grid[1] || !L->grid[2])
+        return failf(I, NULL, "@%s: launch of %llu threads per block is not runnable", fn->name,
+                     (unsigned long long)nthreads);
+    number_values(I);
+
+    I->nregions = 1 + (uint32_t)nargs + mod->globals.len + 1;
+    I->first_global = 1 + (uint32_t)nargs;
+    I->dyn_region = I->nregions - 1;
+    if (!(I->regions = budget_alloc(I, I->nregions * sizeof(region))))
+        return -1;
+    uint32_t maxargs = 0;
+    for (uint32_t b = 0; b < fn->blocks.len; b++) {
+        oxide_block *bl = fn->blocks.items[b];
+        maxargs = bl->params.len > maxargs ? bl->params.len : maxargs;
+    }
+    if (!(I->argtmp = budget_alloc(I, (maxargs + 1) * 8)) || !(I->argtol = budget_alloc(I, maxargs + 1)))
+        return -1;
+
+    thread *th = I->threads = budget_alloc(I, nthreads * sizeof(thread));
+    if (!th)
+        return -1;
+    I->nthreads = nthreads;
+    for (uint64_t i = 0; i < nthreads; i++) {
+        if (!(th[i].regs = budget_alloc(I, (size_t)I->nvals * 8 + 8)) || !(th[i].tol = budget_alloc(I, I->nvals + 1)))
+            return -1;
+        th[i].tid[0] = (uint32_t)(i % L->block[0]);
+        th[i].tid[1] = (uint32_t)(i / L->block[0] % L->block[1]);
+        th[i].tid[2] = (uint32_t)(i / L->block[0] / L->block[1]);
+    }
+    for (size_t a = 0; a < nargs; a++) {
+        const oxide_iface_param *ip = fn->iface.items[a];
+        uint32_t v = ip->first_value;
+        if (ip->kind == OXIDE_PARAM_SCALAR) {
+            if (args[a].is_buffer)
+                return failf(I, NULL, "@%s: argument %zu (%%%s) is a scalar, given a buffer", fn->name, a, ip->name);
+            const oxide_value *pv = fn->params.items[v];
+            th[0].regs[v] = mask(args[a].bits, tbits(pv->type));
+            continue;
+        }
+        if (ip->kind != OXIDE_PARAM_SLICE && ip->kind != OXIDE_PARAM_PTR)
+            return failf(I, NULL, "@%s: parameter %%%s: bytes and tma_desc parameters are not modelled", fn->name,
+                         ip->name);
+        if (!args[a].is_buffer || !args[a].buf)
+            return failf(I, NULL, "@%s: argument %zu (%%%s) needs a buffer", fn->name, a, ip->name);
+        dt_buffer *bf = args[a].buf;
+        region *g = &I->regions[1 + a];
+        g->data = bf->data;
+        g->tol = bf->tol;
+        g->elem_size = bf->elem_size;
+        g->size = bf->len * bf->elem_size;
+        th[0].regs[v] = (uint64_t)(1 + a) << REGION_SHIFT;
+        if (ip->kind == OXIDE_PARAM_SLICE)
+            th[0].regs[v + 1] = bf->len;
+    }
+    /* Global-space globals live for the launch; shared ones are reset for each block below. */
+    for (uint32_t gi = 0; gi < mod->globals.len; gi++) {
+        const oxide_global *gl = mod->globals.items[gi];
+        region *g = &I->regions[I->first_global + gi];
+        g->size = tsize(gl->type);
+        if (!g->size)
+            return failf(I, NULL, "@%s: global @%s of type %s is not modelled", fn->name, gl->name, gl->type->name);
+        g->is_shared = gl->as == OXIDE_AS_SHARED;
+        if (!(g->data = budget_alloc(I, g->size)))
+            return -1;
+        if (g->is_shared && !(g->written = budget_alloc(I, g->size)))
+            return -1;
+        if (gl->init)
+            memcpy(g->data, gl->init, gl->init_size < g->size ? gl->init_size : g->size);
+    }
+    region *dyn = &I->regions[I->dyn_region];
+    dyn->size = L->dyn_smem;
+    dyn->is_shared = true;
+    if (!(dyn->data = budget_alloc(I, dyn->size)) || !(dyn->written = budget_alloc(I, dyn->size)))
+        return -1;
+
+    for (uint32_t z = 0; z < L->grid[2]; z++)
+        for (uint32_t y = 0; y < L->grid[1]; y++)
+            for (uint32_t x = 0; x < L->grid[0]; x++) {
+                I->ctaid[0] = x;
+                I->ctaid[1] = y;
+                I->ctaid[2] = z;
+                for (uint32_t r = I->first_global; r < I->nregions; r++)
+                    if (I->regions[r].is_shared)
+                        memset(I->regions[r].written, 0, I->regions[r].size);
+                if (run_block(I, th, (uint32_t)nthreads))
+                    return -1;
+            }
+    return 0;
+}
+
+int dt_interp_run(oxide_function *fn, const dt_launch *launch, const dt_arg *args, size_t nargs, char *err,
+                  size_t errlen) {
+    interp I = {0};
+    I.fn = fn;
+    I.L = launch;
+    I.err = err;
+    I.errlen = errlen;
+    I.step_limit = launch->step_limit ? launch->step_limit : 100000000ull;
+    I.mem_limit = launch->mem_limit ? launch->mem_limit : 256ull << 20;
+    if (errlen)
+        err[0] = 0;
+    int rc = setup_and_run(&I, args, nargs);
+    /* Free everything allocated (the budget counted it). */
+    if (I.regions) {
+        for (uint32_t r = I.first_global; r < I.nregions; r++) {
+            free(I.regions[r].data);
+            free(I.regions[r].written);
+        }
+    }
+    for (uint64_t i = 0; I.threads && i < I.nthreads; i++) {
+        free(I.threads[i].regs);
+        free(I.threads[i].tol);
+    }
+    free(I.threads);
+    free(I.regions);
+    free(I.argtmp);
+    free(I.argtol);
+    return rc;
+}
