@@ -194,9 +194,16 @@ static oxide_status intern(oxide_context *ctx, const oxide_type *proto, oxide_ty
         }
         t->align = align;
         t->size = (off + align - 1) / align * align;
+        for (uint32_t i = 0; i < t->nfields; i++) {
+            const oxide_type *f = t->fields[i];
+            uint64_t l = f->kind == OXIDE_TYPE_STRUCT || f->kind == OXIDE_TYPE_ARRAY ? f->leaves : 1;
+            t->leaves = t->leaves + l < t->leaves ? UINT64_MAX : t->leaves + l;
+        }
     } else if (t->kind == OXIDE_TYPE_VECTOR || t->kind == OXIDE_TYPE_ARRAY) {
         t->size = t->count * oxide__type_size(t->elem);
         t->align = t->kind == OXIDE_TYPE_VECTOR ? t->size : oxide__type_align(t->elem);
+        const oxide_type *e = t->elem;
+        t->leaves = e->kind == OXIDE_TYPE_STRUCT || e->kind == OXIDE_TYPE_ARRAY ? e->leaves : 1;
     }
     /* The text form, built once: "ptr.shared", "vec<4 x f32>", "struct<f32, i64>". Past
      * OXIDE_TYPE_NAME_MAX it is cut short ("struct<struct<...") so that names cost bounded

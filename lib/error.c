@@ -28,7 +28,16 @@ oxide_status oxide__fail_prefix(oxide_status st, const char *fmt, ...) {
     int n = vsnprintf(last_error, sizeof last_error, fmt, ap);
     va_end(ap);
     size_t used = n < 0 ? 0 : (size_t)n < sizeof last_error ? (size_t)n : sizeof last_error - 1;
-    snprintf(last_error + used, sizeof last_error - used, ": %s", cause);
+    /* ": " and as much of the cause as fits (written by hand: GCC's truncation warning cannot
+     * see that the two parts share one buffer's room) */
+    size_t room = sizeof last_error - 1 - used, clen = strnlen(cause, sizeof cause - 1);
+    if (room >= 2) {
+        memcpy(last_error + used, ": ", 2);
+        used += 2, room -= 2;
+        memcpy(last_error + used, cause, clen < room ? clen : room);
+        used += clen < room ? clen : room;
+    }
+    last_error[used] = 0;
     return st;
 }
 

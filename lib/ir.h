@@ -74,11 +74,16 @@ struct oxide_type {
     const char *name;     /* text form, e.g. "array<4 x f32>"; cut short past OXIDE_TYPE_NAME_MAX */
     bool name_cut;        /* name is an abbreviation: print the text form from the structure */
     uint64_t size, align; /* VECTOR, ARRAY, STRUCT: computed once, when the type is made */
+    uint64_t leaves;      /* STRUCT, ARRAY: scalar fields reached through struct nesting (an
+                           * array counts its element once), saturating */
     struct oxide_type *next_interned;
 };
 
 /* Longest type name kept: nested types' text doubles per level when a struct repeats a field. */
 #define OXIDE_TYPE_NAME_MAX 256
+/* Most scalar fields a lowered struct may reach through nesting: LLVM's code generator visits
+ * each one (a struct nesting 2 fields 32 deep has 2^32 and ends the process out of memory). */
+#define OXIDE_TYPE_MAX_LEAVES (1u << 16)
 
 bool oxide__type_is_int(const oxide_type *t);   /* i1..i128 */
 bool oxide__type_is_float(const oxide_type *t); /* f16, bf16, f32, f64 */

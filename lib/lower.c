@@ -25,7 +25,55 @@ oxide_status lw_fail(lw *L, oxide_status st, const char *fmt, ...) {
 
 /* ---- types ---- */
 
+struct lw_type_memo {
+    const oxide_type *key;
+    LLVMTypeRef val;
+};
+
+static struct lw_type_memo *memo_slot(lw *L, const oxide_type *t) {
+    size_t h = ((uintptr_t)t >> 4) * 0x9e3779b97f4a7c15ull;
+    for (size_t i = h & (L->tmemo_cap - 1);; i = (i + 1) & (L->tmemo_cap - 1))
+        if (L->tmemo[i].key == t || !L->tmemo[i].key)
+            return &L->tmemo[i];
+}
+
+static LLVMTypeRef lower_type(lw *L, const oxide_type *t);
+
 LLVMTypeRef lw_type(lw *L, const oxide_type *t) {
+    if (t->kind != OXIDE_TYPE_STRUCT && t->kind != OXIDE_TYPE_ARRAY && t->kind != OXIDE_TYPE_VECTOR)
+        return lower_type(L, t);
+    if ((L->tmemo_len + 1) * 2 > L->tmemo_cap) {
+        uint32_t cap = L->tmemo_cap ? L->tmemo_cap * 2 : 64;
+        struct lw_type_memo *old = L->tmemo, *grown = calloc(cap, sizeof *grown);
+        if (!grown) {
+            lw_fail(L, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory lowering type %s", t->name);
+            return L->ti8;
+        }
+        uint32_t old_cap = L->tmemo_cap;
+        L->tmemo = grown;
+        L->tmemo_cap = cap;
+        for (uint32_t i = 0; i < old_cap; i++)
+            if (old[i].key)
+                *memo_slot(L, old[i].key) = old[i];
+        free(old);
+    }
+    if (t->leaves > OXIDE_TYPE_MAX_LEAVES) {
+        lw_fail(L, OXIDE_ERROR_UNSUPPORTED,
+                "type %s nests %llu scalar fields; at most %u are lowered (flatten it, or use arrays)", t->name,
+                (unsigned long long)t->leaves, OXIDE_TYPE_MAX_LEAVES);
+        return L->ti8;
+    }
+    struct lw_type_memo *m = memo_slot(L, t);
+    if (!m->key) {
+        LLVMTypeRef v = lower_type(L, t);
+        m = memo_slot(L, t); /* the recursion may have grown the table */
+        *m = (struct lw_type_memo){t, v};
+        L->tmemo_len++;
+    }
+    return m->val;
+}
+
+static LLVMTypeRef lower_type(lw *L, const oxide_type *t) {
     switch (t->kind) {
     case OXIDE_TYPE_VOID: return L->tvoid;
     case OXIDE_TYPE_I1: return L->ti1;
@@ -503,6 +551,7 @@ oxide_status oxide__lower(oxide_module *mod, LLVMContextRef llctx, const oxide_o
         LLVMDisposeDIBuilder(L.dib);
     }
     free(L.block_line);
+    free(L.tmemo);
     free(L.pend);
     LLVMDisposeBuilder(L.b);
     LLVMDisposeTargetData(L.td);

@@ -36,6 +36,10 @@ typedef struct lw {
     LLVMMetadataRef difile, disub;
     uint32_t *block_line; /* per block of ofn: line of its label in oxide_module_print's text */
     uint32_t next_fn_line;
+    /* aggregate types already lowered (open addressing on the interned oxide_type): a type
+     * nested n deep with shared fields is then lowered in O(n), not O(2^n) */
+    struct lw_type_memo *tmemo;
+    uint32_t tmemo_cap, tmemo_len;
     /* first failure */
     oxide_status st;
 } lw;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "harness.h"
 #include "oxide.h"
@@ -126,6 +127,7 @@ static void test_nested_types(void) {
     oxide_type_scalar(ctx, OXIDE_TYPE_I8, &i8);
     oxide_type_scalar(ctx, OXIDE_TYPE_F32, &f32);
     t = i8;
+    oxide_type *mid = NULL, *lv16 = NULL; /* levels 32 and 16 */
     int depth = 0;
     for (; depth < 40; depth++) {
         oxide_type *fields[2] = {t, t}, *next = NULL;
@@ -133,6 +135,10 @@ static void test_nested_types(void) {
         if ((grew = rss_kib() - before) > 64 * 1024 || oxide_type_struct(ctx, fields, 2, &next) != OXIDE_OK)
             break;
         t = next;
+        if (depth + 1 == 32)
+            mid = t;
+        if (depth + 1 == 16)
+            lv16 = t;
     }
     /* level 40 is 2^40 bytes, the largest a type may be */
     CHECK(depth == 40, "nesting stopped at level %d (%ld KiB): %s", depth, grew, oxide_last_error());
@@ -152,6 +158,30 @@ static void test_nested_types(void) {
           oxide_last_error());
     oxide_module_destroy(m);
     CHECK(rss_kib() - before < 256 * 1024, "printing took %ld KiB", rss_kib() - before);
+    /* lowering costs one step per level: a level of 2^32 bytes, lowered through every use of
+     * its fields, took 2^32 steps before the lowering kept the types it had made; and LLVM's
+     * code generator visits every scalar field, so past 2^16 of them the type is refused */
+    CHECK(oxide_module_create(ctx, "deep_lowered", &m) == OXIDE_OK);
+    CHECK(oxide_module_add_global(m, "g", mid, OXIDE_AS_GLOBAL, 0, NULL, 0, &g) == OXIDE_OK);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const char *ptx = NULL;
+    size_t ptx_len = 0;
+    st = oxide_module_compile(m, NULL, &ptx, &ptx_len);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    CHECK(st == OXIDE_ERROR_UNSUPPORTED && strstr(oxide_last_error(), "at most 65536") && secs < 10,
+          "compiling a 32-level type: %s in %.1f s: %s", oxide_status_name(st), secs, oxide_last_error());
+    oxide_module_destroy(m);
+    CHECK(oxide_module_create(ctx, "deep16", &m) == OXIDE_OK);
+    CHECK(oxide_module_add_global(m, "g", lv16, OXIDE_AS_GLOBAL, 0, NULL, 0, &g) == OXIDE_OK);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    st = oxide_module_compile(m, NULL, &ptx, &ptx_len);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    CHECK(st == OXIDE_OK && secs < 10, "compiling a 16-level type: %s in %.1f s: %s", oxide_status_name(st), secs,
+          oxide_last_error());
+    oxide_module_destroy(m);
     /* a shallow one prints in full */
     oxide_type *fields[2] = {f32, f32}, *s2 = NULL;
     CHECK(oxide_type_struct(ctx, fields, 2, &s2) == OXIDE_OK && !strcmp(oxide_type_get_name(s2), "struct<f32, f32>"));
