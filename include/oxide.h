@@ -880,8 +880,24 @@ typedef enum oxide_arg_kind {
     OXIDE_ARG_SCALAR = 0, /* for a scalar parameter: value of type `type` */
     OXIDE_ARG_BUFFER,     /* for a slice or ptr parameter: device memory at ptr, len elements of `type` */
     OXIDE_ARG_BYTES,      /* for a bytes parameter: size bytes at `bytes` */
-    OXIDE_ARG_TMA_DESC    /* for a tma_desc parameter: the 128-byte descriptor at `bytes` */
+    OXIDE_ARG_TMA_DESC,   /* for a tma_desc parameter: the 128-byte descriptor at `bytes` */
+    OXIDE_ARG_TENSOR      /* for a tensor parameter (tile kernels): the oxide_tensor at `bytes` */
 } oxide_arg_kind;
+
+/* A tensor argument: a strided view of memory (device memory for launches, host memory for the
+ * tile interpreter), as DLPack's DLTensor describes one. struct_size is sizeof(oxide_tensor) as
+ * the caller was compiled: later versions only append fields, so old callers keep working. */
+typedef struct oxide_tensor {
+    size_t struct_size;
+    uint64_t data;        /* address of the allocation */
+    uint64_t byte_offset; /* element [0, .., 0] is at data + byte_offset */
+    oxide_scalar elem;    /* element type */
+    uint32_t rank;        /* 1..4: the first rank entries of shape and strides are used */
+    int64_t shape[4];     /* elements per dim, >= 0 */
+    int64_t strides[4];   /* in elements (not bytes), any sign */
+    uint32_t is_mutable;  /* non-zero: the kernel may write it (needed by mut tensor parameters) */
+    uint32_t reserved;    /* 0 */
+} oxide_tensor;
 
 typedef struct oxide_arg {
     oxide_arg_kind kind;
@@ -943,6 +959,12 @@ static inline oxide_arg oxide_arg_bytes(const void *bytes, size_t size) {
 }
 static inline oxide_arg oxide_arg_tma_desc(const void *desc128) {
     oxide_arg a = {OXIDE_ARG_TMA_DESC, OXIDE_SCALAR_U8, 0, 0, 0, 0, 0, desc128, 128};
+    return a;
+}
+/* The tensor is read when the launch is made (it need not outlive the call). */
+static inline oxide_arg oxide_arg_tensor(const oxide_tensor *t) {
+    oxide_arg a = {OXIDE_ARG_TENSOR,    t ? t->elem : OXIDE_SCALAR_U8, t ? t->is_mutable : 0u, 0, 0, 0, 0, t,
+                   sizeof(oxide_tensor)};
     return a;
 }
 

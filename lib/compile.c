@@ -36,6 +36,7 @@ static oxide_status describe_kernels(oxide_module *mod, oxide_iface_kernel **out
                                     .params = p,
                                     .nparams = f->iface.len,
                                     .nptx = f->params.len, /* a kernel's values are its PTX parameters */
+                                    .block = {f->block[0], f->block[1], f->block[2]},
                                     .launch_bounds = {f->launch_bounds[0], f->launch_bounds[1]},
                                     .cluster = {f->cluster[0], f->cluster[1], f->cluster[2]},
                                     .dyn_smem = f->dyn_smem};

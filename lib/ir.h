@@ -173,6 +173,7 @@ struct oxide_function {
     oxide_vec iface;              /* kernels: oxide_iface_param* */
     oxide_vec blocks;             /* oxide_block* */
     oxide_strmap names;           /* value name -> oxide_value (uniqueness check) */
+    uint32_t block[3];            /* lowered tile kernels: the block shape the tile compiler chose */
     uint32_t launch_bounds[2];
     uint32_t cluster[3];
     uint32_t dyn_smem;
