@@ -637,6 +637,15 @@ OXIDE_API oxide_status oxide_module_import_bitcode_isolated(oxide_module *mod, c
  * *ptx is NUL-terminated, lives until the next compile of this module or its destruction;
  * *len (may be NULL) gets its length without the NUL.
  * Errors: VERIFY, UNSUPPORTED (construct the target cannot run: names it), CODEGEN. */
+/* The SIMT IR the tile compiler makes of mod's tile kernels (docs/tile.md, "The lowering"): a new
+ * module owned by mod's context (destroy it with oxide_module_destroy) holding mod's contents
+ * with each tile kernel replaced, at its place and under its name, by a SIMT kernel whose tensor
+ * parameters are views (NAME, NAME.dimI, NAME.strideI) and whose block shape is recorded for
+ * the manifest. oxide_module_compile compiles tile kernels this way; this call shows what it
+ * decided (`oxide compile --emit-simt`). Verifies mod first. Errors: VERIFY, UNSUPPORTED (what
+ * the lowering cannot do yet or the target cannot hold: names the op and its line). */
+OXIDE_API oxide_status oxide_module_lower_tile(oxide_module *mod, const oxide_options *opts, oxide_module **out);
+
 OXIDE_API oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, const char **ptx,
                                             size_t *len);
 

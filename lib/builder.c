@@ -261,10 +261,8 @@ static oxide_status add_iface(oxide_function *k, const char *name, oxide_iface_p
                            name ? name : "(null)");
     if (k->blocks.len)
         return oxide__fail(OXIDE_ERROR_STATE, "%s: add kernel parameters before the first block of @%s", what, k->name);
-    if (k->is_tile != (proto.kind == OXIDE__PARAM_TENSOR) && proto.kind != OXIDE_PARAM_SCALAR)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s", what,
-                           k->is_tile ? "a tile kernel takes tensors and scalars only"
-                                      : "tensor parameters belong to tile kernels");
+    if (k->is_tile && proto.kind != OXIDE__PARAM_TENSOR && proto.kind != OXIDE_PARAM_SCALAR)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: a tile kernel takes tensors and scalars only", what);
     oxide_iface_param *p = oxide__alloc(&k->mod->arena, sizeof *p);
     if (!p || !(proto.name = oxide__strdup(&k->mod->arena, name)))
         return OOM(what);
@@ -347,8 +345,25 @@ oxide_status oxide_kernel_add_tensor_param(oxide_function *k, const char *name, 
     if (!tensor || tensor->kind != OXIDE_TYPE_TENSOR)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_kernel_add_tensor_param: %s is not a tensor type",
                            tensor ? tensor->name : "NULL");
-    oxide_iface_param p = {.kind = OXIDE__PARAM_TENSOR, .tensor = tensor, .is_mutable = tensor->is_mutable};
-    return add_iface(k, name, p, tensor, NULL, out, NULL, "oxide_kernel_add_tensor_param");
+    oxide_iface_param p = {
+        .kind = OXIDE__PARAM_TENSOR, .tensor = tensor, .is_mutable = tensor->is_mutable, .rank = tensor->rank};
+    if (!k || k->is_tile)
+        return add_iface(k, name, p, tensor, NULL, out, NULL, "oxide_kernel_add_tensor_param");
+    /* A SIMT kernel (a lowered tile kernel, or one written by hand) sees the view as its PTX
+     * parameters: the element pointer NAME, then NAME.dimI and NAME.strideI (i64). */
+    oxide_type *pg = NULL;
+    oxide_value *ptr = NULL, *extra;
+    oxide_status st = oxide_type_pointer(k->mod->ctx, OXIDE_AS_GLOBAL, &pg);
+    if (st || (st = add_iface(k, name, p, pg, NULL, &ptr, NULL, "oxide_kernel_add_tensor_param")))
+        return st;
+    for (uint32_t i = 0; i < 2 * tensor->rank; i++) {
+        char nm[300];
+        snprintf(nm, sizeof nm, "%s.%s%u", name, i < tensor->rank ? "dim" : "stride", i % tensor->rank);
+        if ((st = new_param(k, nm, k->mod->ctx->scalars[OXIDE_TYPE_I64], &extra)))
+            return st;
+    }
+    *out = ptr;
+    return OXIDE_OK;
 }
 
 static oxide_status need_kernel(oxide_function *k, const char *what) {

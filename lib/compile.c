@@ -61,8 +61,26 @@ oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, 
         opts = &defaults;
     }
     oxide_status st = oxide__verify(mod, opts);
-    if (st || (st = oxide__tile_refuse_lowering(mod)))
+    if (st)
         return st;
+    if (oxide__module_has_tile(mod)) {
+        /* tile kernels compile as their SIMT lowering (lib/tile/lower.h); the PTX moves here */
+        oxide_module *low = NULL;
+        const char *lptx;
+        if ((st = oxide__tile_lower(mod, opts, &low)) || (st = oxide_module_compile(low, opts, &lptx, NULL))) {
+            oxide_module_destroy(low);
+            return st;
+        }
+        free(mod->ptx);
+        free(mod->llvm_ir);
+        mod->ptx = low->ptx, mod->ptx_len = low->ptx_len, mod->llvm_ir = low->llvm_ir;
+        low->ptx = low->llvm_ir = NULL;
+        oxide_module_destroy(low);
+        *ptx = mod->ptx;
+        if (len)
+            *len = mod->ptx_len;
+        return OXIDE_OK;
+    }
     oxide_iface_kernel *kernels = NULL;
     size_t nkernels = 0, nown = 0;
     if ((st = describe_kernels(mod, &kernels, &nkernels)))

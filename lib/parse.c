@@ -358,9 +358,15 @@ static oxide_status kernel_param(P *p, pfunc *pf) {
     if ((st = define_tok(p, pf, key, v[0])))
         return st;
     /* The length has no token of its own: it goes by the name the builder gave it, "NAME.len"
-     * (kernel parameters always have names). */
+     * (kernel parameters always have names); so do a SIMT kernel's tensor dims and strides. */
     if (v[1] && v[1]->name)
         st = define(p, pf, key, v[1]->name, (uint32_t)strlen(v[1]->name), v[1]);
+    const oxide_iface_param *ip = pf->fn->iface.len ? pf->fn->iface.items[pf->fn->iface.len - 1] : NULL;
+    if (!st && !pf->fn->is_tile && ip && ip->kind == OXIDE__PARAM_TENSOR)
+        for (uint32_t i = ip->first_value + 1; !st && i < pf->fn->params.len; i++) {
+            oxide_value *x = pf->fn->params.items[i];
+            st = define(p, pf, key, x->name, (uint32_t)strlen(x->name), x);
+        }
     return st;
 }
 

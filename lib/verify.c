@@ -627,10 +627,10 @@ static void check_interface(verifier *v, const oxide_function *fn) {
         }
         /* The IR values each interface kind is passed as (oxide.h: oxide_kernel_add_*_param):
          * want[k] is value k's type, or want_ptr the space of value 0's pointer. */
-        const oxide_type *want[2] = {NULL, NULL};
+        const oxide_type *want[1 + 2 * OXIDE__TENSOR_MAX_RANK] = {NULL};
         int want_ptr = -1;
         uint32_t nvals = 1;
-        switch (ip->kind) {
+        switch ((int)ip->kind) {
         case OXIDE_PARAM_SCALAR:
             want[0] = ctx ? oxide__scalar_ir_type(ctx, ip->scalar) : NULL;
             if (!oxide_scalar_name(ip->scalar)) {
@@ -660,6 +660,17 @@ static void check_interface(verifier *v, const oxide_function *fn) {
             }
             /* fall through */
         case OXIDE_PARAM_TMA_DESC: want_ptr = OXIDE_AS_GENERIC; break;
+        case OXIDE__PARAM_TENSOR:
+            /* a lowered tile kernel's view: the element pointer, then each dim's size and stride */
+            if (!ip->tensor || ip->tensor->kind != OXIDE_TYPE_TENSOR) {
+                verify_report(v, "kernel parameter %u (%s): a tensor parameter without a tensor type", i, nm);
+                return;
+            }
+            want_ptr = OXIDE_AS_GLOBAL;
+            nvals = 1 + 2 * ip->tensor->rank;
+            for (uint32_t k = 1; k < nvals; k++)
+                want[k] = ctx ? ctx->scalars[OXIDE_TYPE_I64] : NULL;
+            break;
         default: verify_report(v, "kernel parameter %u (%s): unknown interface kind %d", i, nm, (int)ip->kind); return;
         }
         for (uint32_t k = 0; k < nvals; k++) {

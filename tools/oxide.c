@@ -40,6 +40,7 @@ static const char usage_text[] =
     "  --fast-math         approximate division, square root and reassociation\n"
     "  --lineinfo          emit .loc line information\n"
     "  --emit-llvm         write the optimised LLVM IR instead of PTX\n"
+    "  --emit-simt         write the SIMT IR the tile compiler makes of tile kernels (text IR)\n"
     "\n"
     "FILE may be '-' for standard input.\n"
     "exit status: 0 success, 1 error; doctor: 0 all found, 1 the compiler cannot work,\n"
@@ -126,7 +127,7 @@ typedef struct args {
     const char *sm;
     int ptx_major, ptx_minor, has_ptx_version;
     int opt_level; /* -1: default */
-    int fast_math, line_info, emit_llvm, print_ir;
+    int fast_math, line_info, emit_llvm, emit_simt, print_ir;
 } args;
 
 enum { ALLOW_OUTPUT = 1, ALLOW_SM = 2, ALLOW_CODEGEN = 4, ALLOW_IR = 8 };
@@ -180,6 +181,8 @@ static int parse_args(int argc, char **argv, unsigned allow, int need_input, arg
             a->line_info = 1;
         } else if ((allow & ALLOW_CODEGEN) && !strcmp(s, "--emit-llvm")) {
             a->emit_llvm = 1;
+        } else if ((allow & ALLOW_CODEGEN) && !strcmp(s, "--emit-simt")) {
+            a->emit_simt = 1;
         } else if ((allow & ALLOW_IR) && !strcmp(s, "--ir")) {
             a->print_ir = 1;
         } else if (s[0] == '-' && s[1]) {
@@ -194,8 +197,8 @@ static int parse_args(int argc, char **argv, unsigned allow, int need_input, arg
     }
     if (need_input && !a->input)
         return oxide_tool_fail(OXIDE_ERROR_INVALID_ARGUMENT, "'oxide %s' needs an input file (see oxide help)", cmd);
-    if (a->emit_llvm && a->print_ir)
-        return oxide_tool_fail(OXIDE_ERROR_INVALID_ARGUMENT, "--ir and --emit-llvm exclude each other");
+    if (a->emit_llvm + a->print_ir + a->emit_simt > 1)
+        return oxide_tool_fail(OXIDE_ERROR_INVALID_ARGUMENT, "--ir, --emit-llvm and --emit-simt exclude each other");
     return 0;
 }
 
@@ -244,6 +247,18 @@ static int compile_and_write(oxide_module *mod, const args *a) {
         return 1;
     const char *ptx;
     size_t len;
+    if (a->emit_simt) {
+        oxide_module *low = NULL;
+        oxide_status st = oxide_module_lower_tile(mod, o, &low);
+        oxide_options_destroy(o);
+        if (st || (st = oxide_module_print(low, &ptx))) {
+            oxide_module_destroy(low);
+            return oxide_tool_fail_last(st);
+        }
+        int rc = oxide_tool_write_output(a->output, ptx, strlen(ptx)) ? 1 : 0;
+        oxide_module_destroy(low);
+        return rc;
+    }
     oxide_status st = oxide_module_compile(mod, o, &ptx, &len);
     oxide_options_destroy(o);
     if (st)

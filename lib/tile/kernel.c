@@ -1,4 +1,4 @@
-/* Tile kernels: hints, the whole-function rules and the refusal to lower them with SIMT kernels. */
+/* Tile kernels: hints and the whole-function rules. */
 #include <string.h>
 
 #include "../ir.h"
@@ -121,18 +121,6 @@ oxide_status oxide__tile_check_function(const oxide_function *fn) {
             if (v && v->type && (st = oxide__tile_check_value_type(fn, v->type, "a block parameter")))
                 return st;
         }
-    }
-    return OXIDE_OK;
-}
-
-oxide_status oxide__tile_refuse_lowering(const oxide_module *mod) {
-    for (uint32_t i = 0; i < mod->functions.len; i++) {
-        const oxide_function *f = mod->functions.items[i];
-        if (f->is_tile)
-            return oxide__fail(OXIDE_ERROR_UNSUPPORTED,
-                               "module %s: tile kernel @%s cannot be compiled yet: tile kernels are not lowered to "
-                               "PTX in this version (they parse, print and verify)",
-                               mod->name, f->name);
     }
     return OXIDE_OK;
 }

@@ -45,7 +45,9 @@ oxide_status oxide__tile_check_inst(const oxide_inst *in, unsigned sm);
 oxide_status oxide__tile_check_value_type(const oxide_function *fn, const oxide_type *t, const char *what);
 /* Whole-function rules: parameter and block parameter types; a tile kernel's interface and hints. */
 oxide_status oxide__tile_check_function(const oxide_function *fn);
-/* UNSUPPORTED naming the first tile kernel of mod, or OK when there is none. */
-oxide_status oxide__tile_refuse_lowering(const oxide_module *mod);
+/* lib/tile/lower.c: whether mod holds a tile kernel; a new module in mod's context with each
+ * tile kernel replaced by its SIMT lowering for opts' target. */
+bool oxide__module_has_tile(const oxide_module *mod);
+oxide_status oxide__tile_lower(oxide_module *mod, const oxide_options *opts, oxide_module **out);
 
 #endif

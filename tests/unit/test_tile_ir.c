@@ -38,7 +38,7 @@ static void expect_parse_error(const char *name, const char *text, size_t len, c
         oxide_module_destroy(m);
 }
 
-/* ok: verifies at the target, prints back exactly and is refused by compile (not lowered yet);
+/* ok: verifies at the target, prints back exactly and compiles (or names what is not lowered yet);
  * verify PHRASE: the verifier's message holds PHRASE ("at LINE:COL: ..." for the position). */
 static void expect_verdict(const char *name, oxide_module *m, const char *target, const char *want) {
     oxide_options *o;
@@ -50,8 +50,10 @@ static void expect_verdict(const char *name, oxide_module *m, const char *target
         CHECK(st == OXIDE_OK, "%s: expected OK at %s, got %s", name, target, msg);
         const char *ptx = NULL;
         st = oxide_module_compile(m, o, &ptx, NULL);
-        CHECK(st == OXIDE_ERROR_UNSUPPORTED && strstr(oxide_last_error(), "not lowered"),
-              "%s: compiling a tile kernel must be refused cleanly, got %s", name, oxide_status_name(st));
+        /* the tile compiler lowers it, or names the op it does not lower yet */
+        CHECK(st == OXIDE_OK || (st == OXIDE_ERROR_UNSUPPORTED && (strstr(oxide_last_error(), "not lowered") ||
+                                                                   strstr(oxide_last_error(), "in this version"))),
+              "%s: compiling it: %s: %s", name, oxide_status_name(st), st ? oxide_last_error() : "");
     } else {
         CHECK(!strncmp(want, "verify ", 7) && st == OXIDE_ERROR_VERIFY && strstr(msg, want + 7),
               "%s: expected '%s' at %s, got %s", name, want, target, msg);
@@ -272,8 +274,9 @@ static void test_hints_and_kernels(void) {
     CHECK(oxide_tile_kernel_set_hint(tk, (oxide_tile_hint)17, 1) == OXIDE_ERROR_INVALID_ARGUMENT);
     CHECK(oxide_tile_kernel_set_hint(sk, OXIDE_TILE_HINT_WARPS, 4) == OXIDE_ERROR_INVALID_ARGUMENT,
           "a SIMT kernel has no hints");
-    CHECK(oxide_kernel_add_tensor_param(sk, "t", tin, &v) == OXIDE_ERROR_INVALID_ARGUMENT &&
-          strstr(oxide_last_error(), "tensor parameters belong to tile kernels"));
+    /* a SIMT kernel sees a tensor as its view: the pointer, then each dim and stride */
+    CHECK(oxide_kernel_add_tensor_param(sk, "t", tin, &v) == OXIDE_OK && v &&
+          oxide_value_get_type(v)->kind == OXIDE_TYPE_PTR);
     CHECK(oxide_kernel_add_tensor_param(tk, "t", scalar(OXIDE_TYPE_F32), &v) == OXIDE_ERROR_INVALID_ARGUMENT);
     CHECK(oxide_kernel_add_tensor_param(tk, "t", tin, &v) == OXIDE_OK);
     CHECK(oxide_kernel_add_scalar_param(tk, "n", OXIDE_SCALAR_U32, &v) == OXIDE_OK);

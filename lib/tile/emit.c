@@ -1,0 +1,580 @@
+/* Pass 2: the SIMT kernel. Each source block becomes one block whose parameters are the
+ * registers of its tile parameters; scalar ops are copied; elementwise ops run once per register
+ * (f16 and bf16 computed in f32 and rounded, as docs/tile.md says); the rest is in emit_*.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../cfg.h"
+#include "lower.h"
+
+oxide_status tl_fail(tl *T, oxide_status st, const char *fmt, ...) {
+    if (T->st)
+        return T->st;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const oxide_inst *in = T->at;
+    if (in && in->line)
+        oxide__fail(st, "tile_kernel @%s: '%s' at %u:%u: %s", T->src->name, oxide_ops[in->op].name, in->line, in->col,
+                    msg);
+    else if (in)
+        oxide__fail(st, "tile_kernel @%s: '%s': %s", T->src->name, oxide_ops[in->op].name, msg);
+    else
+        oxide__fail(st, "tile_kernel @%s: %s", T->src->name, msg);
+    return T->st = st;
+}
+
+static bool ok(tl *T, oxide_status st, oxide_op op) {
+    if (!st)
+        return true;
+    /* everything the lowering builds is checked by the builder: a refusal is a lowering bug */
+    tl_fail(T, st == OXIDE_ERROR_OUT_OF_MEMORY ? st : OXIDE_ERROR_CODEGEN, "the lowering built an invalid '%s': %s",
+            oxide_ops[op].name, oxide_last_error());
+    return false;
+}
+
+oxide_value *tl_op(tl *T, oxide_op op, oxide_value *const *ops, size_t n, oxide_type *rt, const oxide_attr *attrs,
+                   size_t nattrs) {
+    if (T->st)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!ops[i]) {
+            tl_fail(T, OXIDE_ERROR_CODEGEN, "operand %zu of a '%s' the lowering built is missing", i,
+                    oxide_ops[op].name);
+            return NULL;
+        }
+    oxide_value *r = NULL;
+    return ok(T, oxide_build_op(T->b, op, ops, n, rt, attrs, nattrs, &r), op) ? r : NULL;
+}
+
+oxide_value *tl_op2(tl *T, oxide_op op, oxide_value *a, oxide_value *b) {
+    oxide_value *o[2] = {a, b};
+    return tl_op(T, op, o, b ? 2 : 1, NULL, NULL, 0);
+}
+
+oxide_value *tl_cast(tl *T, oxide_op op, oxide_value *a, oxide_type *to) { return tl_op(T, op, &a, 1, to, NULL, 0); }
+
+oxide_value *tl_int(tl *T, oxide_type *t, int64_t v) {
+    oxide_value *r = NULL;
+    return !T->st && ok(T, oxide_build_const_int(T->b, t, v, &r), OXIDE_OP_CONST) ? r : NULL;
+}
+
+oxide_value *tl_flt(tl *T, oxide_type *t, double v) {
+    oxide_value *r = NULL;
+    return !T->st && ok(T, oxide_build_const_float(T->b, t, v, &r), OXIDE_OP_CONST) ? r : NULL;
+}
+
+oxide_value *tl_cmp(tl *T, oxide_op op, oxide_pred pred, oxide_value *a, oxide_value *b) {
+    oxide_value *o[2] = {a, b};
+    oxide_attr at = {.key = OXIDE_ATTR_PRED, .i = pred};
+    return tl_op(T, op, o, 2, NULL, &at, 1);
+}
+
+oxide_value *tl_sel(tl *T, oxide_value *c, oxide_value *a, oxide_value *b) {
+    oxide_value *o[3] = {c, a, b};
+    return tl_op(T, OXIDE_OP_SELECT, o, 3, NULL, NULL, 0);
+}
+
+oxide_value *tl_imm_op(tl *T, oxide_op op, int64_t imm, oxide_type *rt, oxide_value *const *ops, size_t n) {
+    oxide_attr at = {.key = OXIDE_ATTR_IMM, .i = imm};
+    return tl_op(T, op, ops, n, rt, &at, 1);
+}
+
+void tl_barrier(tl *T) { tl_op(T, OXIDE_OP_BARRIER, NULL, 0, NULL, NULL, 0); }
+
+oxide_type *tl_elem(tl *T, const oxide_type *tile) {
+    const oxide_type *e = oxide__tile_scalar(tile);
+    if (oxide__type_is_fp8(e))
+        return T->ti8; /* fp8 travels as its bit pattern */
+    return T->ctx->scalars[e->kind];
+}
+
+tl_val *tl_val_of(tl *T, const oxide_value *v) { return &T->vals[v->id]; }
+
+oxide_value *tl_scalar_of(tl *T, const oxide_value *v) {
+    oxide_value *s = T->scal[v->id];
+    if (!s)
+        tl_fail(T, OXIDE_ERROR_CODEGEN, "a scalar is used before the lowering defined it");
+    return s;
+}
+
+oxide_value **tl_new_regs(tl *T, const tl_layout *L) {
+    oxide_value **r = oxide__alloc(&T->out->arena, sizeof *r << L->nreg);
+    if (!r)
+        tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
+    return r;
+}
+
+oxide_value **tl_regs_in(tl *T, const oxide_value *v, const tl_layout *L) {
+    tl_val *x = tl_val_of(T, v);
+    oxide_value **r;
+    if (T->st)
+        return NULL;
+    if (x->uniform) {
+        if (!(r = tl_new_regs(T, L)))
+            return NULL;
+        for (uint32_t i = 0; i < 1u << L->nreg; i++)
+            r[i] = x->scalar;
+        return r;
+    }
+    if (!x->regs)
+        return tl_fail(T, OXIDE_ERROR_CODEGEN, "a tile is used before the lowering defined it"), NULL;
+    if (tl_layout_eq(&x->L, L))
+        return x->regs;
+    static _Thread_local uint32_t perm[TL_MAX_REGS];
+    if (tl_layout_regperm(&x->L, L, perm)) {
+        if (!(r = tl_new_regs(T, L)))
+            return NULL;
+        for (uint32_t i = 0; i < 1u << L->nreg; i++)
+            r[i] = x->regs[perm[i]];
+        return r;
+    }
+    return tl_convert(T, x->regs, &x->L, L, tl_elem(T, v->type));
+}
+
+void tl_thread_coords(tl *T, const tl_layout *L, oxide_value **coord) {
+    for (uint32_t d = 0; d < L->rank; d++) {
+        uint32_t lo = tl_dim_off(L->shape, L->rank, d), hi = lo + tl_bits(L->shape[d]);
+        oxide_value *c = tl_int(T, T->ti32, 0);
+        for (uint32_t hw = 0; hw < 5u + L->nwarp; hw++) {
+            int8_t e = hw < 5 ? L->lane[hw] : L->warp[hw - 5];
+            if (e < 0 || (uint32_t)e < lo || (uint32_t)e >= hi)
+                continue;
+            oxide_value *src = hw < 5 ? T->lane : T->warp;
+            uint32_t bit = hw < 5 ? hw : hw - 5;
+            oxide_value *b =
+                tl_op2(T, OXIDE_OP_AND, tl_op2(T, OXIDE_OP_LSHR, src, tl_int(T, T->ti32, bit)), tl_int(T, T->ti32, 1));
+            c = tl_op2(T, OXIDE_OP_OR, c, tl_op2(T, OXIDE_OP_SHL, b, tl_int(T, T->ti32, (uint32_t)e - lo)));
+        }
+        coord[d] = c;
+    }
+}
+
+oxide_value *tl_is_owner(tl *T, const tl_layout *L) {
+    uint32_t lm = 0, wm = 0;
+    for (uint32_t j = 0; j < 5; j++)
+        lm |= L->lane[j] < 0 ? 1u << j : 0;
+    for (uint32_t j = 0; j < L->nwarp; j++)
+        wm |= L->warp[j] < 0 ? 1u << j : 0;
+    oxide_value *zero = tl_int(T, T->ti32, 0);
+    oxide_value *l = tl_op2(T, OXIDE_OP_AND, T->lane, tl_int(T, T->ti32, lm));
+    oxide_value *w = tl_op2(T, OXIDE_OP_AND, T->warp, tl_int(T, T->ti32, wm));
+    return tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, tl_op2(T, OXIDE_OP_OR, l, w), zero);
+}
+
+oxide_value *tl_smem_at(tl *T, uint64_t bytes) {
+    if (bytes > T->smem_need) {
+        T->smem_need = bytes;
+        T->smem_who = T->at;
+    }
+    return T->smem;
+}
+
+oxide_value *tl_smem_elem(tl *T, oxide_value *base, oxide_value *index, oxide_type *elem) {
+    oxide_value *o[2] = {base, index};
+    oxide_attr at = {.key = OXIDE_ATTR_ELEM, .t = elem};
+    return tl_op(T, OXIDE_OP_OFFSET, o, 2, NULL, &at, 1);
+}
+
+/* ---- elementwise ---- */
+
+static bool is_half(const oxide_type *t) { return t->kind == OXIDE_TYPE_F16 || t->kind == OXIDE_TYPE_BF16; }
+
+/* Builds op like the source instruction in (its attributes copied) on scalar operands; f16 and
+ * bf16 operands of float rows are widened to f32 and a float result rounded back. */
+static oxide_value *like(tl *T, const oxide_inst *in, oxide_value **ops, oxide_type *rt) {
+    if (T->st)
+        return NULL;
+    const oxide_op_info *row = &oxide_ops[in->op];
+    oxide_type *half = NULL;
+    for (uint32_t i = 0; i < in->noperands; i++) {
+        char c = row->operands[i] ? row->operands[i] : 'x';
+        if ((c == 'F' || c == 'N') && ops[i] && is_half(ops[i]->type)) {
+            half = ops[i]->type;
+            ops[i] = tl_cast(T, OXIDE_OP_FPEXT, ops[i], T->tf32);
+        }
+    }
+    oxide_inst *r = NULL;
+    if (T->st || !ok(T, oxide__build(T->b, in->op, ops, in->noperands, rt, NULL, 0, &r), in->op))
+        return NULL;
+    r->align = in->align, r->is_volatile = in->is_volatile, r->scope = in->scope, r->order = in->order;
+    r->pred = in->pred, r->imm = in->imm, r->ivalue = in->ivalue, r->fvalue = in->fvalue;
+    r->str = in->str, r->elem = in->elem, r->sym = in->sym;
+    oxide_value *v = r->result;
+    if (half && v && v->type == T->tf32)
+        v = tl_cast(T, OXIDE_OP_FPTRUNC, v, half);
+    return v;
+}
+
+static void emit_elementwise(tl *T, const oxide_inst *in) {
+    tl_val *r = tl_val_of(T, in->result);
+    oxide_value *ops[8];
+    if (in->noperands > 8) {
+        tl_fail(T, OXIDE_ERROR_UNSUPPORTED, "more than 8 operands");
+        return;
+    }
+    if (r->uniform) {
+        for (uint32_t i = 0; i < in->noperands; i++) {
+            const oxide_value *o = in->operands[i];
+            ops[i] = o->type->kind == OXIDE_TYPE_TILE ? tl_val_of(T, o)->scalar : tl_scalar_of(T, o);
+        }
+        r->scalar = like(T, in, ops, NULL);
+        return;
+    }
+    oxide_value **src[8];
+    for (uint32_t i = 0; i < in->noperands; i++)
+        src[i] = tl_regs_in(T, in->operands[i], &r->L);
+    if (!(r->regs = tl_new_regs(T, &r->L)))
+        return;
+    for (uint32_t g = 0; g < 1u << r->L.nreg && !T->st; g++) {
+        for (uint32_t i = 0; i < in->noperands; i++)
+            ops[i] = src[i][g];
+        r->regs[g] = like(T, in, ops, NULL);
+    }
+}
+
+/* tile.cast, per element: docs/tile.md gives the rounding and saturation. */
+static oxide_value *convert(tl *T, oxide_value *x, const oxide_type *from, const oxide_type *to) {
+    oxide_type *ft = T->ctx->scalars[from->kind], *tt = T->ctx->scalars[to->kind];
+    bool fi = oxide__type_is_int(from), ti = oxide__type_is_int(to);
+    if (oxide__type_is_fp8(from) || oxide__type_is_fp8(to)) {
+        tl_fail(T, OXIDE_ERROR_UNSUPPORTED, "casts to and from fp8 are not lowered yet");
+        return NULL;
+    }
+    if (from == to)
+        return x;
+    if (to->kind == OXIDE_TYPE_I1)
+        return fi ? tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_NE, x, tl_int(T, ft, 0))
+                  : tl_cmp(T, OXIDE_OP_FCMP, OXIDE_PRED_UNE, x, tl_flt(T, ft, 0));
+    if (from->kind == OXIDE_TYPE_I1)
+        return ti ? tl_cast(T, OXIDE_OP_ZEXT, x, tt) : tl_cast(T, OXIDE_OP_UITOFP, x, tt);
+    if (fi && ti)
+        return tl_cast(T, oxide__type_bits(from) > oxide__type_bits(to) ? OXIDE_OP_TRUNC : OXIDE_OP_SEXT, x, tt);
+    if (fi)
+        return tl_cast(T, OXIDE_OP_SITOFP, x, tt);
+    if (ti) /* PTX's cvt.rzi saturates and takes NaN to 0 */
+        return tl_cast(T, OXIDE_OP_FPTOSI, is_half(from) ? tl_cast(T, OXIDE_OP_FPEXT, x, T->tf32) : x, tt);
+    if (is_half(from) && is_half(to))
+        x = tl_cast(T, OXIDE_OP_FPEXT, x, T->tf32), from = T->tf32;
+    return oxide__type_bits(from) < oxide__type_bits(to) ? tl_cast(T, OXIDE_OP_FPEXT, x, tt)
+                                                         : tl_cast(T, OXIDE_OP_FPTRUNC, x, tt);
+}
+
+static void emit_cast(tl *T, const oxide_inst *in) {
+    tl_val *r = tl_val_of(T, in->result);
+    const oxide_type *from = oxide__tile_scalar(in->operands[0]->type), *to = oxide__tile_scalar(in->result->type);
+    if (r->uniform) {
+        r->scalar = convert(T, tl_val_of(T, in->operands[0])->scalar, from, to);
+        return;
+    }
+    oxide_value **src = tl_regs_in(T, in->operands[0], &r->L);
+    if (!(r->regs = tl_new_regs(T, &r->L)))
+        return;
+    for (uint32_t g = 0; g < 1u << r->L.nreg && src && !T->st; g++)
+        r->regs[g] = convert(T, src[g], from, to);
+}
+
+static void emit_arange(tl *T, const oxide_inst *in) {
+    tl_val *r = tl_val_of(T, in->result);
+    oxide_value *c[3];
+    tl_thread_coords(T, &r->L, c);
+    if (!(r->regs = tl_new_regs(T, &r->L)))
+        return;
+    for (uint32_t g = 0; g < 1u << r->L.nreg && !T->st; g++)
+        r->regs[g] = tl_op2(T, OXIDE_OP_ADD, c[0], tl_int(T, T->ti32, tl_reg_elem(&r->L, g)));
+}
+
+static void emit_full(tl *T, const oxide_inst *in) {
+    tl_val *r = tl_val_of(T, in->result);
+    const oxide_type *e = oxide__tile_scalar(in->result->type);
+    if (in->op == OXIDE_OP_TILE_SPLAT)
+        r->scalar = tl_scalar_of(T, in->operands[0]);
+    else if (oxide__type_is_fp8(e)) {
+        double v;
+        oxide__round_fp8(e->kind, in->fvalue, &v);
+        tl_fail(T, OXIDE_ERROR_UNSUPPORTED, "fp8 tile.full is not lowered yet");
+    } else if (oxide__type_is_int(e))
+        r->scalar = tl_int(T, tl_elem(T, in->result->type), in->ivalue);
+    else
+        r->scalar = tl_flt(T, tl_elem(T, in->result->type), in->fvalue);
+}
+
+/* ---- scalars and dispatch ---- */
+
+static void emit_scalar(tl *T, const oxide_inst *in) {
+    oxide_value *ops[8];
+    if (in->noperands > 8) {
+        tl_fail(T, OXIDE_ERROR_UNSUPPORTED, "more than 8 operands");
+        return;
+    }
+    for (uint32_t i = 0; i < in->noperands; i++)
+        ops[i] = tl_scalar_of(T, in->operands[i]);
+    oxide_type *rt = oxide_ops[in->op].result == 'x' ? in->result->type : NULL;
+    oxide_value *v = like(T, in, ops, rt);
+    if (in->result)
+        T->scal[in->result->id] = v;
+}
+
+static void emit_inst(tl *T, const oxide_inst *in) {
+    T->at = in;
+    oxide_value *v = NULL;
+    switch (in->op) {
+    case OXIDE_OP_TILE_PROGRAM_ID: v = tl_op(T, (oxide_op)(OXIDE_OP_CTAID_X + in->imm), NULL, 0, NULL, NULL, 0); break;
+    case OXIDE_OP_TILE_NUM_PROGRAMS:
+        v = tl_op(T, (oxide_op)(OXIDE_OP_NCTAID_X + in->imm), NULL, 0, NULL, NULL, 0);
+        break;
+    case OXIDE_OP_TILE_DIM: v = T->tensors[in->operands[0]->index].dim[in->imm]; break;
+    case OXIDE_OP_TILE_LOAD: tl_emit_load(T, in); return;
+    case OXIDE_OP_TILE_STORE: tl_emit_store(T, in, false); return;
+    case OXIDE_OP_TILE_ATOMIC_ADD: tl_emit_store(T, in, true); return;
+    case OXIDE_OP_TILE_FULL:
+    case OXIDE_OP_TILE_SPLAT: emit_full(T, in); return;
+    case OXIDE_OP_TILE_ARANGE: emit_arange(T, in); return;
+    case OXIDE_OP_TILE_DOT: tl_emit_dot(T, in); return;
+    case OXIDE_OP_TILE_CAST: emit_cast(T, in); return;
+    case OXIDE_OP_TILE_REDUCE: tl_emit_reduce(T, in); return;
+    case OXIDE_OP_TILE_BROADCAST:
+    case OXIDE_OP_TILE_EXPAND_DIMS:
+    case OXIDE_OP_TILE_RESHAPE:
+    case OXIDE_OP_TILE_PERMUTE: tl_emit_shape(T, in); return;
+    case OXIDE_OP_TILE_PRINT: tl_fail(T, OXIDE_ERROR_UNSUPPORTED, "tile.print is not lowered yet"); return;
+    default:
+        if (in->result && in->result->type->kind == OXIDE_TYPE_TILE)
+            emit_elementwise(T, in);
+        else
+            emit_scalar(T, in);
+        return;
+    }
+    T->scal[in->result->id] = v;
+}
+
+/* The values a successor's parameters receive: a tile's registers in the parameter's layout. */
+static oxide_value **succ_args(tl *T, const oxide_succ *s, uint32_t *n) {
+    uint32_t total = 0;
+    for (uint32_t i = 0; i < s->nargs; i++) {
+        const oxide_value *p = s->block->params.items[i];
+        total += p->type->kind == OXIDE_TYPE_TILE ? 1u << tl_val_of(T, p)->L.nreg : 1;
+    }
+    oxide_value **a = oxide__alloc(&T->out->arena, (total ? total : 1) * sizeof *a);
+    if (!a) {
+        tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
+        return NULL;
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->nargs && !T->st; i++) {
+        const oxide_value *p = s->block->params.items[i];
+        if (p->type->kind != OXIDE_TYPE_TILE) {
+            a[k++] = tl_scalar_of(T, s->args[i]);
+            continue;
+        }
+        const tl_layout *L = &tl_val_of(T, p)->L;
+        oxide_value **r = tl_regs_in(T, s->args[i], L);
+        for (uint32_t g = 0; g < 1u << L->nreg && r; g++)
+            a[k++] = r[g];
+    }
+    *n = k;
+    return a;
+}
+
+static void emit_term(tl *T, const oxide_inst *in) {
+    T->at = in;
+    oxide_status st = OXIDE_OK;
+    uint32_t n0 = 0, n1 = 0;
+    oxide_value **a0, **a1;
+    switch (in->op) {
+    case OXIDE_OP_RET: st = oxide_build_op(T->b, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL); break;
+    case OXIDE_OP_BR:
+        if ((a0 = succ_args(T, &in->succ[0], &n0)))
+            st = oxide_build_br(T->b, T->blocks[in->succ[0].block->index], a0, n0);
+        break;
+    case OXIDE_OP_COND_BR: {
+        oxide_value *c = tl_scalar_of(T, in->operands[0]);
+        a0 = succ_args(T, &in->succ[0], &n0);
+        a1 = succ_args(T, &in->succ[1], &n1);
+        if (a0 && a1 && c)
+            st = oxide_build_cond_br(T->b, c, T->blocks[in->succ[0].block->index], a0, n0,
+                                     T->blocks[in->succ[1].block->index], a1, n1);
+        break;
+    }
+    default: tl_fail(T, OXIDE_ERROR_UNSUPPORTED, "this terminator is not lowered"); return;
+    }
+    if (!T->st)
+        ok(T, st, in->op);
+}
+
+/* The parameters: a tensor becomes its view (pointer, dims, strides), a scalar stays one. */
+static oxide_status emit_params(tl *T) {
+    oxide_function *src = T->src;
+    for (uint32_t i = 0; i < src->iface.len; i++) {
+        const oxide_iface_param *ip = src->iface.items[i];
+        oxide_value *sv = src->params.items[ip->first_value], *v = NULL;
+        oxide_status st;
+        if (ip->kind == OXIDE__PARAM_TENSOR) {
+            if ((st = oxide_kernel_add_tensor_param(T->k, ip->name, ip->tensor, &v)))
+                return st;
+            tl_tensor *t = &T->tensors[ip->first_value];
+            t->ptr = v;
+            t->rank = ip->tensor->rank;
+            for (uint32_t d = 0; d < t->rank; d++) {
+                t->dim[d] = T->k->params.items[v->index + 1 + d];
+                t->stride[d] = T->k->params.items[v->index + 1 + t->rank + d];
+            }
+        } else if ((st = oxide_kernel_add_scalar_param(T->k, ip->name, ip->scalar, &v)))
+            return st;
+        T->scal[sv->id] = v;
+    }
+    return OXIDE_OK;
+}
+
+static oxide_status emit_blocks(tl *T) {
+    oxide_function *src = T->src;
+    for (uint32_t bi = 0; bi < src->blocks.len; bi++) {
+        const oxide_block *b = src->blocks.items[bi];
+        uint32_t n = 0;
+        for (uint32_t p = 0; p < b->params.len; p++) {
+            const oxide_value *v = b->params.items[p];
+            n += v->type->kind == OXIDE_TYPE_TILE ? 1u << tl_val_of(T, v)->L.nreg : 1;
+        }
+        oxide_type **types = oxide__alloc(&T->out->arena, (n ? n : 1) * sizeof *types);
+        oxide_value **vals = oxide__alloc(&T->out->arena, (n ? n : 1) * sizeof *vals);
+        if (!types || !vals)
+            return tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
+        uint32_t k = 0;
+        for (uint32_t p = 0; p < b->params.len; p++) {
+            const oxide_value *v = b->params.items[p];
+            if (v->type->kind != OXIDE_TYPE_TILE) {
+                types[k++] = v->type;
+                continue;
+            }
+            for (uint32_t g = 0; g < 1u << tl_val_of(T, v)->L.nreg; g++)
+                types[k++] = tl_elem(T, v->type);
+        }
+        /* the entry block takes no parameters: its code starts the kernel */
+        oxide_status st = oxide_function_add_block(T->k, types, n, &T->blocks[bi], n ? vals : NULL);
+        if (st)
+            return tl_fail(T, st, "%s", oxide_last_error());
+        k = 0;
+        for (uint32_t p = 0; p < b->params.len; p++) {
+            const oxide_value *v = b->params.items[p];
+            if (v->type->kind != OXIDE_TYPE_TILE) {
+                T->scal[v->id] = vals[k++];
+                continue;
+            }
+            tl_val *x = tl_val_of(T, v);
+            if (!(x->regs = tl_new_regs(T, &x->L)))
+                return T->st;
+            for (uint32_t g = 0; g < 1u << x->L.nreg; g++)
+                x->regs[g] = vals[k++];
+        }
+    }
+    return OXIDE_OK;
+}
+
+/* The entry's preamble: thread, lane and warp, the scratch base, safe tensor pointers. */
+static void emit_prologue(tl *T) {
+    T->tid = tl_op(T, OXIDE_OP_TID_X, NULL, 0, NULL, NULL, 0);
+    T->lane = tl_op2(T, OXIDE_OP_AND, T->tid, tl_int(T, T->ti32, 31));
+    T->warp = tl_op2(T, OXIDE_OP_LSHR, T->tid, tl_int(T, T->ti32, 5));
+    T->smem = tl_op(T, OXIDE_OP_DYN_SMEM, NULL, 0, T->tps, NULL, 0);
+    oxide_attr sym = {.key = OXIDE_ATTR_SYM, .s = "__oxide_tile_void"};
+    T->dummy = tl_op(T, OXIDE_OP_GLOBAL_ADDR, NULL, 0, T->tpg, &sym, 1);
+    for (uint32_t i = 0; i < T->src->params.len; i++) {
+        tl_tensor *t = &T->tensors[i];
+        if (!t->ptr)
+            continue;
+        /* an empty tensor's pointer may be anything (NULL): its every element is out of bounds,
+         * and out-of-bounds accesses go to the private word instead */
+        oxide_value *any = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_SGT, t->dim[0], tl_int(T, T->ti64, 0));
+        for (uint32_t d = 1; d < t->rank; d++)
+            any = tl_op2(T, OXIDE_OP_AND, any,
+                         tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_SGT, t->dim[d], tl_int(T, T->ti64, 0)));
+        t->safe = tl_sel(T, any, t->ptr, T->dummy);
+    }
+}
+
+static void number(tl *T) {
+    uint32_t id = 0;
+    oxide_function *f = T->src;
+    for (uint32_t i = 0; i < f->params.len; i++)
+        ((oxide_value *)f->params.items[i])->id = id++;
+    for (uint32_t bi = 0; bi < f->blocks.len; bi++) {
+        const oxide_block *b = f->blocks.items[bi];
+        for (uint32_t p = 0; p < b->params.len; p++)
+            ((oxide_value *)b->params.items[p])->id = id++;
+        for (uint32_t i = 0; i < b->insts.len; i++) {
+            const oxide_inst *in = b->insts.items[i];
+            if (in->result)
+                in->result->id = id++;
+        }
+    }
+    T->nvals = id;
+}
+
+static uint64_t smem_limit(unsigned sm) {
+    /* the most dynamic shared memory one block may opt in to (CUDA's per-architecture table) */
+    return sm >= 90 ? 232448 : sm == 80 || sm == 87 ? 166912 : 101376;
+}
+
+oxide_status tl_emit_kernel(tl *T) {
+    number(T);
+    oxide_arena *a = &T->out->arena;
+    T->vals = oxide__alloc(a, (T->nvals + 1) * sizeof *T->vals);
+    T->scal = oxide__alloc(a, (T->nvals + 1) * sizeof *T->scal);
+    T->tensors = oxide__alloc(a, (T->src->params.len + 1) * sizeof *T->tensors);
+    T->blocks = oxide__alloc(a, (T->src->blocks.len + 1) * sizeof *T->blocks);
+    if (!T->vals || !T->scal || !T->tensors || !T->blocks)
+        return tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
+    memset(T->vals, 0, (T->nvals + 1) * sizeof *T->vals);
+    memset(T->scal, 0, (T->nvals + 1) * sizeof *T->scal);
+    memset(T->tensors, 0, (T->src->params.len + 1) * sizeof *T->tensors);
+    oxide_status st;
+    if ((st = tl_assign(T)))
+        return st;
+    /* registers per thread: refuse what cannot run before building it */
+    for (uint32_t i = 0; i < T->nvals; i++)
+        if (T->vals[i].has_layout && (1u << T->vals[i].L.nreg) > TL_MAX_REGS)
+            return tl_fail(T, OXIDE_ERROR_UNSUPPORTED,
+                           "a tile takes %u registers per thread with %u warps; the lowering allows %u (use smaller "
+                           "tiles or more warps)",
+                           1u << T->vals[i].L.nreg, T->warps, TL_MAX_REGS);
+    if ((st = emit_params(T)) || (st = emit_blocks(T)))
+        return st;
+    oxide_cfg g;
+    if (!oxide__cfg_build(&g, T->src)) {
+        oxide__cfg_free(&g);
+        return tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (uint32_t i = 0; i < g.nreach && !T->st; i++) {
+        const oxide_block *b = T->src->blocks.items[g.order[i]];
+        T->b = T->blocks[g.order[i]];
+        if (i == 0)
+            emit_prologue(T);
+        for (uint32_t j = 0; j + 1 < b->insts.len && !T->st; j++)
+            emit_inst(T, b->insts.items[j]);
+        if (b->insts.len && !T->st)
+            emit_term(T, b->insts.items[b->insts.len - 1]);
+    }
+    oxide__cfg_free(&g);
+    /* blocks the entry never reaches were not emitted: end them so the kernel verifies */
+    for (uint32_t bi = 0; bi < T->src->blocks.len && !T->st; bi++) {
+        oxide_block *nb = T->blocks[bi];
+        if (!nb->insts.len)
+            ok(T, oxide_build_op(nb, OXIDE_OP_UNREACHABLE, NULL, 0, NULL, NULL, 0, NULL), OXIDE_OP_UNREACHABLE);
+    }
+    if (T->st)
+        return T->st;
+    if (T->smem_need > smem_limit(T->opts->sm)) {
+        T->at = T->smem_who;
+        return tl_fail(T, OXIDE_ERROR_UNSUPPORTED,
+                       "needs %llu bytes of shared memory; %s allows %llu per block (use smaller tiles)",
+                       (unsigned long long)T->smem_need, T->opts->target, (unsigned long long)smem_limit(T->opts->sm));
+    }
+    T->at = NULL;
+    if ((st = oxide_kernel_set_dyn_smem(T->k, (uint32_t)T->smem_need)) ||
+        (st = oxide_kernel_set_launch_bounds(T->k, T->threads, 0)))
+        return tl_fail(T, st, "%s", oxide_last_error());
+    T->k->block[0] = T->threads, T->k->block[1] = T->k->block[2] = 1;
+    return OXIDE_OK;
+}

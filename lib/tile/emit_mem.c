@@ -1,0 +1,144 @@
+/* Memory: tile loads and stores on tensor views (each element bounds-checked; out-of-bounds
+ * loads read the pad, out-of-bounds stores and the copies other threads also hold go to a
+ * private word), and layout conversions through shared memory. */
+#include "lower.h"
+
+static uint32_t bytes_of(tl *T, oxide_type *t) {
+    unsigned bits = oxide__type_bits(t);
+    (void)T;
+    return bits >= 8 ? bits / 8 : 1;
+}
+
+/* The element number bits this thread's lane and warp set in layout L (i32). */
+static oxide_value *thread_flat(tl *T, const tl_layout *L) {
+    oxide_value *f = tl_int(T, T->ti32, 0);
+    for (uint32_t hw = 0; hw < 5u + L->nwarp; hw++) {
+        int8_t e = hw < 5 ? L->lane[hw] : L->warp[hw - 5];
+        if (e < 0)
+            continue;
+        oxide_value *src = hw < 5 ? T->lane : T->warp;
+        uint32_t bit = hw < 5 ? hw : hw - 5;
+        oxide_value *b =
+            tl_op2(T, OXIDE_OP_AND, tl_op2(T, OXIDE_OP_LSHR, src, tl_int(T, T->ti32, bit)), tl_int(T, T->ti32, 1));
+        f = tl_op2(T, OXIDE_OP_OR, f, tl_op2(T, OXIDE_OP_SHL, b, tl_int(T, T->ti32, (uint32_t)e)));
+    }
+    return f;
+}
+
+oxide_value **tl_convert(tl *T, oxide_value **src, const tl_layout *a, const tl_layout *b, oxide_type *elem) {
+    uint32_t bits = 0;
+    for (uint32_t d = 0; d < a->rank; d++)
+        bits += tl_bits(a->shape[d]);
+    /* i1 is kept as a byte in memory */
+    oxide_type *mt = elem == T->ti1 ? T->ti8 : elem;
+    oxide_value *base = tl_smem_at(T, (uint64_t)bytes_of(T, mt) << bits);
+    oxide_value **r = tl_new_regs(T, b);
+    if (!r)
+        return NULL;
+    tl_barrier(T); /* the scratch's last readers are done */
+    oxide_value *f = thread_flat(T, a);
+    for (uint32_t g = 0; g < 1u << a->nreg && !T->st; g++) {
+        oxide_value *v = src[g], *idx = tl_op2(T, OXIDE_OP_OR, f, tl_int(T, T->ti32, tl_reg_elem(a, g)));
+        if (elem == T->ti1)
+            v = tl_cast(T, OXIDE_OP_ZEXT, v, T->ti8);
+        oxide_value *o[2] = {v, tl_smem_elem(T, base, idx, mt)};
+        tl_op(T, OXIDE_OP_STORE, o, 2, NULL, NULL, 0);
+    }
+    tl_barrier(T);
+    f = thread_flat(T, b);
+    for (uint32_t g = 0; g < 1u << b->nreg && !T->st; g++) {
+        oxide_value *p = tl_smem_elem(T, base, tl_op2(T, OXIDE_OP_OR, f, tl_int(T, T->ti32, tl_reg_elem(b, g))), mt);
+        oxide_value *v = tl_op(T, OXIDE_OP_LOAD, &p, 1, mt, NULL, 0);
+        r[g] = elem == T->ti1 ? tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_NE, v, tl_int(T, T->ti8, 0)) : v;
+    }
+    return r;
+}
+
+/* Per register of L: whether the element is inside the tensor, and its address: else, for a load
+ * one that is safe to read, for a store the private word (and there too the copies of an atomic
+ * add's elements that another thread owns). */
+static void addresses(tl *T, const oxide_inst *in, const tl_layout *L, oxide_value **inb, oxide_value **ptr,
+                      oxide_type *et, bool store, bool owner_only) {
+    const tl_tensor *t = &T->tensors[in->operands[0]->index];
+    oxide_value *c[3], *base[4];
+    tl_thread_coords(T, L, c);
+    for (uint32_t d = 0; d < t->rank; d++) {
+        oxide_value *o = tl_scalar_of(T, in->operands[1 + d]);
+        if (o && o->type != T->ti64)
+            o = tl_cast(T, OXIDE_OP_SEXT, o, T->ti64);
+        base[d] = tl_op2(T, OXIDE_OP_ADD, o, tl_cast(T, OXIDE_OP_ZEXT, c[d], T->ti64));
+    }
+    oxide_value *own = owner_only ? tl_is_owner(T, L) : NULL;
+    for (uint32_t g = 0; g < 1u << L->nreg && !T->st; g++) {
+        uint32_t e = tl_reg_elem(L, g);
+        oxide_value *in_b = own, *off = tl_int(T, T->ti64, 0);
+        for (uint32_t d = 0; d < t->rank; d++) {
+            uint32_t lo = tl_dim_off(L->shape, L->rank, d);
+            oxide_value *idx = tl_op2(T, OXIDE_OP_ADD, base[d], tl_int(T, T->ti64, e >> lo & (L->shape[d] - 1)));
+            /* unsigned: a negative index is out of bounds too */
+            oxide_value *lt = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, idx, t->dim[d]);
+            in_b = in_b ? tl_op2(T, OXIDE_OP_AND, in_b, lt) : lt;
+            off = tl_op2(T, OXIDE_OP_ADD, off, tl_op2(T, OXIDE_OP_MUL, idx, t->stride[d]));
+        }
+        oxide_value *o[2] = {t->ptr, off};
+        oxide_attr at = {.key = OXIDE_ATTR_ELEM, .t = et};
+        oxide_value *p = tl_op(T, OXIDE_OP_OFFSET, o, 2, NULL, &at, 1);
+        inb[g] = in_b;
+        ptr[g] = tl_sel(T, in_b, p, store ? T->dummy : t->safe);
+    }
+}
+
+static oxide_value **scratch(tl *T, const tl_layout *L) {
+    oxide_value **r = oxide__alloc(&T->out->arena, sizeof *r << L->nreg);
+    if (!r)
+        tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
+    return r;
+}
+
+void tl_emit_load(tl *T, const oxide_inst *in) {
+    tl_val *r = tl_val_of(T, in->result);
+    oxide_type *et = tl_elem(T, in->result->type);
+    const oxide_type *e = oxide__tile_scalar(in->result->type);
+    oxide_value *pad;
+    if (oxide__type_is_fp8(e)) {
+        if (in->fvalue != 0) {
+            tl_fail(T, OXIDE_ERROR_UNSUPPORTED, "an fp8 load pads with 0 only in this version");
+            return;
+        }
+        pad = tl_int(T, et, 0);
+    } else
+        pad = oxide__type_is_int(e) ? tl_int(T, et, in->ivalue) : tl_flt(T, et, in->fvalue);
+    oxide_value **inb = scratch(T, &r->L), **ptr = scratch(T, &r->L);
+    if (!(r->regs = tl_new_regs(T, &r->L)) || !inb || !ptr)
+        return;
+    addresses(T, in, &r->L, inb, ptr, et, false, false);
+    oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = bytes_of(T, et)};
+    for (uint32_t g = 0; g < 1u << r->L.nreg && !T->st; g++) {
+        oxide_value *v = tl_op(T, OXIDE_OP_LOAD, &ptr[g], 1, et, &al, 1);
+        r->regs[g] = tl_sel(T, inb[g], v, pad);
+    }
+}
+
+void tl_emit_store(tl *T, const oxide_inst *in, bool atomic) {
+    const oxide_value *tile = in->operands[in->noperands - 1];
+    tl_val *x = tl_val_of(T, tile);
+    tl_layout L;
+    if (x->uniform)
+        tl_blocked(&L, tile->type, T->warps);
+    else
+        L = x->L;
+    oxide_type *et = tl_elem(T, tile->type);
+    oxide_value **v = tl_regs_in(T, tile, &L), **inb = scratch(T, &L), **ptr = scratch(T, &L);
+    if (!v || !inb || !ptr)
+        return;
+    /* a plain store may write the same value from every copy; an atomic add must not */
+    addresses(T, in, &L, inb, ptr, et, true, atomic);
+    oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = bytes_of(T, et)};
+    for (uint32_t g = 0; g < 1u << L.nreg && !T->st; g++) {
+        oxide_value *o[2] = {atomic ? ptr[g] : v[g], atomic ? v[g] : ptr[g]};
+        if (atomic)
+            tl_op(T, OXIDE_OP_ATOMIC_ADD, o, 2, NULL, NULL, 0);
+        else
+            tl_op(T, OXIDE_OP_STORE, o, 2, NULL, &al, 1);
+    }
+}

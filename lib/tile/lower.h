@@ -1,0 +1,148 @@
+/* The tile compiler's general lowering (docs/tile.md, "The lowering"): a tile kernel becomes a
+ * SIMT kernel of the same name, built through the ordinary builder, which the rest of the
+ * pipeline (verify, lower to LLVM, emit, manifest) then treats like any other kernel.
+ *
+ * Passes, one a file, run in this order by lower.c:
+ *   assign.c   a layout for every tile value (which thread holds which element)
+ *   emit.c     the SIMT kernel: parameters, blocks, scalar ops, elementwise ops, control flow
+ *   emit_mem.c loads, stores, atomic adds, and layout conversions through shared memory
+ *   emit_dot.c tile.dot as mma.sync on fragments read with ldmatrix
+ *   emit_red.c reductions (registers, then shuffles, then shared memory) and shape ops
+ * Not installed. */
+#ifndef OXIDE_TILE_LOWER_H
+#define OXIDE_TILE_LOWER_H
+
+#include "../ir.h"
+
+/* A layout places the 2^B elements of a tile (B = the sum of log2 of its dims) on the threads of
+ * the block. Elements are numbered row-major (the last dim varies fastest), so that an element's
+ * number has B bits and each dim owns a run of them. Every "hardware bit" -- a bit of the
+ * register index, of the lane or of the warp -- names the element-number bit it sets, or -1 when
+ * it selects nothing (the lanes or warps it tells apart hold copies). Each element-number bit is
+ * named by exactly one hardware bit. Blocked layouts (for memory) and the mma.sync fragment
+ * layouts (for dot) are both of this form, and so are the results of reshape, permute,
+ * expand_dims, broadcast and reduce, which therefore move no data. */
+#define TL_MAXBITS 20
+typedef struct tl_layout {
+    uint8_t rank;
+    uint32_t shape[3];
+    uint8_t nreg, nwarp; /* 5 lane bits always */
+    int8_t reg[TL_MAXBITS], lane[5], warp[4];
+} tl_layout;
+
+/* Most registers a tile may take per thread in this lowering: past it, code size and spills make
+ * the kernel useless, so it is refused with the tile named. */
+#define TL_MAX_REGS 1024u
+
+/* What a tile value of the source kernel became: one SIMT value per register of its layout, or
+ * (uniform) one scalar that every element equals (tile.full, tile.splat and what is computed
+ * from them only), which takes any layout for free. */
+typedef struct tl_val {
+    bool uniform;
+    tl_layout L;
+    oxide_value *scalar; /* uniform */
+    oxide_value **regs;  /* 1 << L.nreg values */
+    bool has_layout;     /* assign.c: L is decided */
+} tl_val;
+
+typedef struct tl_tensor {
+    oxide_value *ptr;  /* ptr.global to element [0, ..]: the lowered kernel's parameter */
+    oxide_value *safe; /* ptr to use when every element is out of bounds (the tensor may be empty) */
+    oxide_value *dim[4], *stride[4];
+    uint32_t rank;
+} tl_tensor;
+
+typedef struct tl {
+    oxide_context *ctx;
+    const oxide_options *opts;
+    oxide_module *out;    /* the module the SIMT kernel is built in */
+    oxide_function *src;  /* the tile kernel */
+    oxide_function *k;    /* the SIMT kernel */
+    oxide_block *b;       /* where code goes now */
+    const oxide_inst *at; /* the source op being lowered (for messages) */
+    uint32_t warps, threads;
+    oxide_value *tid, *lane, *warp;
+    oxide_value *smem;          /* dyn_smem base (ptr.shared) */
+    uint64_t smem_need;         /* largest scratch any op needs, in bytes */
+    const oxide_inst *smem_who; /* the op needing it */
+    oxide_value *dummy;         /* ptr.global to a private word: out-of-bounds elements go there */
+    tl_tensor *tensors;         /* per source parameter (tensors only) */
+    tl_val *vals;               /* per source value, by its scratch id */
+    oxide_value **scal;         /* per source value: the scalar it became */
+    uint32_t nvals;
+    oxide_block **blocks; /* per source block */
+    oxide_type *ti1, *ti8, *ti16, *ti32, *ti64, *tf16, *tbf16, *tf32, *tpg, *tps;
+    oxide_status st;
+} tl;
+
+/* ---- layout.c ---- */
+uint32_t tl_bits(uint32_t n); /* log2 of a power of two */
+/* Bit offset of dim d in the element number of a tile of this shape. */
+uint32_t tl_dim_off(const uint32_t *shape, uint32_t rank, uint32_t d);
+void tl_blocked(tl_layout *L, const oxide_type *tile, uint32_t warps);
+/* mma.sync m16n8 accumulator fragments of shape [.., M, N] (M >= 16, N >= 8) over the warps. */
+void tl_mma(tl_layout *L, const oxide_type *tile, uint32_t warps);
+/* The warps along M and N of an mma layout (wm * wn <= warps; the rest hold copies). */
+void tl_mma_split(const oxide_type *tile, uint32_t warps, uint32_t *wm, uint32_t *wn);
+bool tl_layout_eq(const tl_layout *a, const tl_layout *b);
+/* a and b differ only in the order of register bits: perm[r] of b = register of a holding it. */
+bool tl_layout_regperm(const tl_layout *a, const tl_layout *b, uint32_t *perm);
+/* Element number bits a register of L sets. */
+uint32_t tl_reg_elem(const tl_layout *L, uint32_t r);
+/* The layout of a shape-changing op's result from its operand's. */
+void tl_relabel(tl_layout *out, const tl_layout *in, const oxide_type *result, const int32_t *bitmap);
+void tl_layout_reshape(tl_layout *out, const tl_layout *in, const oxide_type *result);
+void tl_layout_permute(tl_layout *out, const tl_layout *in, const oxide_type *result, uint32_t perm);
+void tl_layout_reduce(tl_layout *out, const tl_layout *in, const oxide_type *result, uint32_t axis);
+/* Broadcast: new element bits go to hardware bits that hold copies, where possible the ones the
+ * blocked layout of the result uses for them, else to new registers. */
+void tl_layout_broadcast(tl_layout *out, const tl_layout *in, const oxide_type *result, uint32_t warps);
+
+/* ---- assign.c ---- */
+oxide_status tl_assign(tl *T);
+
+/* ---- emit.c: the builder shorthands (each returns NULL once T->st is set) ---- */
+oxide_status tl_fail(tl *T, oxide_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+oxide_value *tl_op(tl *T, oxide_op op, oxide_value *const *ops, size_t n, oxide_type *rt, const oxide_attr *attrs,
+                   size_t nattrs);
+oxide_value *tl_op2(tl *T, oxide_op op, oxide_value *a, oxide_value *b);
+oxide_value *tl_cast(tl *T, oxide_op op, oxide_value *a, oxide_type *to);
+oxide_value *tl_int(tl *T, oxide_type *t, int64_t v);
+oxide_value *tl_flt(tl *T, oxide_type *t, double v);
+oxide_value *tl_cmp(tl *T, oxide_op op, oxide_pred pred, oxide_value *a, oxide_value *b);
+oxide_value *tl_sel(tl *T, oxide_value *c, oxide_value *a, oxide_value *b);
+oxide_value *tl_imm_op(tl *T, oxide_op op, int64_t imm, oxide_type *rt, oxide_value *const *ops, size_t n);
+void tl_barrier(tl *T);
+oxide_type *tl_elem(tl *T, const oxide_type *tile); /* the SIMT type of a tile's elements */
+/* The value's registers in layout L (expanding a uniform value, converting another layout). */
+oxide_value **tl_regs_in(tl *T, const oxide_value *v, const tl_layout *L);
+tl_val *tl_val_of(tl *T, const oxide_value *v);
+oxide_value *tl_scalar_of(tl *T, const oxide_value *v);
+/* Allocates the result registers of value v in layout L. */
+oxide_value **tl_new_regs(tl *T, const tl_layout *L);
+/* The thread's coordinate along each dim of L, for the element number bits of lanes and warps
+ * (i32); a register's own bits add tl_reg_elem's. */
+void tl_thread_coords(tl *T, const tl_layout *L, oxide_value **coord);
+/* Whether this thread's copy is the one that counts: lane and warp bits holding copies are 0. */
+oxide_value *tl_is_owner(tl *T, const tl_layout *L);
+/* Scratch shared memory for the current op: base + offset; records the need. */
+oxide_value *tl_smem_at(tl *T, uint64_t bytes);
+oxide_value *tl_smem_elem(tl *T, oxide_value *base, oxide_value *index_i32, oxide_type *elem);
+
+/* ---- emit_mem.c ---- */
+void tl_emit_load(tl *T, const oxide_inst *in);
+void tl_emit_store(tl *T, const oxide_inst *in, bool atomic);
+/* Registers of src (layout a) rearranged into layout b through shared memory. */
+oxide_value **tl_convert(tl *T, oxide_value **src, const tl_layout *a, const tl_layout *b, oxide_type *elem);
+
+/* ---- emit_dot.c ---- */
+void tl_emit_dot(tl *T, const oxide_inst *in);
+
+/* ---- emit_red.c ---- */
+void tl_emit_reduce(tl *T, const oxide_inst *in);
+void tl_emit_shape(tl *T, const oxide_inst *in); /* broadcast, expand_dims, reshape, permute */
+
+/* ---- emit.c: the whole of pass 2 (after assign.c) for T->src into T->k ---- */
+oxide_status tl_emit_kernel(tl *T);
+
+#endif
