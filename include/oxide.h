@@ -509,7 +509,17 @@ typedef enum oxide_op {
     OXIDE_OP_TILE_PERMUTE = 202, /* tile.permute */
     OXIDE_OP_TILE_REDUCE = 203, /* tile.reduce */
     OXIDE_OP_TILE_PRINT = 204, /* tile.print */
-    OXIDE_OP_COUNT_ = 205
+    OXIDE_OP_MMA_E4M3_E4M3 = 205, /* mma.m16n8k32.e4m3.e4m3 */
+    OXIDE_OP_MMA_E4M3_E5M2 = 206, /* mma.m16n8k32.e4m3.e5m2 */
+    OXIDE_OP_MMA_E5M2_E4M3 = 207, /* mma.m16n8k32.e5m2.e4m3 */
+    OXIDE_OP_MMA_E5M2_E5M2 = 208, /* mma.m16n8k32.e5m2.e5m2 */
+    OXIDE_OP_CVT_E4M3X2_F32 = 209, /* cvt.e4m3x2.f32 */
+    OXIDE_OP_CVT_E5M2X2_F32 = 210, /* cvt.e5m2x2.f32 */
+    OXIDE_OP_CVT_E4M3X2_F16X2 = 211, /* cvt.e4m3x2.f16x2 */
+    OXIDE_OP_CVT_E5M2X2_F16X2 = 212, /* cvt.e5m2x2.f16x2 */
+    OXIDE_OP_CVT_F16X2_E4M3X2 = 213, /* cvt.f16x2.e4m3x2 */
+    OXIDE_OP_CVT_F16X2_E5M2X2 = 214, /* cvt.f16x2.e5m2x2 */
+    OXIDE_OP_COUNT_ = 215
 } oxide_op;
 /* END GENERATED OPS */
 /* clang-format on */

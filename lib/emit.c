@@ -107,6 +107,19 @@ static int min_ptx(unsigned sm, bool arch_specific) {
     }
 }
 
+int oxide__intrinsic_min_ptx(const char *name, unsigned sm) {
+    if (strncmp(name, "llvm.nvvm.", 10))
+        return 0;
+    /* mma.sync with fp8 inputs came with PTX 8.4 on every target that has it */
+    if (!strncmp(name, "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.", 40) ||
+        !strncmp(name, "llvm.nvvm.mma.m16n8k32.row.col.f32.e5m2.", 40))
+        return 84;
+    /* the fp8 pair conversions: PTX 7.8 for sm_90, 8.1 for sm_89 */
+    if (strstr(name, "e4m3x2") || strstr(name, "e5m2x2"))
+        return sm == 89 ? 81 : 78;
+    return 0;
+}
+
 oxide_status oxide__ptx_version(const oxide_options *opts, int *major, int *minor) {
     int need = min_ptx(opts->sm, opts->arch_specific);
     if (!need)
@@ -664,6 +677,38 @@ static char *insert_manifest(const char *ptx, size_t len, const char *line, size
     return out;
 }
 
+/* The options m compiles with: an intrinsic that needs a newer PTX ISA than the target's lowest
+ * (fp8 mma: 8.4) raises an unset version to the lowest that has everything m calls; an explicit
+ * version below it is refused here, because LLVM's instruction selection would end the process. */
+static oxide_status ptx_for_module(LLVMModuleRef m, const oxide_options *opts, oxide_options *raised,
+                                   const oxide_options **out) {
+    int major, minor, need = 0;
+    oxide_status st = oxide__ptx_version(opts, &major, &minor);
+    if (st)
+        return st;
+    const char *who = NULL;
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+        size_t n = 0;
+        const char *name = LLVMIsDeclaration(f) ? LLVMGetValueName2(f, &n) : "";
+        int v = oxide__intrinsic_min_ptx(name, opts->sm);
+        if (v > need)
+            need = v, who = name;
+    }
+    *out = opts;
+    if (need <= major * 10 + minor)
+        return OXIDE_OK;
+    if (opts->ptx_major || opts->ptx_minor)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                           "the module calls %s, which needs PTX ISA %d.%d on %s; %d.%d was asked for (set %d.%d or "
+                           "newer, or leave the version unset)",
+                           who, need / 10, need % 10, opts->target, major, minor, need / 10, need % 10);
+    *raised = *opts;
+    raised->ptx_major = need / 10;
+    raised->ptx_minor = need % 10;
+    *out = raised;
+    return OXIDE_OK;
+}
+
 oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_options *opts,
                              const oxide_iface_kernel *kernels, size_t nkernels, char **ptx_out, size_t *len_out,
                              char **llvm_ir_out) {
@@ -682,7 +727,10 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
     char *ir = NULL, *manifest = NULL;
     LLVMMemoryBufferRef buf = NULL;
     bool needs_libdevice;
-    oxide_status st = oxide__target_machine(ctx, opts, &tm);
+    oxide_options raised;
+    oxide_status st = ptx_for_module(m, opts, &raised, &opts);
+    if (!st)
+        st = oxide__target_machine(ctx, opts, &tm);
     if (!st)
         st = legalize(m, opts, &needs_libdevice);
     if (!st && needs_libdevice) {

@@ -36,6 +36,10 @@ oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts
 /* The PTX ISA version oxide emits for opts (the explicit option, or chosen from the target). */
 oxide_status oxide__ptx_version(const oxide_options *opts, int *major, int *minor);
 
+/* The lowest PTX ISA (major*10+minor) that has the NVVM intrinsic name on target sm, where that
+ * is above every target's minimum (fp8 mma and conversions); 0 for the rest. */
+int oxide__intrinsic_min_ptx(const char *name, unsigned sm);
+
 /* "// oxide.manifest.v1 {...}\n" (malloc'd), or NULL when out of memory. */
 char *oxide__manifest_json(const oxide_options *opts, const oxide_iface_kernel *k, size_t n);
 

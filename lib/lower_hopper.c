@@ -157,8 +157,12 @@ LLVMValueRef lower_tier2(lw *L, const oxide_inst *in, LLVMValueRef *ops, unsigne
         return lw_call_intrinsic(L, name, &pt, 1, a, 1 + k);
     }
     case OXIDE_OP_MMA_BF16:
-    case OXIDE_OP_MMA_F16: {
-        /* f16 inputs travel as <2 x half>, bf16 ones as the packed i32 */
+    case OXIDE_OP_MMA_F16:
+    case OXIDE_OP_MMA_E4M3_E4M3:
+    case OXIDE_OP_MMA_E4M3_E5M2:
+    case OXIDE_OP_MMA_E5M2_E4M3:
+    case OXIDE_OP_MMA_E5M2_E5M2: {
+        /* f16 inputs travel as <2 x half>, bf16 and fp8 ones as the packed i32 */
         LLVMTypeRef h2 = LLVMVectorType(LLVMHalfTypeInContext(L->c), 2);
         LLVMValueRef a[10];
         for (unsigned i = 0; i < 4; i++)
@@ -172,6 +176,12 @@ LLVMValueRef lower_tier2(lw *L, const oxide_inst *in, LLVMValueRef *ops, unsigne
             a[6 + i] = elem_at(L, ops[2], i);
         LLVMValueRef r = lw_call_intrinsic(L, tmpl, NULL, 0, a, 10);
         return r ? struct_to(L, r, rt, 4) : NULL;
+    }
+    case OXIDE_OP_CVT_E4M3X2_F32:
+    case OXIDE_OP_CVT_E5M2X2_F32: {
+        /* PTX puts its first operand in the high byte; oxide's operand 0 is element 0, the low one */
+        LLVMValueRef a[2] = {ops[1], ops[0]};
+        return lw_call_intrinsic(L, tmpl, NULL, 0, a, 2);
     }
     case OXIDE_OP_ELECT_SYNC: {
         LLVMValueRef a = const_i32(L, (uint32_t)in->imm);

@@ -2,6 +2,7 @@
  * the Hopper (sm_90) async machinery. */
 #include <stdio.h>
 
+#include "llvm.h"
 #include "verify.h"
 
 /* ---- tier-2 helpers ---- */
@@ -56,6 +57,34 @@ static bool check_imm_range(verifier *v, const oxide_inst *in, int64_t lo, int64
     }
     return true;
 }
+/* t must be the scalar k (n 0) or vec<n x k>. */
+static bool check_type(verifier *v, const oxide_type *t, oxide_type_kind k, uint64_t n, const char *what) {
+    if (n ? is_vec(t, k, n) : is_kind(t, k))
+        return true;
+    const char *kn = v->mod->ctx ? tname(v->mod->ctx->scalars[k]) : "?";
+    if (n)
+        verify_report(v, "%s must be vec<%llu x %s>, got %s", what, (unsigned long long)n, kn, tname(t));
+    else
+        verify_report(v, "%s must be %s, got %s", what, kn, tname(t));
+    return false;
+}
+
+/* The fp8 rows need a newer PTX ISA than some targets start at (mma: 8.4 everywhere; cvt: 8.1 on
+ * sm_89). Left unset, the emitter raises the version to what the module calls; an explicit
+ * version below it would make LLVM end the process in instruction selection. */
+static bool check_fp8_ptx(verifier *v, const oxide_inst *in) {
+    const oxide_options *o = v->opts;
+    int asked = o->ptx_major * 10 + o->ptx_minor, need = oxide__intrinsic_min_ptx(oxide_ops[in->op].tmpl, o->sm);
+    if (!asked || asked >= need)
+        return true;
+    verify_report(v,
+                  "op '%s' needs PTX ISA %d.%d on %s; %d.%d was asked for (set %d.%d or newer, or leave the "
+                  "version unset and oxide picks it)",
+                  oxide_ops[in->op].name, need / 10, need % 10, o->target, o->ptx_major, o->ptx_minor, need / 10,
+                  need % 10);
+    return false;
+}
+
 bool verify_hopper_op(verifier *v, const oxide_inst *in, const oxide_type *row) {
     const oxide_op op = in->op;
     const oxide_type *res = result_type(in), *t0 = operand_type(in, 0), *t1 = operand_type(in, 1);
@@ -98,13 +127,18 @@ bool verify_hopper_op(verifier *v, const oxide_inst *in, const oxide_type *row) 
         return true;
     case OXIDE_OP_MMA_BF16:
     case OXIDE_OP_MMA_F16:
+    case OXIDE_OP_MMA_E4M3_E4M3:
+    case OXIDE_OP_MMA_E4M3_E5M2:
+    case OXIDE_OP_MMA_E5M2_E4M3:
+    case OXIDE_OP_MMA_E5M2_E5M2: {
+        const char *packed = op >= OXIDE_OP_MMA_E4M3_E4M3 ? "four packed fp8" : "two packed 16-bit";
         if (!is_vec(t0, OXIDE_TYPE_I32, 4)) {
-            verify_report(v, "operand 0 (A: four registers of two packed 16-bit values) must be vec<4 x i32>, got %s",
+            verify_report(v, "operand 0 (A: four registers of %s values) must be vec<4 x i32>, got %s", packed,
                           tname(t0));
             return false;
         }
         if (!is_vec(t1, OXIDE_TYPE_I32, 2)) {
-            verify_report(v, "operand 1 (B: two registers of two packed 16-bit values) must be vec<2 x i32>, got %s",
+            verify_report(v, "operand 1 (B: two registers of %s values) must be vec<2 x i32>, got %s", packed,
                           tname(t1));
             return false;
         }
@@ -112,7 +146,22 @@ bool verify_hopper_op(verifier *v, const oxide_inst *in, const oxide_type *row) 
             verify_report(v, "operand 2 (the f32 accumulator) must be vec<4 x f32>, got %s", tname(row));
             return false;
         }
-        return true;
+        return op < OXIDE_OP_MMA_E4M3_E4M3 || check_fp8_ptx(v, in);
+    }
+    case OXIDE_OP_CVT_E4M3X2_F32:
+    case OXIDE_OP_CVT_E5M2X2_F32:
+        return check_type(v, row, OXIDE_TYPE_F32, 0, "operands 0 and 1 (element 0 and 1 of the pair)") &&
+               check_type(v, res, OXIDE_TYPE_I16, 0, "the result (the fp8 pair, element 0 in the low byte)") &&
+               check_fp8_ptx(v, in);
+    case OXIDE_OP_CVT_E4M3X2_F16X2:
+    case OXIDE_OP_CVT_E5M2X2_F16X2:
+        return check_type(v, t0, OXIDE_TYPE_F16, 2, "operand 0 (the f16 pair)") &&
+               check_type(v, res, OXIDE_TYPE_I16, 0, "the result (the fp8 pair, element 0 in the low byte)") &&
+               check_fp8_ptx(v, in);
+    case OXIDE_OP_CVT_F16X2_E4M3X2:
+    case OXIDE_OP_CVT_F16X2_E5M2X2:
+        return check_type(v, t0, OXIDE_TYPE_I16, 0, "operand 0 (the fp8 pair, element 0 in the low byte)") &&
+               check_type(v, res, OXIDE_TYPE_F16, 2, "the result (the f16 pair)") && check_fp8_ptx(v, in);
     case OXIDE_OP_ELECT_SYNC:
         if (in->imm == 0) {
             verify_report(v, "the lane mask must name at least one lane");

@@ -737,7 +737,11 @@ static int gen_tier2(G *g, oxide_op o, int v) {
         break;
     }
     case OXIDE_OP_MMA_BF16:
-    case OXIDE_OP_MMA_F16: {
+    case OXIDE_OP_MMA_F16:
+    case OXIDE_OP_MMA_E4M3_E4M3:
+    case OXIDE_OP_MMA_E4M3_E5M2:
+    case OXIDE_OP_MMA_E5M2_E4M3:
+    case OXIDE_OP_MMA_E5M2_E5M2: {
         if (v >= 2)
             return 0;
         oxide_value *a, *b;
@@ -751,6 +755,26 @@ static int gen_tier2(G *g, oxide_op o, int v) {
         }
         oxide_value *d = op(g, o, (oxide_value *[]){a, b, input(g, g->v4f32)}, 3, NULL, NULL, 0);
         sink(g, op(g, o, (oxide_value *[]){a, b, d}, 3, NULL, NULL, 0));
+        break;
+    }
+    case OXIDE_OP_CVT_E4M3X2_F32:
+    case OXIDE_OP_CVT_E5M2X2_F32:
+        if (v >= 1)
+            return 0;
+        sink(g, op(g, o, (oxide_value *[]){input(g, g->f32), input(g, g->f32)}, 2, g->i16, NULL, 0));
+        break;
+    case OXIDE_OP_CVT_E4M3X2_F16X2:
+    case OXIDE_OP_CVT_E5M2X2_F16X2:
+    case OXIDE_OP_CVT_F16X2_E4M3X2:
+    case OXIDE_OP_CVT_F16X2_E5M2X2: {
+        if (v >= 1)
+            return 0;
+        oxide_type *h2, *from, *to;
+        oxide_type_vector(g->ctx, g->f16, 2, &h2);
+        bool to_fp8 = o == OXIDE_OP_CVT_E4M3X2_F16X2 || o == OXIDE_OP_CVT_E5M2X2_F16X2;
+        from = to_fp8 ? h2 : g->i16;
+        to = to_fp8 ? g->i16 : h2;
+        sink(g, op(g, o, (oxide_value *[]){input(g, from)}, 1, to, NULL, 0));
         break;
     }
     case OXIDE_OP_TMA_LOAD:

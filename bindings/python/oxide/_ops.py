@@ -209,8 +209,18 @@ OP_TILE_RESHAPE = 201
 OP_TILE_PERMUTE = 202
 OP_TILE_REDUCE = 203
 OP_TILE_PRINT = 204
+OP_MMA_E4M3_E4M3 = 205
+OP_MMA_E4M3_E5M2 = 206
+OP_MMA_E5M2_E4M3 = 207
+OP_MMA_E5M2_E5M2 = 208
+OP_CVT_E4M3X2_F32 = 209
+OP_CVT_E5M2X2_F32 = 210
+OP_CVT_E4M3X2_F16X2 = 211
+OP_CVT_E5M2X2_F16X2 = 212
+OP_CVT_F16X2_E4M3X2 = 213
+OP_CVT_F16X2_E5M2X2 = 214
 
-OP_NAMES = ('tid.x', 'tid.y', 'tid.z', 'ntid.x', 'ntid.y', 'ntid.z', 'ctaid.x', 'ctaid.y', 'ctaid.z', 'nctaid.x', 'nctaid.y', 'nctaid.z', 'laneid', 'warpid', 'clusterid.x', 'clusterid.y', 'clusterid.z', 'nclusterid.x', 'nclusterid.y', 'nclusterid.z', 'cluster.ctaid.x', 'cluster.ctaid.y', 'cluster.ctaid.z', 'cluster.nctaid.x', 'cluster.nctaid.y', 'cluster.nctaid.z', 'cluster.ctarank', 'cluster.nctarank', 'const', 'add', 'sub', 'mul', 'sdiv', 'udiv', 'srem', 'urem', 'fdiv', 'frem', 'neg', 'and', 'or', 'xor', 'not', 'shl', 'lshr', 'ashr', 'icmp', 'fcmp', 'select', 'smin', 'smax', 'umin', 'umax', 'popc', 'clz', 'brev', 'trunc', 'zext', 'sext', 'fptrunc', 'fpext', 'fptoui', 'fptosi', 'uitofp', 'sitofp', 'ptrtoint', 'inttoptr', 'bitcast', 'addrspacecast', 'extract', 'insert', 'load', 'store', 'offset', 'alloca', 'global.addr', 'dyn_smem', 'br', 'cond_br', 'switch', 'ret', 'trap', 'unreachable', 'call', 'barrier', 'barrier.count', 'fence', 'cluster.sync', 'cluster.arrive', 'cluster.wait', 'atomic.add', 'atomic.sub', 'atomic.and', 'atomic.or', 'atomic.xor', 'atomic.min', 'atomic.max', 'atomic.umin', 'atomic.umax', 'atomic.exch', 'atomic.cas', 'atomic.load', 'atomic.store', 'shfl.idx', 'shfl.up', 'shfl.down', 'shfl.xor', 'vote.all', 'vote.any', 'vote.ballot', 'match.any', 'activemask', 'redux.add', 'redux.min', 'redux.max', 'redux.umin', 'redux.umax', 'redux.and', 'redux.or', 'redux.xor', 'cluster.map_shared', 'sqrt', 'rsqrt', 'exp', 'exp2', 'log', 'log2', 'sin', 'cos', 'tan', 'tanh', 'pow', 'erf', 'fma', 'fmin', 'fmax', 'fabs', 'iabs', 'floor', 'ceil', 'round', 'ftrunc', 'sin.approx', 'cos.approx', 'exp2.approx', 'log2.approx', 'rsqrt.approx', 'rcp.approx', 'tanh.approx', 'printf', 'assert', 'cp.async.ca', 'cp.async.cg', 'cp.async.ca.zfill', 'cp.async.cg.zfill', 'cp.async.commit_group', 'cp.async.wait_group', 'ldmatrix', 'ldmatrix.trans', 'stmatrix', 'stmatrix.trans', 'mma.m16n8k16.bf16', 'mma.m16n8k16.f16', 'mbarrier.init', 'mbarrier.arrive', 'mbarrier.arrive.expect_tx', 'mbarrier.expect_tx', 'mbarrier.try_wait.parity', 'mbarrier.inval', 'fence.proxy.async', 'elect.sync', 'tma.load', 'tma.load.multicast', 'tma.store', 'cp.async.bulk.commit_group', 'cp.async.bulk.wait_group', 'cp.async.bulk.wait_group.read', 'wgmma.fence', 'wgmma.commit_group', 'wgmma.wait_group', 'wgmma.mma_async.bf16', 'wgmma.mma_async.f16', 'wgmma.desc', 'setmaxnreg.inc', 'setmaxnreg.dec', 'mbarrier.arrive.cluster', 'fence.mbarrier_init', 'tma.prefetch_desc', 'tile.program_id', 'tile.num_programs', 'tile.dim', 'tile.load', 'tile.store', 'tile.atomic_add', 'tile.full', 'tile.splat', 'tile.arange', 'tile.dot', 'tile.cast', 'tile.broadcast', 'tile.expand_dims', 'tile.reshape', 'tile.permute', 'tile.reduce', 'tile.print')
+OP_NAMES = ('tid.x', 'tid.y', 'tid.z', 'ntid.x', 'ntid.y', 'ntid.z', 'ctaid.x', 'ctaid.y', 'ctaid.z', 'nctaid.x', 'nctaid.y', 'nctaid.z', 'laneid', 'warpid', 'clusterid.x', 'clusterid.y', 'clusterid.z', 'nclusterid.x', 'nclusterid.y', 'nclusterid.z', 'cluster.ctaid.x', 'cluster.ctaid.y', 'cluster.ctaid.z', 'cluster.nctaid.x', 'cluster.nctaid.y', 'cluster.nctaid.z', 'cluster.ctarank', 'cluster.nctarank', 'const', 'add', 'sub', 'mul', 'sdiv', 'udiv', 'srem', 'urem', 'fdiv', 'frem', 'neg', 'and', 'or', 'xor', 'not', 'shl', 'lshr', 'ashr', 'icmp', 'fcmp', 'select', 'smin', 'smax', 'umin', 'umax', 'popc', 'clz', 'brev', 'trunc', 'zext', 'sext', 'fptrunc', 'fpext', 'fptoui', 'fptosi', 'uitofp', 'sitofp', 'ptrtoint', 'inttoptr', 'bitcast', 'addrspacecast', 'extract', 'insert', 'load', 'store', 'offset', 'alloca', 'global.addr', 'dyn_smem', 'br', 'cond_br', 'switch', 'ret', 'trap', 'unreachable', 'call', 'barrier', 'barrier.count', 'fence', 'cluster.sync', 'cluster.arrive', 'cluster.wait', 'atomic.add', 'atomic.sub', 'atomic.and', 'atomic.or', 'atomic.xor', 'atomic.min', 'atomic.max', 'atomic.umin', 'atomic.umax', 'atomic.exch', 'atomic.cas', 'atomic.load', 'atomic.store', 'shfl.idx', 'shfl.up', 'shfl.down', 'shfl.xor', 'vote.all', 'vote.any', 'vote.ballot', 'match.any', 'activemask', 'redux.add', 'redux.min', 'redux.max', 'redux.umin', 'redux.umax', 'redux.and', 'redux.or', 'redux.xor', 'cluster.map_shared', 'sqrt', 'rsqrt', 'exp', 'exp2', 'log', 'log2', 'sin', 'cos', 'tan', 'tanh', 'pow', 'erf', 'fma', 'fmin', 'fmax', 'fabs', 'iabs', 'floor', 'ceil', 'round', 'ftrunc', 'sin.approx', 'cos.approx', 'exp2.approx', 'log2.approx', 'rsqrt.approx', 'rcp.approx', 'tanh.approx', 'printf', 'assert', 'cp.async.ca', 'cp.async.cg', 'cp.async.ca.zfill', 'cp.async.cg.zfill', 'cp.async.commit_group', 'cp.async.wait_group', 'ldmatrix', 'ldmatrix.trans', 'stmatrix', 'stmatrix.trans', 'mma.m16n8k16.bf16', 'mma.m16n8k16.f16', 'mbarrier.init', 'mbarrier.arrive', 'mbarrier.arrive.expect_tx', 'mbarrier.expect_tx', 'mbarrier.try_wait.parity', 'mbarrier.inval', 'fence.proxy.async', 'elect.sync', 'tma.load', 'tma.load.multicast', 'tma.store', 'cp.async.bulk.commit_group', 'cp.async.bulk.wait_group', 'cp.async.bulk.wait_group.read', 'wgmma.fence', 'wgmma.commit_group', 'wgmma.wait_group', 'wgmma.mma_async.bf16', 'wgmma.mma_async.f16', 'wgmma.desc', 'setmaxnreg.inc', 'setmaxnreg.dec', 'mbarrier.arrive.cluster', 'fence.mbarrier_init', 'tma.prefetch_desc', 'tile.program_id', 'tile.num_programs', 'tile.dim', 'tile.load', 'tile.store', 'tile.atomic_add', 'tile.full', 'tile.splat', 'tile.arange', 'tile.dot', 'tile.cast', 'tile.broadcast', 'tile.expand_dims', 'tile.reshape', 'tile.permute', 'tile.reduce', 'tile.print', 'mma.m16n8k32.e4m3.e4m3', 'mma.m16n8k32.e4m3.e5m2', 'mma.m16n8k32.e5m2.e4m3', 'mma.m16n8k32.e5m2.e5m2', 'cvt.e4m3x2.f32', 'cvt.e5m2x2.f32', 'cvt.e4m3x2.f16x2', 'cvt.e5m2x2.f16x2', 'cvt.f16x2.e4m3x2', 'cvt.f16x2.e5m2x2')
 
 
 class OpsMixin:
@@ -1023,3 +1033,43 @@ class OpsMixin:
     def tile_print(self, x, *, text=None):
         """`tile.print` (x: any) -> none; attributes: text; sm_80+."""
         return self._op(OP_TILE_PRINT, (x,), None, ((_K_STR, text), ))
+
+    def mma_m16n8k32_e4m3_e4m3(self, x, y, z):
+        """`mma.m16n8k32.e4m3.e4m3` (x: any, y: any, z: T) -> T; sm_89+."""
+        return self._op(OP_MMA_E4M3_E4M3, (x, y, z), None, ())
+
+    def mma_m16n8k32_e4m3_e5m2(self, x, y, z):
+        """`mma.m16n8k32.e4m3.e5m2` (x: any, y: any, z: T) -> T; sm_89+."""
+        return self._op(OP_MMA_E4M3_E5M2, (x, y, z), None, ())
+
+    def mma_m16n8k32_e5m2_e4m3(self, x, y, z):
+        """`mma.m16n8k32.e5m2.e4m3` (x: any, y: any, z: T) -> T; sm_89+."""
+        return self._op(OP_MMA_E5M2_E4M3, (x, y, z), None, ())
+
+    def mma_m16n8k32_e5m2_e5m2(self, x, y, z):
+        """`mma.m16n8k32.e5m2.e5m2` (x: any, y: any, z: T) -> T; sm_89+."""
+        return self._op(OP_MMA_E5M2_E5M2, (x, y, z), None, ())
+
+    def cvt_e4m3x2_f32(self, x, y, type):
+        """`cvt.e4m3x2.f32` (x: float T, y: float T) -> `type`; sm_89+."""
+        return self._op(OP_CVT_E4M3X2_F32, (x, y), type, ())
+
+    def cvt_e5m2x2_f32(self, x, y, type):
+        """`cvt.e5m2x2.f32` (x: float T, y: float T) -> `type`; sm_89+."""
+        return self._op(OP_CVT_E5M2X2_F32, (x, y), type, ())
+
+    def cvt_e4m3x2_f16x2(self, x, type):
+        """`cvt.e4m3x2.f16x2` (x: any) -> `type`; sm_89+."""
+        return self._op(OP_CVT_E4M3X2_F16X2, (x,), type, ())
+
+    def cvt_e5m2x2_f16x2(self, x, type):
+        """`cvt.e5m2x2.f16x2` (x: any) -> `type`; sm_89+."""
+        return self._op(OP_CVT_E5M2X2_F16X2, (x,), type, ())
+
+    def cvt_f16x2_e4m3x2(self, x, type):
+        """`cvt.f16x2.e4m3x2` (x: any) -> `type`; sm_89+."""
+        return self._op(OP_CVT_F16X2_E4M3X2, (x,), type, ())
+
+    def cvt_f16x2_e5m2x2(self, x, type):
+        """`cvt.f16x2.e5m2x2` (x: any) -> `type`; sm_89+."""
+        return self._op(OP_CVT_F16X2_E5M2X2, (x,), type, ())
