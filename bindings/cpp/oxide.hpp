@@ -79,6 +79,13 @@ struct f16 {
 struct bf16 {
     uint16_t bits;
 };
+// fp8 exists only as a tensor element type (Tensor<f8e4m3>), never as a scalar argument.
+struct f8e4m3 {
+    uint8_t bits;
+};
+struct f8e5m2 {
+    uint8_t bits;
+};
 
 template <class T> struct scalar_traits;
 #define OXIDE_HPP_SCALAR(T, S)                                                                                         \
@@ -99,6 +106,8 @@ OXIDE_HPP_SCALAR(f16, OXIDE_SCALAR_F16)
 OXIDE_HPP_SCALAR(bf16, OXIDE_SCALAR_BF16)
 OXIDE_HPP_SCALAR(float, OXIDE_SCALAR_F32)
 OXIDE_HPP_SCALAR(double, OXIDE_SCALAR_F64)
+OXIDE_HPP_SCALAR(f8e4m3, OXIDE_SCALAR_F8E4M3)
+OXIDE_HPP_SCALAR(f8e5m2, OXIDE_SCALAR_F8E5M2)
 // END GENERATED SCALARS
 // clang-format on
 #undef OXIDE_HPP_SCALAR
