@@ -6,54 +6,8 @@
  * mock driver the same entries are re-implemented in C (tests/gpu/mock). */
 #include "gpu_test.h"
 
-/* tensor_echo(t: tensor<mut 2 x f32>, out: slice<mut u64>), block chosen: 64x2x1.
- * tensor_echo8(t: tensor<1 x f8e4m3>, out: slice<mut u64>), block given by the launch. */
-#define ECHO_BODY(N)                                                                                                   \
-    "{\n"                                                                                                              \
-    "  .reg .b32 %r<4>;\n"                                                                                             \
-    "  .reg .b64 %rd<16>;\n"                                                                                           \
-    "  ld.param.u64 %rd9, [out];\n"                                                                                    \
-    "  cvta.to.global.u64 %rd9, %rd9;\n" N "  mov.u32 %r0, %ntid.x;\n"                                                 \
-    "  cvt.u64.u32 %rd10, %r0;\n"                                                                                      \
-    "  mov.u32 %r1, %ntid.y;\n"                                                                                        \
-    "  cvt.u64.u32 %rd11, %r1;\n"                                                                                      \
-    "  mov.u32 %r2, %ntid.z;\n"                                                                                        \
-    "  cvt.u64.u32 %rd12, %r2;\n"                                                                                      \
-    "  st.global.u64 [%rd9+40], %rd10;\n"                                                                              \
-    "  st.global.u64 [%rd9+48], %rd11;\n"                                                                              \
-    "  st.global.u64 [%rd9+56], %rd12;\n"                                                                              \
-    "  ret;\n"                                                                                                         \
-    "}\n"
-
-static const char PTX[] =
-    "// oxide.manifest.v1 {\"oxide\":\"0.1.0\",\"target\":\"sm_90a\",\"kernels\":["
-    "{\"name\":\"tensor_echo\",\"entry\":\"tensor_echo\",\"params\":["
-    "{\"name\":\"t\",\"kind\":\"tensor\",\"elem\":\"f32\",\"rank\":2,\"mut\":true},"
-    "{\"name\":\"out\",\"kind\":\"slice\",\"elem\":\"u64\",\"mut\":true}],"
-    "\"launch_bounds\":[0,0],\"cluster\":[1,1,1],\"dyn_smem\":0,\"block\":[64,2,1]},"
-    "{\"name\":\"tensor_echo8\",\"entry\":\"tensor_echo8\",\"params\":["
-    "{\"name\":\"t\",\"kind\":\"tensor\",\"elem\":\"f8e4m3\",\"rank\":1,\"mut\":false},"
-    "{\"name\":\"out\",\"kind\":\"slice\",\"elem\":\"u64\",\"mut\":true}],"
-    "\"launch_bounds\":[0,0],\"cluster\":[1,1,1],\"dyn_smem\":0}]}\n"
-    ".version 8.0\n.target sm_90a\n.address_size 64\n\n"
-    ".visible .entry tensor_echo(.param .u64 p, .param .u64 s0, .param .u64 s1, .param .u64 st0, .param .u64 st1,\n"
-    "  .param .u64 out, .param .u64 out_len)\n" ECHO_BODY(
-        "  ld.param.u64 %rd0, [p];\n  st.global.u64 [%rd9], %rd0;\n"
-        "  ld.param.u64 %rd1, [s0];\n  st.global.u64 [%rd9+8], %rd1;\n"
-        "  ld.param.u64 %rd2, [s1];\n  st.global.u64 [%rd9+16], %rd2;\n"
-        "  ld.param.u64 %rd3, [st0];\n  st.global.u64 [%rd9+24], %rd3;\n"
-        "  ld.param.u64 %rd4, [st1];\n  st.global.u64 [%rd9+32], %rd4;\n") "\n"
-                                                                           ".visible .entry tensor_echo8(.param .u64 "
-                                                                           "p, .param .u64 s0, .param .u64 st0, .param "
-                                                                           ".u64 out,\n"
-                                                                           "  .param .u64 out_len)\n" ECHO_BODY(
-                                                                               "  ld.param.u64 %rd0, [p];\n  "
-                                                                               "st.global.u64 [%rd9], %rd0;\n"
-                                                                               "  ld.param.u64 %rd1, [s0];\n  "
-                                                                               "st.global.u64 [%rd9+8], %rd1;\n"
-                                                                               "  ld.param.u64 %rd2, [st0];\n  "
-                                                                               "st.global.u64 [%rd9+16], %rd2;\n");
-
+/* tests/gpu/data/tensor_echo.ptx: tensor_echo(t: tensor<mut 2 x f32>, out: slice<mut u64>), whose
+ * manifest fixes block 64x2x1, and tensor_echo8(t: tensor<1 x f8e4m3>, out: slice<mut u64>). */
 static oxide_device *dev;
 static oxide_loaded_module *lm;
 static oxide_buffer *data, *out;
@@ -201,7 +155,10 @@ int main(void) {
     gpu_require();
     rng_seed();
     MUST(oxide_device_get(0, &dev));
-    MUST(oxide_loaded_module_load_ptx(dev, PTX, sizeof PTX - 1, &lm));
+    size_t len = 0;
+    char *ptx = read_data("tensor_echo.ptx", &len);
+    MUST(oxide_loaded_module_load_ptx(dev, ptx, len, &lm));
+    free(ptx);
     MUST(oxide_buffer_alloc(dev, 1 << 16, &data));
     MUST(oxide_buffer_alloc(dev, 64, &out));
     test_launch();
