@@ -146,13 +146,18 @@ def describe(v, what, device, sctx, keep=None, kname=None):
                       f"__cuda_array_interface__ or __dlpack__ (CuPy, PyTorch, Numba); got {type(v).__name__}")
 
 
-def _from_cai(v, cai, what, device, sctx):
+def _cai_scalar(cai, what):
     typestr = cai["typestr"]
     scalar = FROM_TYPESTR.get(typestr[1:])
     if scalar is None or typestr[0] == ">":
         raise LaunchError(f"{what}: element type {typestr!r} of the given array is not one oxide passes")
     if cai.get("mask") is not None:
         raise LaunchError(f"{what}: masked arrays are not supported")
+    return scalar
+
+
+def _from_cai(v, cai, what, device, sctx):
+    scalar = _cai_scalar(cai, what)
     shape = tuple(cai["shape"])
     strides = cai.get("strides")
     if not _contiguous(shape, strides, SIZE[scalar]):
@@ -170,18 +175,23 @@ _GetPointer.restype = ctypes.c_void_p
 _GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
-def _from_dlpack(v, what, device, sctx, keep):
+def _dlpack_open(v, what, sctx):
+    """(capsule, DLTensor, scalar) of v's __dlpack__, made for the launch's stream."""
     consumer = sctx[1] if sctx else 0
     try:
         cap = v.__dlpack__(stream=consumer if consumer else 1)
     except TypeError:
         cap = v.__dlpack__()
-    p = _GetPointer(cap, b"dltensor")
-    t = ffi.cast("DLManagedTensor *", p).dl_tensor
+    t = ffi.cast("DLManagedTensor *", _GetPointer(cap, b"dltensor")).dl_tensor
     key = (t.dtype.code, t.dtype.bits)
     scalar = FROM_DLPACK.get(key)
     if scalar is None or t.dtype.lanes != 1:
         raise LaunchError(f"{what}: DLPack element type (code {key[0]}, {key[1]} bits) is not one oxide passes")
+    return cap, t, scalar
+
+
+def _from_dlpack(v, what, device, sctx, keep):
+    cap, t, scalar = _dlpack_open(v, what, sctx)
     shape = tuple(t.shape[i] for i in range(t.ndim))
     strides = None
     if t.strides != ffi.NULL:
@@ -238,12 +248,7 @@ def _torch_view(v, what):
 
 
 def _cai_view(cai, what, device, sctx):
-    typestr = cai["typestr"]
-    scalar = FROM_TYPESTR.get(typestr[1:])
-    if scalar is None or typestr[0] == ">":
-        raise LaunchError(f"{what}: element type {typestr!r} of the given array is not one oxide passes")
-    if cai.get("mask") is not None:
-        raise LaunchError(f"{what}: masked arrays are not supported")
+    scalar = _cai_scalar(cai, what)
     shape = tuple(cai["shape"])
     size = SIZE[scalar]
     strides = cai.get("strides")
@@ -262,16 +267,7 @@ def _cai_view(cai, what, device, sctx):
 
 
 def _dlpack_view(v, what, sctx, keep):
-    consumer = sctx[1] if sctx else 0
-    try:
-        cap = v.__dlpack__(stream=consumer if consumer else 1)
-    except TypeError:
-        cap = v.__dlpack__()
-    t = ffi.cast("DLManagedTensor *", _GetPointer(cap, b"dltensor")).dl_tensor
-    key = (t.dtype.code, t.dtype.bits)
-    scalar = FROM_DLPACK.get(key)
-    if scalar is None or t.dtype.lanes != 1:
-        raise LaunchError(f"{what}: DLPack element type (code {key[0]}, {key[1]} bits) is not one oxide passes")
+    cap, t, scalar = _dlpack_open(v, what, sctx)
     shape = tuple(t.shape[i] for i in range(t.ndim))
     if t.strides != ffi.NULL:  # DLPack strides count elements already
         strides = tuple(t.strides[i] for i in range(t.ndim))
