@@ -193,7 +193,9 @@ typedef enum oxide_scalar {
     OXIDE_SCALAR_F16 = 9,
     OXIDE_SCALAR_BF16 = 10,
     OXIDE_SCALAR_F32 = 11,
-    OXIDE_SCALAR_F64 = 12
+    OXIDE_SCALAR_F64 = 12,
+    OXIDE_SCALAR_F8E4M3 = 13,
+    OXIDE_SCALAR_F8E5M2 = 14
 } oxide_scalar;
 /* END GENERATED SCALARS */
 /* clang-format on */
@@ -207,11 +209,12 @@ OXIDE_API size_t oxide_scalar_size(oxide_scalar s);
 /* clang-format off */
 /* BEGIN GENERATED PARAM KINDS */
 typedef enum oxide_param_kind {
-    OXIDE_PARAM_SCALAR = 0,  /* a value of an oxide_scalar type */
-    OXIDE_PARAM_SLICE = 1,   /* device pointer + u64 length (two PTX parameters) */
-    OXIDE_PARAM_PTR = 2,     /* raw device pointer */
-    OXIDE_PARAM_BYTES = 3,   /* by-value bytes of a size and alignment (e.g. closure captures) */
-    OXIDE_PARAM_TMA_DESC = 4 /* 128-byte TMA descriptor passed by value */
+    OXIDE_PARAM_SCALAR = 0,   /* a value of an oxide_scalar type */
+    OXIDE_PARAM_SLICE = 1,    /* device pointer + u64 length (two PTX parameters) */
+    OXIDE_PARAM_PTR = 2,      /* raw device pointer */
+    OXIDE_PARAM_BYTES = 3,    /* by-value bytes of a size and alignment (e.g. closure captures) */
+    OXIDE_PARAM_TMA_DESC = 4, /* 128-byte TMA descriptor passed by value */
+    OXIDE_PARAM_TENSOR = 5    /* element pointer + shape + strides (tile kernels): 1 + 2*rank PTX parameters */
 } oxide_param_kind;
 /* END GENERATED PARAM KINDS */
 /* clang-format on */
@@ -679,14 +682,20 @@ OXIDE_API oxide_status oxide_manifest_kernel_find(const oxide_manifest *m, const
 OXIDE_API const char *oxide_manifest_kernel_name(const oxide_manifest *m, size_t k);
 OXIDE_API const char *oxide_manifest_kernel_entry(const oxide_manifest *m, size_t k);
 OXIDE_API size_t oxide_manifest_param_count(const oxide_manifest *m, size_t k);
-/* Any out pointer may be NULL. scalar: the scalar type (SCALAR) or element type (SLICE, PTR).
- * size/align: BYTES (TMA_DESC: 128/64; others: the PTX parameter size). */
+/* Any out pointer may be NULL. scalar: the scalar type (SCALAR) or element type (SLICE, PTR,
+ * TENSOR). size/align: BYTES (TMA_DESC: 128/64; others: the PTX parameter size; TENSOR: its
+ * pointer's). */
 OXIDE_API oxide_status oxide_manifest_param(const oxide_manifest *m, size_t k, size_t p, const char **name,
                                             oxide_param_kind *kind, oxide_scalar *scalar, int *is_mutable,
                                             uint32_t *size, uint32_t *align);
 /* launch_bounds: (0,0) if none; cluster: (1,1,1) if none. */
 OXIDE_API oxide_status oxide_manifest_kernel_attrs(const oxide_manifest *m, size_t k, uint32_t launch_bounds[2],
                                                    uint32_t cluster[3], uint32_t *dyn_smem);
+/* A TENSOR parameter's rank (1..4; its 1 + 2 * rank PTX parameters); 0 for other kinds. */
+OXIDE_API oxide_status oxide_manifest_param_rank(const oxide_manifest *m, size_t k, size_t p, uint32_t *rank);
+/* The block shape the compiler chose (lowered tile kernels: launches default to it); (0,0,0)
+ * when the launch gives the block. */
+OXIDE_API oxide_status oxide_manifest_kernel_block(const oxide_manifest *m, size_t k, uint32_t block[3]);
 
 /* ======================================================================================
  * Host runtime (runtime/; also in the LLVM-free liboxide_runtime)

@@ -261,7 +261,7 @@ static oxide_status add_iface(oxide_function *k, const char *name, oxide_iface_p
                            name ? name : "(null)");
     if (k->blocks.len)
         return oxide__fail(OXIDE_ERROR_STATE, "%s: add kernel parameters before the first block of @%s", what, k->name);
-    if (k->is_tile && proto.kind != OXIDE__PARAM_TENSOR && proto.kind != OXIDE_PARAM_SCALAR)
+    if (k->is_tile && proto.kind != OXIDE_PARAM_TENSOR && proto.kind != OXIDE_PARAM_SCALAR)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: a tile kernel takes tensors and scalars only", what);
     oxide_iface_param *p = oxide__alloc(&k->mod->arena, sizeof *p);
     if (!p || !(proto.name = oxide__strdup(&k->mod->arena, name)))
@@ -288,9 +288,15 @@ static oxide_status add_iface(oxide_function *k, const char *name, oxide_iface_p
     return OXIDE_OK;
 }
 
-static bool valid_scalar(oxide_scalar s) { return oxide_scalar_name(s) != NULL; }
+/* fp8 is refused here: it has no scalar IR type and no meaning outside a tensor's elements. */
+static bool valid_scalar(oxide_scalar s) { return oxide_scalar_name(s) != NULL && !oxide__scalar_is_fp8(s); }
 
 oxide_status oxide_kernel_add_scalar_param(oxide_function *k, const char *name, oxide_scalar type, oxide_value **out) {
+    if (k && oxide__scalar_is_fp8(type))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                           "oxide_kernel_add_scalar_param: parameter '%s' of @%s: %s is a tensor element type only "
+                           "(pass an f16, bf16 or f32 scalar and convert in the kernel)",
+                           name ? name : "(null)", k->name, oxide_scalar_name(type));
     if (!valid_scalar(type) || !k)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_kernel_add_scalar_param: bad kernel or scalar type");
     oxide_iface_param p = {.kind = OXIDE_PARAM_SCALAR, .scalar = type};
@@ -345,8 +351,16 @@ oxide_status oxide_kernel_add_tensor_param(oxide_function *k, const char *name, 
     if (!tensor || tensor->kind != OXIDE_TYPE_TENSOR)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_kernel_add_tensor_param: %s is not a tensor type",
                            tensor ? tensor->name : "NULL");
-    oxide_iface_param p = {
-        .kind = OXIDE__PARAM_TENSOR, .tensor = tensor, .is_mutable = tensor->is_mutable, .rank = tensor->rank};
+    oxide_scalar elem;
+    if (!oxide__tensor_elem_scalar(tensor, &elem))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_kernel_add_tensor_param: %s has no interface element",
+                           tensor->name);
+    oxide_iface_param p = {.kind = OXIDE_PARAM_TENSOR,
+                           .tensor = tensor,
+                           .is_mutable = tensor->is_mutable,
+                           .rank = tensor->rank,
+                           .elem = elem,
+                           .scalar = elem};
     if (!k || k->is_tile)
         return add_iface(k, name, p, tensor, NULL, out, NULL, "oxide_kernel_add_tensor_param");
     /* A SIMT kernel (a lowered tile kernel, or one written by hand) sees the view as its PTX

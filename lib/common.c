@@ -41,6 +41,22 @@ bool oxide__scalar_by_name(const char *name, size_t len, oxide_scalar *out) {
     return false;
 }
 
+bool oxide__scalar_is_fp8(oxide_scalar s) { return s == OXIDE_SCALAR_F8E4M3 || s == OXIDE_SCALAR_F8E5M2; }
+
+bool oxide__tensor_elem_ok(oxide_scalar s) {
+    switch (s) {
+    case OXIDE_SCALAR_I8:
+    case OXIDE_SCALAR_I32:
+    case OXIDE_SCALAR_I64:
+    case OXIDE_SCALAR_F16:
+    case OXIDE_SCALAR_BF16:
+    case OXIDE_SCALAR_F32:
+    case OXIDE_SCALAR_F8E4M3:
+    case OXIDE_SCALAR_F8E5M2: return true;
+    default: return false;
+    }
+}
+
 const char *oxide_param_kind_name(oxide_param_kind k) {
     static const char *const names[NPARAM_KINDS] = {
 #define PARAM_KIND(ID, NAME, DOC) NAME,

@@ -100,6 +100,10 @@ bool oxide__round_float(oxide_type_kind kind, double v, double *out);
 oxide_type *oxide__scalar_ir_type(oxide_context *ctx, oxide_scalar s);
 /* Parse a scalar name ("u64"); false if unknown. */
 bool oxide__scalar_by_name(const char *name, size_t len, oxide_scalar *out);
+/* fp8 scalars are tensor elements only (never scalar, slice or ptr parameters). */
+bool oxide__scalar_is_fp8(oxide_scalar s);
+/* The element types a tensor parameter may have (docs/tile.md: a tile's, less i1). */
+bool oxide__tensor_elem_ok(oxide_scalar s);
 
 /* ---- values, instructions, blocks, functions ---- */
 
@@ -158,9 +162,6 @@ struct oxide_block {
     oxide_vec insts;  /* oxide_inst* */
     void *scratch;
 };
-
-/* A tile kernel's tensor parameter: the next interface kind, not yet in the manifest's enum. */
-#define OXIDE__PARAM_TENSOR ((oxide_param_kind)5)
 
 struct oxide_function {
     oxide_module *mod;

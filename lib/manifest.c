@@ -410,10 +410,10 @@ typedef struct param_ctx {
     oxide_iface_param *prm;
     unsigned seen;
     const char *type, *elem, *kind;
-    size_t kind_pos, type_pos, elem_pos;
+    size_t kind_pos, type_pos, elem_pos, rank_pos;
 } param_ctx;
 
-enum { P_NAME = 1, P_KIND = 2, P_TYPE = 4, P_ELEM = 8, P_MUT = 16, P_SIZE = 32, P_ALIGN = 64 };
+enum { P_NAME = 1, P_KIND = 2, P_TYPE = 4, P_ELEM = 8, P_MUT = 16, P_SIZE = 32, P_ALIGN = 64, P_RANK = 128 };
 
 static bool param_key(parser *p, const char *key, void *vctx) {
     param_ctx *c = vctx;
@@ -432,7 +432,39 @@ static bool param_key(parser *p, const char *key, void *vctx) {
         return once(p, &c->seen, P_SIZE, key) && uint_value(p, key, &c->prm->size);
     if (!strcmp(key, "align"))
         return once(p, &c->seen, P_ALIGN, key) && uint_value(p, key, &c->prm->align);
+    if (!strcmp(key, "rank"))
+        return once(p, &c->seen, P_RANK, key) && (c->rank_pos = p->pos, uint_value(p, key, &c->prm->rank));
     return skip_value(p);
+}
+
+/* A tensor parameter: a known tensor element type and a rank of 1..4 (the launch lays out
+ * 1 + 2 * rank PTX parameters from it, so a wrong rank would shift every later argument). */
+static bool tensor_param(parser *p, param_ctx *c, size_t start) {
+    oxide_iface_param *prm = c->prm;
+    if (!c->elem) {
+        p->pos = start;
+        return fail(p, "tensor parameter '%s' has no \"elem\"", prm->name);
+    }
+    if (!scalar_by_name(c->elem, &prm->elem) || !oxide__tensor_elem_ok(prm->elem)) {
+        p->pos = c->elem_pos;
+        return fail(p,
+                    "tensor parameter '%s' has element type \"%s\" (a tensor holds i8, i32, i64, f16, bf16, f32, "
+                    "f8e4m3 or f8e5m2)",
+                    prm->name, c->elem);
+    }
+    if (!(c->seen & P_RANK)) {
+        p->pos = start;
+        return fail(p, "tensor parameter '%s' has no \"rank\"", prm->name);
+    }
+    if (prm->rank < 1 || prm->rank > OXIDE__TENSOR_MAX_RANK) {
+        p->pos = c->rank_pos;
+        return fail(p, "tensor parameter '%s' has \"rank\" %u (a tensor has rank 1 to %u)", prm->name, prm->rank,
+                    OXIDE__TENSOR_MAX_RANK);
+    }
+    prm->scalar = prm->elem;
+    prm->size = 8;
+    prm->align = 8;
+    return true;
 }
 
 static bool param(parser *p, oxide_iface_param *prm, uint32_t index) {
@@ -457,7 +489,7 @@ static bool param(parser *p, oxide_iface_param *prm, uint32_t index) {
         p->pos = c.kind_pos;
         return fail(p,
                     "parameter '%s' has unknown kind \"%s\" (this reader knows scalar, slice, ptr, bytes, "
-                    "tma_desc; a newer oxide wrote it?)",
+                    "tma_desc, tensor; a newer oxide wrote it?)",
                     prm->name, c.kind);
     }
     prm->kind = (oxide_param_kind)k;
@@ -471,6 +503,10 @@ static bool param(parser *p, oxide_iface_param *prm, uint32_t index) {
             p->pos = c.type_pos;
             return fail(p, "parameter '%s' has unknown type \"%s\"", prm->name, c.type);
         }
+        if (oxide__scalar_is_fp8(prm->scalar)) {
+            p->pos = c.type_pos;
+            return fail(p, "scalar parameter '%s' has type %s, which is a tensor element type only", prm->name, c.type);
+        }
         prm->size = prm->align = (uint32_t)oxide_scalar_size(prm->scalar);
         prm->is_mutable = false;
         break;
@@ -483,6 +519,11 @@ static bool param(parser *p, oxide_iface_param *prm, uint32_t index) {
         if (!scalar_by_name(c.elem, &prm->scalar)) {
             p->pos = c.elem_pos;
             return fail(p, "parameter '%s' has unknown element type \"%s\"", prm->name, c.elem);
+        }
+        if (oxide__scalar_is_fp8(prm->scalar)) {
+            p->pos = c.elem_pos;
+            return fail(p, "%s parameter '%s' has element type %s, which only tensor parameters may have", known,
+                        prm->name, c.elem);
         }
         prm->size = prm->kind == OXIDE_PARAM_SLICE ? 16 : 8;
         prm->align = 8;
@@ -508,7 +549,13 @@ static bool param(parser *p, oxide_iface_param *prm, uint32_t index) {
         prm->scalar = OXIDE_SCALAR_U8;
         prm->is_mutable = false;
         break;
+    case OXIDE_PARAM_TENSOR:
+        if (!tensor_param(p, &c, start))
+            return false;
+        break;
     }
+    if (prm->kind != OXIDE_PARAM_TENSOR)
+        prm->rank = 0, prm->elem = OXIDE_SCALAR_BOOL;
     p->pos = end;
     return true;
 }
@@ -516,10 +563,10 @@ static bool param(parser *p, oxide_iface_param *prm, uint32_t index) {
 typedef struct kernel_ctx {
     oxide_iface_kernel *k;
     unsigned seen;
-    size_t cluster_pos;
+    size_t cluster_pos, block_pos;
 } kernel_ctx;
 
-enum { K_NAME = 1, K_ENTRY = 2, K_PARAMS = 4, K_BOUNDS = 8, K_CLUSTER = 16, K_SMEM = 32 };
+enum { K_NAME = 1, K_ENTRY = 2, K_PARAMS = 4, K_BOUNDS = 8, K_CLUSTER = 16, K_SMEM = 32, K_BLOCK = 64 };
 
 static bool params_array(parser *p, oxide_iface_kernel *k) {
     if (!expect(p, '['))
@@ -541,8 +588,9 @@ static bool params_array(parser *p, oxide_iface_kernel *k) {
         }
         if (!param(p, &k->params[k->nparams], k->nparams))
             return false;
+        const oxide_iface_param *prm = &k->params[k->nparams];
         k->params[k->nparams].first_value = k->nptx;
-        k->nptx += k->params[k->nparams].kind == OXIDE_PARAM_SLICE ? 2 : 1;
+        k->nptx += prm->kind == OXIDE_PARAM_SLICE ? 2 : prm->kind == OXIDE_PARAM_TENSOR ? 1 + 2 * prm->rank : 1;
         k->nparams++;
     } while (accept(p, ','));
     return expect(p, ']');
@@ -564,6 +612,8 @@ static bool kernel_key(parser *p, const char *key, void *vctx) {
         return once(p, &c->seen, K_CLUSTER, key) && (c->cluster_pos = p->pos, uint_array(p, key, k->cluster, 3));
     if (!strcmp(key, "dyn_smem"))
         return once(p, &c->seen, K_SMEM, key) && uint_value(p, key, &k->dyn_smem);
+    if (!strcmp(key, "block"))
+        return once(p, &c->seen, K_BLOCK, key) && (c->block_pos = p->pos, uint_array(p, key, k->block, 3));
     return skip_value(p);
 }
 
@@ -586,6 +636,16 @@ static bool kernel(parser *p, oxide_iface_kernel *k, size_t index) {
     if (!k->cluster[0] || !k->cluster[1] || !k->cluster[2]) {
         p->pos = c.cluster_pos;
         return fail(p, "kernel '%s' has a 0 in \"cluster\" (each dimension is at least 1)", k->name);
+    }
+    /* Each dimension is bounded before the product, which could otherwise wrap in 32 bits. */
+    const uint32_t *b = k->block;
+    if ((c.seen & K_BLOCK) &&
+        (!b[0] || !b[1] || !b[2] || b[0] > 1024 || b[1] > 1024 || b[2] > 64 || b[0] * b[1] * b[2] > 1024)) {
+        p->pos = c.block_pos;
+        return fail(p,
+                    "kernel '%s' has \"block\" [%u,%u,%u] (a block has 1 to 1024 threads in all, at most 1024, "
+                    "1024 and 64 in x, y and z, and none of 0)",
+                    k->name, b[0], b[1], b[2]);
     }
     p->pos = end;
     return true;
@@ -825,7 +885,7 @@ oxide_status oxide__manifest_read(const char *ptx, size_t len, oxide_manifest **
     return OXIDE_OK;
 }
 
-/* ---- public API ---- */
+/* ---- public API (the queries: lib/manifest_query.c) ---- */
 
 oxide_status oxide_manifest_parse(const char *ptx, size_t len, oxide_manifest **out) {
     if (!out)
@@ -839,98 +899,5 @@ oxide_status oxide_manifest_parse(const char *ptx, size_t len, oxide_manifest **
                            "no oxide manifest in the PTX (a line '// oxide.manifest.v1 {...}'): was it made by "
                            "oxide?");
     *out = m;
-    return OXIDE_OK;
-}
-
-void oxide_manifest_destroy(oxide_manifest *m) {
-    if (!m)
-        return;
-    oxide__arena_free(&m->arena);
-    free(m);
-}
-
-size_t oxide_manifest_kernel_count(const oxide_manifest *m) { return m ? m->nkernels : 0; }
-
-const char *oxide_manifest_target(const oxide_manifest *m) { return m ? m->target : NULL; }
-
-oxide_status oxide_manifest_kernel_find(const oxide_manifest *m, const char *name, size_t *index) {
-    if (!m || !name || !index)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_manifest_kernel_find: %s is NULL",
-                           !m      ? "m"
-                           : !name ? "name"
-                                   : "index");
-    for (size_t i = 0; i < m->nkernels; i++)
-        if (!strcmp(m->kernels[i].name, name)) {
-            *index = i;
-            return OXIDE_OK;
-        }
-    char list[512];
-    size_t used = 0;
-    list[0] = 0;
-    for (size_t i = 0; i < m->nkernels && used < sizeof list - 1; i++) {
-        int w = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", m->kernels[i].name);
-        if (w < 0)
-            break;
-        used += (size_t)w;
-    }
-    return oxide__fail(OXIDE_ERROR_NOT_FOUND, "no kernel '%s' in the manifest (it has: %s)", name,
-                       m->nkernels ? list : "no kernels");
-}
-
-const char *oxide_manifest_kernel_name(const oxide_manifest *m, size_t k) {
-    return m && k < m->nkernels ? m->kernels[k].name : NULL;
-}
-
-const char *oxide_manifest_kernel_entry(const oxide_manifest *m, size_t k) {
-    return m && k < m->nkernels ? m->kernels[k].entry : NULL;
-}
-
-size_t oxide_manifest_param_count(const oxide_manifest *m, size_t k) {
-    return m && k < m->nkernels ? m->kernels[k].nparams : 0;
-}
-
-oxide_status oxide_manifest_param(const oxide_manifest *m, size_t k, size_t p, const char **name,
-                                  oxide_param_kind *kind, oxide_scalar *scalar, int *is_mutable, uint32_t *size,
-                                  uint32_t *align) {
-    if (!m)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_manifest_param: m is NULL");
-    if (k >= m->nkernels)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
-                           "oxide_manifest_param: kernel index %zu out of range (%zu kernels)", k, m->nkernels);
-    const oxide_iface_kernel *mk = &m->kernels[k];
-    if (p >= mk->nparams)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
-                           "oxide_manifest_param: parameter index %zu out of range (kernel '%s' has %u)", p, mk->name,
-                           mk->nparams);
-    const oxide_iface_param *prm = &mk->params[p];
-    if (name)
-        *name = prm->name;
-    if (kind)
-        *kind = prm->kind;
-    if (scalar)
-        *scalar = prm->scalar;
-    if (is_mutable)
-        *is_mutable = prm->is_mutable;
-    if (size)
-        *size = prm->size;
-    if (align)
-        *align = prm->align;
-    return OXIDE_OK;
-}
-
-oxide_status oxide_manifest_kernel_attrs(const oxide_manifest *m, size_t k, uint32_t launch_bounds[2],
-                                         uint32_t cluster[3], uint32_t *dyn_smem) {
-    if (!m)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_manifest_kernel_attrs: m is NULL");
-    if (k >= m->nkernels)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
-                           "oxide_manifest_kernel_attrs: kernel index %zu out of range (%zu kernels)", k, m->nkernels);
-    const oxide_iface_kernel *mk = &m->kernels[k];
-    if (launch_bounds)
-        memcpy(launch_bounds, mk->launch_bounds, sizeof mk->launch_bounds);
-    if (cluster)
-        memcpy(cluster, mk->cluster, sizeof mk->cluster);
-    if (dyn_smem)
-        *dyn_smem = mk->dyn_smem;
     return OXIDE_OK;
 }

@@ -2,11 +2,14 @@
  *
  * Contract with the reader (lib/manifest.c), beyond the shape in docs/design.md:
  *  - one line: "// oxide.manifest.v1 " then the JSON object then "\n"; keys in the fixed order
- *    oxide, target, kernels; per kernel name, entry, params, launch_bounds, cluster, dyn_smem.
+ *    oxide, target, kernels; per kernel name, entry, params, launch_bounds, cluster, dyn_smem[, block].
  *  - "launch_bounds" is always present; [0,0] means "not set" (oxide_manifest_kernel_attrs'
  *    (0,0)). A min_blocks of 0 with a max_threads set is written as is.
  *  - "cluster" is always present; an unset cluster (or any 0 component) is written as 1, so
  *    [1,1,1] means "no cluster launch needed".
+ *  - "block" (after dyn_smem) only when the compiler chose the block shape (lowered tile
+ *    kernels); a 0 component of a chosen block is written as 1. Absent: the launch gives it.
+ *  - a tensor parameter: "elem", "rank" (1..4) and "mut", in that order.
  *  - strings: '"' and '\\' escaped, control bytes and DEL as \u00XX (\n \t \r \b \f short
  *    forms), valid UTF-8 passed through, and every byte of an invalid UTF-8 sequence as \ufffd,
  *    so the line is always valid UTF-8 JSON.
@@ -74,6 +77,13 @@ static void put_param(oxide_sbuf *b, const oxide_iface_param *p) {
         break;
     case OXIDE_PARAM_BYTES: oxide__sbuf_printf(b, ",\"size\":%u,\"align\":%u", p->size, p->align); break;
     case OXIDE_PARAM_TMA_DESC: break;
+    case OXIDE_PARAM_TENSOR: {
+        const char *elem = oxide_scalar_name(p->elem);
+        oxide__sbuf_puts(b, ",\"elem\":");
+        put_json_string(b, elem ? elem : "unknown");
+        oxide__sbuf_printf(b, ",\"rank\":%u,\"mut\":%s", p->rank, p->is_mutable ? "true" : "false");
+        break;
+    }
     }
     oxide__sbuf_puts(b, "}");
 }
@@ -101,8 +111,12 @@ char *oxide__manifest_json(const oxide_options *opts, const oxide_iface_kernel *
         uint32_t cl[3];
         for (int d = 0; d < 3; d++)
             cl[d] = k[i].cluster[d] ? k[i].cluster[d] : 1;
-        oxide__sbuf_printf(&b, "],\"launch_bounds\":[%u,%u],\"cluster\":[%u,%u,%u],\"dyn_smem\":%u}",
+        oxide__sbuf_printf(&b, "],\"launch_bounds\":[%u,%u],\"cluster\":[%u,%u,%u],\"dyn_smem\":%u",
                            k[i].launch_bounds[0], k[i].launch_bounds[1], cl[0], cl[1], cl[2], k[i].dyn_smem);
+        if (k[i].block[0] | k[i].block[1] | k[i].block[2])
+            oxide__sbuf_printf(&b, ",\"block\":[%u,%u,%u]", k[i].block[0] ? k[i].block[0] : 1,
+                               k[i].block[1] ? k[i].block[1] : 1, k[i].block[2] ? k[i].block[2] : 1);
+        oxide__sbuf_puts(&b, "}");
     }
     oxide__sbuf_puts(&b, "]}\n");
     return oxide__sbuf_take(&b);

@@ -362,7 +362,7 @@ static oxide_status kernel_param(P *p, pfunc *pf) {
     if (v[1] && v[1]->name)
         st = define(p, pf, key, v[1]->name, (uint32_t)strlen(v[1]->name), v[1]);
     const oxide_iface_param *ip = pf->fn->iface.len ? pf->fn->iface.items[pf->fn->iface.len - 1] : NULL;
-    if (!st && !pf->fn->is_tile && ip && ip->kind == OXIDE__PARAM_TENSOR)
+    if (!st && !pf->fn->is_tile && ip && ip->kind == OXIDE_PARAM_TENSOR)
         for (uint32_t i = ip->first_value + 1; !st && i < pf->fn->params.len; i++) {
             oxide_value *x = pf->fn->params.items[i];
             st = define(p, pf, key, x->name, (uint32_t)strlen(x->name), x);

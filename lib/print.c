@@ -279,12 +279,9 @@ static void number_values(oxide_function *fn) {
 static void put_iface_param(buf *b, const oxide_function *fn, const oxide_iface_param *p) {
     put_value(b, p->first_value < fn->params.len ? fn->params.items[p->first_value] : NULL);
     oxide__sbuf_puts(&b->s, ": ");
-    if (p->kind == OXIDE__PARAM_TENSOR) {
-        put_type(b, p->tensor);
-        return;
-    }
     const char *scalar = oxide_scalar_name(p->scalar);
     switch (p->kind) {
+    case OXIDE_PARAM_TENSOR: put_type(b, p->tensor); break;
     case OXIDE_PARAM_SCALAR: oxide__sbuf_puts(&b->s, scalar ? scalar : "?"); break;
     case OXIDE_PARAM_SLICE:
     case OXIDE_PARAM_PTR:

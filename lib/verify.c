@@ -660,7 +660,7 @@ static void check_interface(verifier *v, const oxide_function *fn) {
             }
             /* fall through */
         case OXIDE_PARAM_TMA_DESC: want_ptr = OXIDE_AS_GENERIC; break;
-        case OXIDE__PARAM_TENSOR:
+        case OXIDE_PARAM_TENSOR:
             /* a lowered tile kernel's view: the element pointer, then each dim's size and stride */
             if (!ip->tensor || ip->tensor->kind != OXIDE_TYPE_TENSOR) {
                 verify_report(v, "kernel parameter %u (%s): a tensor parameter without a tensor type", i, nm);

@@ -38,6 +38,10 @@ static void describe_param(const oxide_iface_param *p, char *buf, size_t size) {
         break;
     case OXIDE_PARAM_BYTES: snprintf(buf, size, "%u bytes by value", p->size); break;
     case OXIDE_PARAM_TMA_DESC: snprintf(buf, size, "a TMA descriptor (128 bytes)"); break;
+    case OXIDE_PARAM_TENSOR:
+        snprintf(buf, size, "a %s tensor of rank %u of %s", p->is_mutable ? "mutable" : "read-only", p->rank,
+                 scalar_name(p->elem));
+        break;
     default: snprintf(buf, size, "a parameter of unknown kind %u", p->kind);
     }
 }
@@ -52,6 +56,7 @@ static void describe_arg(const oxide_arg *a, char *buf, size_t size) {
     case OXIDE_ARG_TMA_DESC:
         snprintf(buf, size, "a TMA descriptor of %zu bytes%s", a->size, a->bytes ? "" : " at NULL");
         break;
+    case OXIDE_ARG_TENSOR: snprintf(buf, size, "a tensor%s", a->bytes ? "" : " at NULL"); break;
     default: snprintf(buf, size, "an argument of unknown kind %d", (int)a->kind);
     }
 }
@@ -67,6 +72,61 @@ static oxide_status bad_arg(const struct oxide_kernel *k, uint32_t i, const oxid
     }
     return oxide__fail(OXIDE_ERROR_LAUNCH, "launch %s: argument %u '%s' is %s, got %s%s", k->name, i + 1,
                        k->mk->params[i].name, want, got, hint);
+}
+
+/* Why tensor t does not fit tensor parameter i (cold: only after a mismatch). */
+static oxide_status bad_tensor(const struct oxide_kernel *k, uint32_t i, const oxide_tensor *t) {
+    const oxide_iface_param *mp = &k->params[i];
+    const char *name = k->mk->params[i].name;
+    if (t->struct_size < RT_TENSOR_V1_SIZE)
+        return oxide__fail(OXIDE_ERROR_LAUNCH,
+                           "launch %s: argument %u '%s': the oxide_tensor's struct_size is %zu, less than the %zu "
+                           "bytes of its first version (set it to sizeof(oxide_tensor))",
+                           k->name, i + 1, name, t->struct_size, (size_t)RT_TENSOR_V1_SIZE);
+    if (t->rank != mp->rank)
+        return oxide__fail(OXIDE_ERROR_LAUNCH, "launch %s: argument %u '%s' is a tensor of rank %u, got rank %u",
+                           k->name, i + 1, name, mp->rank, t->rank);
+    if (t->elem != mp->elem)
+        return oxide__fail(OXIDE_ERROR_LAUNCH, "launch %s: argument %u '%s' is a tensor of %s, got a tensor of %s",
+                           k->name, i + 1, name, scalar_name(mp->elem), scalar_name(t->elem));
+    if (mp->is_mutable && !t->is_mutable)
+        return oxide__fail(OXIDE_ERROR_LAUNCH,
+                           "launch %s: argument %u '%s' is a mutable tensor (the kernel writes it), got a read-only "
+                           "one (set is_mutable)",
+                           k->name, i + 1, name);
+    for (uint32_t d = 0; d < t->rank; d++)
+        if (t->shape[d] < 0)
+            return oxide__fail(OXIDE_ERROR_LAUNCH,
+                               "launch %s: argument %u '%s': the tensor's shape[%u] is %lld (a dimension is >= 0)",
+                               k->name, i + 1, name, d, (long long)t->shape[d]);
+    return oxide__fail(OXIDE_ERROR_LAUNCH, "launch %s: argument %u '%s': the tensor does not fit", k->name, i + 1,
+                       name);
+}
+
+/* A tensor parameter's 1 + 2 * rank PTX parameters (iface.h): the element pointer, which is
+ * computed into *ptr, then the shape and the strides, straight from the caller's struct. */
+static inline oxide_status bind_tensor(const struct oxide_kernel *k, uint32_t i, const oxide_arg *a, void ***pp,
+                                       uint64_t *ptr) {
+    const oxide_iface_param *mp = &k->params[i];
+    const oxide_tensor *t = a->bytes;
+    if (__builtin_expect(a->kind != OXIDE_ARG_TENSOR || !t, 0))
+        return bad_arg(k, i, a);
+    bool neg = false;
+    for (uint32_t d = 0; d < mp->rank && d < 4; d++)
+        neg |= t->shape[d] < 0;
+    if (__builtin_expect(t->struct_size < RT_TENSOR_V1_SIZE || t->rank != mp->rank || t->elem != mp->elem ||
+                             (mp->is_mutable && !t->is_mutable) || neg,
+                         0))
+        return bad_tensor(k, i, t);
+    void **p = *pp;
+    *ptr = t->data + t->byte_offset;
+    *p++ = ptr;
+    for (uint32_t d = 0; d < mp->rank; d++)
+        *p++ = (void *)&t->shape[d];
+    for (uint32_t d = 0; d < mp->rank; d++)
+        *p++ = (void *)&t->strides[d];
+    *pp = p;
+    return OXIDE_OK;
 }
 
 /* The slice contract (docs/ir.md): compiled code treats slices as noalias, so a mutable slice
@@ -119,7 +179,7 @@ static oxide_status bad_count(const struct oxide_kernel *k, size_t nargs) {
 
 /* ---- binding ---- */
 
-oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args, size_t nargs, void **params) {
+oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args, size_t nargs, rt_bound *b) {
     if (__builtin_expect(!k->mk, 0))
         return oxide__fail(OXIDE_ERROR_LAUNCH,
                            "launch %s: the module has no oxide manifest for this kernel, so its arguments cannot be "
@@ -132,7 +192,8 @@ oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args,
                            "launch %s: %u PTX parameters are more than oxide checks (%d); use "
                            "oxide_kernel_launch_raw",
                            k->name, k->nptx, RT_MAX_PTX_PARAMS);
-    void **p = params;
+    void **p = b->params;
+    uint64_t *ptr = b->ptrs;
     for (uint32_t i = 0; i < nargs; i++) {
         const oxide_iface_param *mp = &k->params[i];
         const oxide_arg *a = &args[i];
@@ -165,6 +226,12 @@ oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args,
                 return bad_arg(k, i, a);
             *p++ = (void *)a->bytes;
             break;
+        case OXIDE_PARAM_TENSOR: {
+            oxide_status st = bind_tensor(k, i, a, &p, ptr++);
+            if (st != OXIDE_OK)
+                return st;
+            break;
+        }
         }
     }
     return check_slice_overlap(k, args, nargs);
@@ -228,8 +295,15 @@ oxide_status oxide__rt_launch(struct oxide_kernel *k, CUstream cs, oxide_stream 
     oxide_status st = oxide__rt_enter(dev);
     if (__builtin_expect(st != OXIDE_OK, 0))
         return st;
+    if (k->block[0] && (!block || !(block[0] | block[1] | block[2])))
+        block = k->block;
     if (!grid || !block)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "launch %s: grid or block is NULL", k->name);
+    if (__builtin_expect(k->block[0] && block != k->block && memcmp(block, k->block, sizeof k->block), 0))
+        return oxide__fail(OXIDE_ERROR_LAUNCH,
+                           "launch %s: block %ux%ux%u asked for, but the compiler chose block %ux%ux%u for this "
+                           "kernel (pass no block: NULL or {0,0,0})",
+                           k->name, block[0], block[1], block[2], k->block[0], k->block[1], k->block[2]);
     if (!smem)
         smem = k->dyn_smem;
     if (__builtin_expect(smem > 48 * 1024 && smem > atomic_load_explicit(&k->smem_optin, memory_order_relaxed), 0) &&
@@ -318,10 +392,10 @@ oxide_status oxide_kernel_launch(oxide_kernel *k, oxide_stream *stream, const ui
     oxide_status st = resolve(k, stream, &cs, &track, "oxide_kernel_launch");
     if (__builtin_expect(st != OXIDE_OK, 0))
         return st;
-    void *params[RT_MAX_PTX_PARAMS];
-    if (__builtin_expect((st = oxide__rt_bind(k, args, nargs, params)) != OXIDE_OK, 0))
+    rt_bound b;
+    if (__builtin_expect((st = oxide__rt_bind(k, args, nargs, &b)) != OXIDE_OK, 0))
         return st;
-    return oxide__rt_launch(k, cs, track, grid, block, smem, NULL, 0, params);
+    return oxide__rt_launch(k, cs, track, grid, block, smem, NULL, 0, b.params);
 }
 
 oxide_status oxide_kernel_launch_ex(oxide_kernel *k, oxide_stream *stream, const oxide_launch_config *cfg,
@@ -335,10 +409,10 @@ oxide_status oxide_kernel_launch_ex(oxide_kernel *k, oxide_stream *stream, const
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "launch %s: cfg is NULL", k->name);
     if (cfg->flags & ~OXIDE_LAUNCH_COOPERATIVE)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "launch %s: unknown flags 0x%x", k->name, cfg->flags);
-    void *params[RT_MAX_PTX_PARAMS];
-    if ((st = oxide__rt_bind(k, args, nargs, params)) != OXIDE_OK)
+    rt_bound b;
+    if ((st = oxide__rt_bind(k, args, nargs, &b)) != OXIDE_OK)
         return st;
-    return oxide__rt_launch(k, cs, track, cfg->grid, cfg->block, cfg->smem, cfg->cluster, cfg->flags, params);
+    return oxide__rt_launch(k, cs, track, cfg->grid, cfg->block, cfg->smem, cfg->cluster, cfg->flags, b.params);
 }
 
 oxide_status oxide_kernel_launch_raw(oxide_kernel *k, oxide_stream *stream, const oxide_launch_config *cfg,

@@ -205,13 +205,14 @@ static void free_module(oxide_loaded_module *lm) {
     free(lm);
 }
 
-/* Size of PTX parameter j of manifest parameter prm (j = 0, or 1 for a slice's length). */
-static uint32_t ptx_param_size(const oxide_iface_param *prm, int j) {
-    (void)j;
+/* Size of each PTX parameter of manifest parameter prm: a slice's pointer and length, and a
+ * tensor's pointer, shape and strides, are all 8 bytes. */
+static uint32_t ptx_param_size(const oxide_iface_param *prm) {
     switch (prm->kind) {
     case OXIDE_PARAM_SCALAR: return prm->size;
     case OXIDE_PARAM_SLICE:
-    case OXIDE_PARAM_PTR: return 8;
+    case OXIDE_PARAM_PTR:
+    case OXIDE_PARAM_TENSOR: return 8;
     case OXIDE_PARAM_BYTES: return prm->size;
     case OXIDE_PARAM_TMA_DESC: return 128;
     }
@@ -247,6 +248,7 @@ static oxide_status init_kernel(oxide_loaded_module *lm, struct oxide_kernel *k,
     k->nparams = mk->nparams;
     k->nptx = mk->nptx;
     memcpy(k->cluster, mk->cluster, sizeof k->cluster);
+    memcpy(k->block, mk->block, sizeof k->block);
     k->dyn_smem = mk->dyn_smem;
     if (pe && pe->nparams != mk->nptx)
         return param_count_mismatch(mk, pe->nparams);
@@ -262,12 +264,14 @@ static oxide_status init_kernel(oxide_loaded_module *lm, struct oxide_kernel *k,
         uint32_t j = 0;
         for (uint32_t i = 0; i < mk->nparams; i++) {
             const oxide_iface_param *prm = &mk->params[i];
-            int parts = prm->kind == OXIDE_PARAM_SLICE ? 2 : 1;
-            for (int part = 0; part < parts; part++, j++) {
+            uint32_t parts = prm->kind == OXIDE_PARAM_SLICE    ? 2
+                             : prm->kind == OXIDE_PARAM_TENSOR ? 1 + 2 * prm->rank
+                                                               : 1;
+            for (uint32_t part = 0; part < parts; part++, j++) {
                 size_t off = 0, size = 0;
                 if (oxide__cu.FuncGetParamInfo(k->fn, j, &off, &size) != CUDA_SUCCESS)
                     return param_count_mismatch(mk, j);
-                uint32_t want = ptx_param_size(prm, part);
+                uint32_t want = ptx_param_size(prm);
                 /* Scalars travel in 8 zero-extended bytes, so a wider PTX parameter still gets
                  * the right value; anything else must match exactly. */
                 bool fits = prm->kind == OXIDE_PARAM_SCALAR ? size >= want && size <= 8 : size == want;

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "driver.h"
@@ -27,6 +28,18 @@ enum {
 /* Launches keep pointers to the caller's values in a stack array of this many PTX parameters:
  * no allocation per launch. */
 #define RT_MAX_PTX_PARAMS 1024
+
+/* The first oxide_tensor's size: a caller's struct_size must be at least this (later versions
+ * only append fields). */
+#define RT_TENSOR_V1_SIZE (offsetof(oxide_tensor, reserved) + sizeof(uint32_t))
+
+/* A checked launch's PTX parameter pointers, and the values the binding computes for them (a
+ * tensor's data + byte_offset), which must live until the launch is made. A tensor is at least
+ * three PTX parameters. */
+typedef struct rt_bound {
+    void *params[RT_MAX_PTX_PARAMS];
+    uint64_t ptrs[RT_MAX_PTX_PARAMS / 3];
+} rt_bound;
 
 struct oxide_stream {
     uint32_t magic;
@@ -102,7 +115,8 @@ struct oxide_kernel {
     const oxide_iface_kernel *mk;    /* NULL: no manifest, raw launches only */
     const oxide_iface_param *params; /* mk's parameters */
     uint32_t nparams;                /* manifest parameters */
-    uint32_t nptx;                   /* PTX parameters (a slice is two) */
+    uint32_t nptx;                   /* PTX parameters (a slice is two, a tensor 1 + 2 * rank) */
+    uint32_t block[3];               /* the block the compiler chose (tile kernels); 0: the launch's */
     uint32_t cluster[3];             /* from the manifest; {1,1,1} if none */
     bool cluster_fixed;              /* the PTX fixes the cluster shape (.reqnctapercluster) */
     uint32_t dyn_smem;
@@ -165,9 +179,10 @@ static inline uint32_t oxide__rt_gen(oxide_device *dev) {
 
 /* ---- launch.c ---- */
 
-/* Check args against k's manifest and point params (RT_MAX_PTX_PARAMS) at their values. */
-oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args, size_t nargs, void **params);
-/* Launch on a resolved stream; track (may be NULL) records the kernel for fault reports. */
+/* Check args against k's manifest and point b->params at their values (and at b->ptrs). */
+oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args, size_t nargs, rt_bound *b);
+/* Launch on a resolved stream; track (may be NULL) records the kernel for fault reports. block
+ * may be NULL or {0,0,0} for a kernel whose manifest fixes the block. */
 oxide_status oxide__rt_launch(struct oxide_kernel *k, CUstream cs, oxide_stream *track, const uint32_t grid[3],
                               const uint32_t block[3], uint32_t smem, const uint32_t *cluster, uint32_t flags,
                               void **params);

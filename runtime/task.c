@@ -20,7 +20,7 @@ struct oxide_task {
         struct {
             struct oxide_kernel *k;
             oxide_launch_config cfg;
-            oxide_arg *args; /* copies; BYTES and TMA_DESC point into bytes */
+            oxide_arg *args; /* copies; BYTES, TMA_DESC and TENSOR point into bytes */
             size_t nargs;
             unsigned char *bytes;
         } launch;
@@ -71,6 +71,13 @@ static oxide_status check_task(const oxide_task *t, const char *fn) {
     return OXIDE_OK;
 }
 
+/* The bytes a task keeps a copy of for one (already checked) argument: what it points at. */
+static size_t held_size(const oxide_arg *a) {
+    if (a->kind == OXIDE_ARG_BYTES || a->kind == OXIDE_ARG_TMA_DESC)
+        return a->size;
+    return a->kind == OXIDE_ARG_TENSOR ? sizeof(oxide_tensor) : 0;
+}
+
 oxide_status oxide_task_launch(oxide_kernel *k, const oxide_launch_config *cfg, const oxide_arg *args, size_t nargs,
                                oxide_task **out) {
     oxide_status st = oxide__rt_check_kernel(k);
@@ -81,16 +88,15 @@ oxide_status oxide_task_launch(oxide_kernel *k, const oxide_launch_config *cfg, 
     if (cfg->flags & ~OXIDE_LAUNCH_COOPERATIVE)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_task_launch: unknown flags 0x%x", cfg->flags);
     /* Check now, so that a wrong argument is reported where the task is made. */
-    void *params[RT_MAX_PTX_PARAMS];
-    if ((st = oxide__rt_bind(k, args, nargs, params)) != OXIDE_OK)
+    rt_bound b;
+    if ((st = oxide__rt_bind(k, args, nargs, &b)) != OXIDE_OK)
         return st;
     oxide_task *t;
     if ((st = new_task(k->dev, T_LAUNCH, &t, "oxide_task_launch")) != OXIDE_OK)
         return st;
     size_t nbytes = 0;
     for (size_t i = 0; i < nargs; i++)
-        if (args[i].kind == OXIDE_ARG_BYTES || args[i].kind == OXIDE_ARG_TMA_DESC)
-            nbytes += (args[i].size + 15) & ~(size_t)15;
+        nbytes += (held_size(&args[i]) + 15) & ~(size_t)15;
     t->u.launch.args = malloc((nargs ? nargs : 1) * sizeof *args);
     t->u.launch.bytes = nbytes ? malloc(nbytes) : NULL;
     if (!t->u.launch.args || (nbytes && !t->u.launch.bytes)) {
@@ -103,10 +109,13 @@ oxide_status oxide_task_launch(oxide_kernel *k, const oxide_launch_config *cfg, 
         memcpy(t->u.launch.args, args, nargs * sizeof *args);
     size_t off = 0;
     for (size_t i = 0; i < nargs; i++)
-        if (args[i].kind == OXIDE_ARG_BYTES || args[i].kind == OXIDE_ARG_TMA_DESC) {
-            memcpy(t->u.launch.bytes + off, args[i].bytes, args[i].size);
+        if (held_size(&args[i])) {
+            /* A tensor is copied as this version's struct (a longer caller's tail is not read). */
+            memcpy(t->u.launch.bytes + off, args[i].bytes, held_size(&args[i]));
             t->u.launch.args[i].bytes = t->u.launch.bytes + off;
-            off += (args[i].size + 15) & ~(size_t)15;
+            if (args[i].kind == OXIDE_ARG_TENSOR)
+                ((oxide_tensor *)(void *)(t->u.launch.bytes + off))->struct_size = sizeof(oxide_tensor);
+            off += (held_size(&args[i]) + 15) & ~(size_t)15;
         }
     t->u.launch.k = k;
     t->u.launch.cfg = *cfg;
@@ -346,14 +355,14 @@ static oxide_status run(const oxide_task *t, CUstream cs, oxide_stream *track, b
     oxide_status st;
     switch (t->kind) {
     case T_LAUNCH: {
-        void *params[RT_MAX_PTX_PARAMS];
+        rt_bound bound;
         struct oxide_kernel *k = t->u.launch.k;
         if (k->magic != RT_KERNEL)
             return oxide__fail(OXIDE_ERROR_STATE, "a task's kernel was destroyed (its module was unloaded)");
-        if ((st = oxide__rt_bind(k, t->u.launch.args, t->u.launch.nargs, params)) != OXIDE_OK)
+        if ((st = oxide__rt_bind(k, t->u.launch.args, t->u.launch.nargs, &bound)) != OXIDE_OK)
             return st;
         const oxide_launch_config *c = &t->u.launch.cfg;
-        return oxide__rt_launch(k, cs, track, c->grid, c->block, c->smem, c->cluster, c->flags, params);
+        return oxide__rt_launch(k, cs, track, c->grid, c->block, c->smem, c->cluster, c->flags, bound.params);
     }
     case T_HTOD:
         if (t->u.copy.bytes)

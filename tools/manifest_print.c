@@ -6,6 +6,11 @@
  *     out    slice<mut f32>
  *     n      u64
  *     launch_bounds 256 1  cluster 1x1x1  dyn_smem 0
+ *   kernel add  (entry add)
+ *     x      tensor<2 x f32>
+ *     z      tensor<mut 2 x f32>
+ *     launch_bounds 0 0  cluster 1x1x1  dyn_smem 0
+ *     block 128x1x1 (chosen by the compiler)
  */
 #include "oxide_tool.h"
 
@@ -35,6 +40,12 @@ void oxide_tool_print_manifest(FILE *f, const oxide_manifest *m) {
             case OXIDE_PARAM_PTR: fprintf(f, "ptr<%s%s>\n", mut ? "mut " : "", sname); break;
             case OXIDE_PARAM_BYTES: fprintf(f, "bytes (size %u, align %u)\n", size, align); break;
             case OXIDE_PARAM_TMA_DESC: fprintf(f, "tma_desc\n"); break;
+            case OXIDE_PARAM_TENSOR: {
+                uint32_t rank = 0;
+                oxide_manifest_param_rank(m, k, p, &rank);
+                fprintf(f, "tensor<%s%u x %s>\n", mut ? "mut " : "", rank, sname);
+                break;
+            }
             default: fprintf(f, "(kind %d)\n", (int)kind);
             }
         }
@@ -42,5 +53,8 @@ void oxide_tool_print_manifest(FILE *f, const oxide_manifest *m) {
         if (!oxide_manifest_kernel_attrs(m, k, lb, cl, &dyn))
             fprintf(f, "  launch_bounds %u %u  cluster %ux%ux%u  dyn_smem %u\n", lb[0], lb[1], cl[0], cl[1], cl[2],
                     dyn);
+        uint32_t block[3] = {0, 0, 0};
+        if (!oxide_manifest_kernel_block(m, k, block) && block[0])
+            fprintf(f, "  block %ux%ux%u (chosen by the compiler)\n", block[0], block[1], block[2]);
     }
 }

@@ -17,6 +17,7 @@
 
 #include <oxide.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -79,6 +80,13 @@ struct f16 {
 struct bf16 {
     uint16_t bits;
 };
+// fp8 exists only as a tensor element type (Tensor<f8e4m3>), never as a scalar argument.
+struct f8e4m3 {
+    uint8_t bits;
+};
+struct f8e5m2 {
+    uint8_t bits;
+};
 
 template <class T> struct scalar_traits;
 #define OXIDE_HPP_SCALAR(T, S)                                                                                         \
@@ -99,6 +107,8 @@ OXIDE_HPP_SCALAR(f16, OXIDE_SCALAR_F16)
 OXIDE_HPP_SCALAR(bf16, OXIDE_SCALAR_BF16)
 OXIDE_HPP_SCALAR(float, OXIDE_SCALAR_F32)
 OXIDE_HPP_SCALAR(double, OXIDE_SCALAR_F64)
+OXIDE_HPP_SCALAR(f8e4m3, OXIDE_SCALAR_F8E4M3)
+OXIDE_HPP_SCALAR(f8e5m2, OXIDE_SCALAR_F8E5M2)
 // END GENERATED SCALARS
 // clang-format on
 #undef OXIDE_HPP_SCALAR
@@ -130,9 +140,10 @@ inline const char *scalar_name(oxide_scalar s) {
 struct Param {
     std::string name;
     oxide_param_kind kind;
-    oxide_scalar type; // scalar type (scalar) or element type (slice, ptr)
+    oxide_scalar type; // scalar type (scalar) or element type (slice, ptr, tensor)
     bool is_mutable;
     uint32_t size, align;
+    uint32_t rank = 0; // a tensor's
 };
 
 struct KernelInfo {
@@ -141,6 +152,7 @@ struct KernelInfo {
     std::array<uint32_t, 2> launch_bounds;
     std::array<uint32_t, 3> cluster;
     uint32_t dyn_smem;
+    std::array<uint32_t, 3> block{}; // chosen by the compiler (tile kernels); {0,0,0}: the launch gives it
 };
 
 // A copy of a manifest's contents (owning nothing in the C library).
@@ -161,11 +173,14 @@ class Manifest {
                 oxide_scalar scalar;
                 int mut = 0;
                 uint32_t size = 0, align = 0;
+                uint32_t rank = 0;
                 check(oxide_manifest_param(m, k, p, &name, &kind, &scalar, &mut, &size, &align));
-                ki.params.push_back(Param{name, kind, scalar, mut != 0, size, align});
+                check(oxide_manifest_param_rank(m, k, p, &rank));
+                ki.params.push_back(Param{name, kind, scalar, mut != 0, size, align, rank});
             }
             uint32_t ds = 0;
             check(oxide_manifest_kernel_attrs(m, k, ki.launch_bounds.data(), ki.cluster.data(), &ds));
+            check(oxide_manifest_kernel_block(m, k, ki.block.data()));
             ki.dyn_smem = ds;
             kernels_.push_back(std::move(ki));
         }
@@ -762,6 +777,35 @@ template <class T> Bytes bytes_of(const T &v) {
 struct TmaDesc {
     const void *data;
 };
+// A tensor argument (a tile kernel's tensor parameter): a strided view of device memory at ptr,
+// shape and strides in elements (any sign; none given: C-contiguous). T may be f8e4m3/f8e5m2.
+template <class T> struct Tensor {
+    using element_type = T;
+    oxide_tensor raw{};
+    Tensor(uint64_t ptr, std::initializer_list<int64_t> shape, std::initializer_list<int64_t> strides = {},
+           bool is_mutable = true) {
+        if (shape.size() < 1 || shape.size() > 4 || (strides.size() && strides.size() != shape.size()))
+            throw Error(OXIDE_ERROR_INVALID_ARGUMENT,
+                        "oxide::Tensor: a tensor has 1 to 4 dimensions and, if strides are given, one per dimension");
+        raw.struct_size = sizeof raw;
+        raw.data = ptr;
+        raw.elem = scalar_v<T>;
+        raw.rank = static_cast<uint32_t>(shape.size());
+        raw.is_mutable = is_mutable;
+        std::copy(shape.begin(), shape.end(), raw.shape);
+        std::copy(strides.begin(), strides.end(), raw.strides);
+        for (int64_t d = static_cast<int64_t>(raw.rank) - 1, step = 1; strides.size() == 0 && d >= 0; d--)
+            raw.strides[d] = step, step *= raw.shape[d];
+    }
+    Tensor(const DeviceBuffer<T> &buf, std::initializer_list<int64_t> shape,
+           std::initializer_list<int64_t> strides = {}, bool is_mutable = true)
+        : Tensor(buf.ptr(), shape, strides, is_mutable) {}
+    // The view starts this many elements into the memory (byte_offset).
+    Tensor &offset(uint64_t elems) {
+        raw.byte_offset = elems * sizeof(T);
+        return *this;
+    }
+};
 
 // ============================================================================================
 // loaded modules, kernels, launches
@@ -778,6 +822,13 @@ struct LaunchConfig {
     const Stream *stream = nullptr;    // nullptr: the device's default stream
     std::array<uint32_t, 3> cluster{}; // {0,0,0}: the manifest's cluster shape
     uint32_t flags = 0;                // OXIDE_LAUNCH_*
+    // Only a grid: the block is the one the compiler chose (tile kernels).
+    static LaunchConfig for_grid(Dim3 grid) {
+        LaunchConfig c;
+        c.grid = grid;
+        c.block = Dim3(0, 0, 0);
+        return c;
+    }
     // One thread per element, blocks of block_threads.
     static LaunchConfig for_num_elems(uint64_t n, uint32_t block_threads = 256) {
         LaunchConfig c;
@@ -796,6 +847,8 @@ template <class T> struct is_device_buffer : std::false_type {};
 template <class T> struct is_device_buffer<DeviceBuffer<T>> : std::true_type {};
 template <class T> struct is_device_slice : std::false_type {};
 template <class T> struct is_device_slice<DeviceSlice<T>> : std::true_type {};
+template <class T> struct is_tensor : std::false_type {};
+template <class T> struct is_tensor<Tensor<T>> : std::true_type {};
 template <class T> struct is_host_range : std::false_type {};
 template <class T, class A> struct is_host_range<std::vector<T, A>> : std::true_type {};
 template <class T, size_t N> struct is_host_range<std::span<T, N>> : std::true_type {};
@@ -885,6 +938,8 @@ template <class A> oxide_arg to_arg(A &&a, const Param *p) {
         return oxide_arg_bytes(a.data, a.size);
     } else if constexpr (std::is_same_v<T, TmaDesc>) {
         return oxide_arg_tma_desc(a.data);
+    } else if constexpr (is_tensor<T>::value) {
+        return oxide_arg_tensor(&a.raw); // a lives until the launch's full expression ends
     } else if constexpr (std::is_pointer_v<T> || is_host_range<T>::value) {
         static_assert(always_false<T>, "oxide: a kernel's slice and ptr parameters take device memory; copy host "
                                        "data into an oxide::DeviceBuffer<T> first (DeviceBuffer<T>::from_host)");

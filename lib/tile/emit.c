@@ -411,7 +411,7 @@ static oxide_status emit_params(tl *T) {
         const oxide_iface_param *ip = src->iface.items[i];
         oxide_value *sv = src->params.items[ip->first_value], *v = NULL;
         oxide_status st;
-        if (ip->kind == OXIDE__PARAM_TENSOR) {
+        if (ip->kind == OXIDE_PARAM_TENSOR) {
             if ((st = oxide_kernel_add_tensor_param(T->k, ip->name, ip->tensor, &v)))
                 return st;
             tl_tensor *t = &T->tensors[ip->first_value];

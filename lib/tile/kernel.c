@@ -80,7 +80,7 @@ static oxide_status check_interface(const oxide_function *fn) {
             return oxide__fail(OXIDE_ERROR_VERIFY, "kernel parameter %u (%s) is not recorded as value %u", i, nm, next);
         if (ip->kind == OXIDE_PARAM_SCALAR)
             want = oxide__scalar_ir_type(fn->mod->ctx, ip->scalar);
-        else if (ip->kind == OXIDE__PARAM_TENSOR)
+        else if (ip->kind == OXIDE_PARAM_TENSOR)
             want = ip->tensor && ip->tensor->kind == OXIDE_TYPE_TENSOR ? ip->tensor : NULL;
         else
             return oxide__fail(OXIDE_ERROR_VERIFY,

@@ -21,6 +21,9 @@ uint64_t oxide__tile_elems(const oxide_type *t);
 oxide_status oxide__tile_like(oxide_context *ctx, const oxide_type *t, oxide_type *elem, oxide_type **out);
 /* Rank, shape and mutability equal (elements are compared by the caller). */
 bool oxide__tile_shape_eq(const oxide_type *a, const oxide_type *b);
+/* The oxide_scalar of a tensor type's element (what the manifest and the launch check); false
+ * for a type that is not a tensor of one of docs/tile.md's tensor elements. */
+bool oxide__tensor_elem_scalar(const oxide_type *tensor, oxide_scalar *out);
 /* Writes the text form of an fp8, tile or tensor type; false for other kinds. */
 bool oxide__tile_type_name(const oxide_type *t, char *out, size_t cap);
 /* Round v to an fp8 type (ties to even); false if a finite v overflows it. */

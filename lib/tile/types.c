@@ -49,6 +49,22 @@ bool oxide__tile_type_name(const oxide_type *t, char *out, size_t cap) {
     }
 }
 
+bool oxide__tensor_elem_scalar(const oxide_type *tensor, oxide_scalar *out) {
+    if (!tensor || tensor->kind != OXIDE_TYPE_TENSOR || !tensor->elem)
+        return false;
+    switch (tensor->elem->kind) {
+    case OXIDE_TYPE_I8: *out = OXIDE_SCALAR_I8; return true;
+    case OXIDE_TYPE_I32: *out = OXIDE_SCALAR_I32; return true;
+    case OXIDE_TYPE_I64: *out = OXIDE_SCALAR_I64; return true;
+    case OXIDE_TYPE_F16: *out = OXIDE_SCALAR_F16; return true;
+    case OXIDE_TYPE_BF16: *out = OXIDE_SCALAR_BF16; return true;
+    case OXIDE_TYPE_F32: *out = OXIDE_SCALAR_F32; return true;
+    case OXIDE_TYPE_F8E4M3: *out = OXIDE_SCALAR_F8E4M3; return true;
+    case OXIDE_TYPE_F8E5M2: *out = OXIDE_SCALAR_F8E5M2; return true;
+    default: return false;
+    }
+}
+
 /* The element types a tile may hold (tensors: the same without i1). */
 static bool tile_elem_ok(const oxide_type *e) {
     switch (e->kind) {

@@ -45,6 +45,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint32_t lb[2], cl[3], dyn;
         if (oxide_manifest_kernel_attrs(m, k, lb, cl, &dyn) != OXIDE_OK)
             __builtin_trap();
+        uint32_t block[3];
+        if (oxide_manifest_kernel_block(m, k, block) != OXIDE_OK ||
+            (block[0] && (uint64_t)block[0] * block[1] * block[2] > 1024))
+            __builtin_trap();
         size_t np = oxide_manifest_param_count(m, k);
         for (size_t p = 0; p < np; p++) {
             const char *pname;
@@ -55,6 +59,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (oxide_manifest_param(m, k, p, &pname, &kind, &scalar, &mut, &psize, &palign) != OXIDE_OK)
                 __builtin_trap();
             sum += touch(pname);
+            /* a tensor's rank is what the launch lays out 1 + 2 * rank PTX parameters from */
+            uint32_t rank = 99;
+            if (oxide_manifest_param_rank(m, k, p, &rank) != OXIDE_OK ||
+                (kind == OXIDE_PARAM_TENSOR ? rank < 1 || rank > 4 : rank != 0))
+                __builtin_trap();
         }
         if (oxide_manifest_param(m, k, np, NULL, NULL, NULL, NULL, NULL, NULL) == OXIDE_OK)
             __builtin_trap(); /* one past the last parameter must be refused */

@@ -1,6 +1,7 @@
 /* The manifest reader (lib/manifest.c): valid manifests, every documented default, unknown keys,
  * malformed input with the message saying where, every truncation of a valid line, and random
  * garbage -- never a crash (run under ASan with -DOXIDE_SANITIZE=ON to catch over-reads). */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,8 +186,65 @@ static const struct {
      "has no \"name\""},
     {"// oxide.manifest.v1 {\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"type\":\"u8\"}]}]}",
      "has no \"kind\""},
+    {"// oxide.manifest.v1 {\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"matrix\"}]}]}",
+     "unknown kind \"matrix\""},
     {"// oxide.manifest.v1 {\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"tensor\"}]}]}",
-     "unknown kind \"tensor\""},
+     "tensor parameter 'a' has no \"elem\""},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"tensor\",\"elem\":\"f32\"}]}]}",
+     "tensor parameter 'a' has no \"rank\""},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"tensor\",\"elem\":\"f32\",\"rank\":0}]}]}",
+     "\"rank\" 0 (a tensor has rank 1 to 4)"},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"tensor\",\"elem\":\"f32\",\"rank\":5}]}]}",
+     "\"rank\" 5 (a tensor has rank 1 to 4)"},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"tensor\",\"elem\":\"f32\",\"rank\":-1}]}]}",
+     "\"rank\" must be an integer"},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"tensor\",\"elem\":\"u16\",\"rank\":2}]}]}",
+     "element type \"u16\" (a tensor holds"},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"tensor\",\"elem\":\"f128\",\"rank\":2}]}]}",
+     "element type \"f128\""},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"tensor\",\"elem\":\"f32\",\"rank\":2,"
+     "\"rank\":2}]}]}",
+     "duplicate key \"rank\""},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"scalar\",\"type\":\"f8e4m3\"}]}]}",
+     "type f8e4m3, which is a tensor element type only"},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"slice\",\"elem\":\"f8e5m2\"}]}]}",
+     "element type f8e5m2, which only tensor parameters may have"},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"ptr\",\"elem\":\"f8e4m3\"}]}]}",
+     "element type f8e4m3, which only tensor parameters may have"},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"scalar\",\"type\":\"u8\"}],\"block\":[0,1,1]"
+     "}]}",
+     "\"block\" [0,1,1] (a block has 1 to 1024"},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"scalar\",\"type\":\"u8\"}],\"block\":[64,32,"
+     "1]}]}",
+     "\"block\" [64,32,1]"},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"scalar\",\"type\":\"u8\"}],\"block\":[1,1,"
+     "65]}]}",
+     "\"block\" [1,1,65]"},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"scalar\",\"type\":\"u8\"}],\"block\":[65536,"
+     "65536,1]}]}",
+     "\"block\" [65536,65536,1]"},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"scalar\",\"type\":\"u8\"}],\"block\":[128,1]"
+     "}]}",
+     "array of 3 integers"},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"scalar\",\"type\":\"u8\"}],\"block\":[128,1,"
+     "1],\"block\":[128,1,1]}]}",
+     "duplicate key \"block\""},
     {"// oxide.manifest.v1 {\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"scalar\"}]}]}",
      "has no \"type\""},
     {"// oxide.manifest.v1 {\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"scalar\",\"type\":"
@@ -228,6 +286,63 @@ static const struct {
     {"// oxide.manifest.v1 {\"kernels\":[], \"x\": [1,]}", "expected a value"},
     {"// oxide.manifest.v1 {\"kernels\":[]}\n// oxide.manifest.v1 {\"kernels\":[]}\n", "two manifest lines"},
 };
+
+/* Tensor parameters (element, rank, mutability, 1 + 2 * rank PTX parameters) and a kernel's
+ * block, through the public queries. */
+static void test_tensor_and_block(void) {
+    const char *text = "// oxide.manifest.v1 {\"kernels\":[{\"name\":\"mm\",\"params\":["
+                       "{\"name\":\"a\",\"kind\":\"tensor\",\"elem\":\"f8e4m3\",\"rank\":2,\"mut\":false},"
+                       "{\"name\":\"n\",\"kind\":\"scalar\",\"type\":\"i32\"},"
+                       "{\"name\":\"c\",\"kind\":\"tensor\",\"elem\":\"bf16\",\"rank\":4,\"mut\":true}],"
+                       "\"launch_bounds\":[0,0],\"cluster\":[1,1,1],\"dyn_smem\":0,\"block\":[128,2,1]},"
+                       "{\"name\":\"plain\",\"params\":[{\"name\":\"t\",\"kind\":\"tensor\",\"elem\":\"i64\","
+                       "\"rank\":1}]}]}";
+    oxide_manifest *m = NULL;
+    CHECK(parse(text, &m) == OXIDE_OK);
+    if (!m)
+        return;
+    const char *name;
+    oxide_param_kind kind;
+    oxide_scalar sc;
+    int mut;
+    uint32_t rank = 99, size, align, block[3] = {9, 9, 9};
+    CHECK(oxide_manifest_param(m, 0, 0, &name, &kind, &sc, &mut, &size, &align) == OXIDE_OK);
+    CHECK(!strcmp(name, "a") && kind == OXIDE_PARAM_TENSOR && sc == OXIDE_SCALAR_F8E4M3 && !mut && size == 8);
+    CHECK(oxide_manifest_param_rank(m, 0, 0, &rank) == OXIDE_OK && rank == 2);
+    CHECK(oxide_manifest_param_rank(m, 0, 1, &rank) == OXIDE_OK && rank == 0);
+    CHECK(oxide_manifest_param(m, 0, 2, &name, &kind, &sc, &mut, NULL, NULL) == OXIDE_OK);
+    CHECK(kind == OXIDE_PARAM_TENSOR && sc == OXIDE_SCALAR_BF16 && mut);
+    CHECK(oxide_manifest_param_rank(m, 0, 2, &rank) == OXIDE_OK && rank == 4);
+    CHECK(oxide_manifest_kernel_block(m, 0, block) == OXIDE_OK && block[0] == 128 && block[1] == 2 && block[2] == 1);
+    CHECK(oxide_manifest_kernel_block(m, 1, block) == OXIDE_OK && !block[0] && !block[1] && !block[2]);
+    CHECK(oxide_manifest_param(m, 1, 0, NULL, NULL, NULL, &mut, NULL, NULL) == OXIDE_OK && !mut);
+    CHECK(oxide_manifest_param_rank(m, 1, 0, &rank) == OXIDE_OK && rank == 1);
+    CHECK(oxide_manifest_param_rank(m, 0, 3, &rank) == OXIDE_ERROR_INVALID_ARGUMENT);
+    CHECK(oxide_manifest_param_rank(m, 2, 0, &rank) == OXIDE_ERROR_INVALID_ARGUMENT);
+    CHECK(oxide_manifest_param_rank(m, 0, 0, NULL) == OXIDE_ERROR_INVALID_ARGUMENT);
+    CHECK(oxide_manifest_param_rank(NULL, 0, 0, &rank) == OXIDE_ERROR_INVALID_ARGUMENT);
+    CHECK(oxide_manifest_kernel_block(m, 2, block) == OXIDE_ERROR_INVALID_ARGUMENT);
+    CHECK(oxide_manifest_kernel_block(m, 0, NULL) == OXIDE_ERROR_INVALID_ARGUMENT);
+    CHECK(oxide_manifest_kernel_block(NULL, 0, block) == OXIDE_ERROR_INVALID_ARGUMENT);
+    oxide_manifest_destroy(m);
+    /* every tensor element type, and none of the others */
+    for (unsigned s = 0; oxide_scalar_name((oxide_scalar)s); s++) {
+        char t[300];
+        snprintf(t, sizeof t,
+                 "// oxide.manifest.v1 {\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"t\",\"kind\":"
+                 "\"tensor\",\"elem\":\"%s\",\"rank\":3}]}]}",
+                 oxide_scalar_name((oxide_scalar)s));
+        bool ok = s == OXIDE_SCALAR_I8 || s == OXIDE_SCALAR_I32 || s == OXIDE_SCALAR_I64 || s == OXIDE_SCALAR_F16 ||
+                  s == OXIDE_SCALAR_BF16 || s == OXIDE_SCALAR_F32 || s == OXIDE_SCALAR_F8E4M3 ||
+                  s == OXIDE_SCALAR_F8E5M2;
+        m = NULL;
+        CHECK((parse(t, &m) == OXIDE_OK) == ok);
+        if (m) {
+            CHECK(oxide_manifest_param(m, 0, 0, NULL, NULL, &sc, NULL, NULL, NULL) == OXIDE_OK && sc == s);
+            oxide_manifest_destroy(m);
+        }
+    }
+}
 
 static void test_bad(void) {
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
@@ -460,6 +575,7 @@ int main(void) {
     test_defaults_and_unknown_keys();
     test_strings();
     test_every_scalar();
+    test_tensor_and_block();
     test_bad();
     test_null_safety();
     test_truncations();

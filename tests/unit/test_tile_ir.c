@@ -279,6 +279,12 @@ static void test_hints_and_kernels(void) {
           oxide_value_get_type(v)->kind == OXIDE_TYPE_PTR);
     CHECK(oxide_kernel_add_tensor_param(tk, "t", scalar(OXIDE_TYPE_F32), &v) == OXIDE_ERROR_INVALID_ARGUMENT);
     CHECK(oxide_kernel_add_tensor_param(tk, "t", tin, &v) == OXIDE_OK);
+    /* fp8 is a tensor element only: no fp8 scalar, slice or ptr parameter, in either kind of kernel */
+    CHECK(oxide_kernel_add_scalar_param(tk, "h", OXIDE_SCALAR_F8E4M3, &v) == OXIDE_ERROR_INVALID_ARGUMENT &&
+          strstr(oxide_last_error(), "parameter 'h' of @t: f8e4m3 is a tensor element type only"));
+    oxide_value *v2;
+    CHECK(oxide_kernel_add_slice_param(sk, "s8", OXIDE_SCALAR_F8E5M2, 0, &v, &v2) == OXIDE_ERROR_INVALID_ARGUMENT);
+    CHECK(oxide_kernel_add_ptr_param(sk, "p8", OXIDE_SCALAR_F8E4M3, 1, &v) == OXIDE_ERROR_INVALID_ARGUMENT);
     CHECK(oxide_kernel_add_scalar_param(tk, "n", OXIDE_SCALAR_U32, &v) == OXIDE_OK);
     oxide_block *b;
     CHECK(oxide_function_add_block(tk, NULL, 0, &b, NULL) == OXIDE_OK);

@@ -5,7 +5,7 @@ import ctypes
 
 from ._errors import LaunchError, check
 from ._ffi import ffi, lib
-from ._types import FROM_DLPACK, FROM_TYPESTR, NUMPY, SIZE
+from ._types import FROM_DLPACK, FROM_TORCH, FROM_TYPESTR, NUMPY, SIZE
 
 # ---------------------------------------------------------------------------------------------
 # streams
@@ -146,13 +146,18 @@ def describe(v, what, device, sctx, keep=None, kname=None):
                       f"__cuda_array_interface__ or __dlpack__ (CuPy, PyTorch, Numba); got {type(v).__name__}")
 
 
-def _from_cai(v, cai, what, device, sctx):
+def _cai_scalar(cai, what):
     typestr = cai["typestr"]
     scalar = FROM_TYPESTR.get(typestr[1:])
     if scalar is None or typestr[0] == ">":
         raise LaunchError(f"{what}: element type {typestr!r} of the given array is not one oxide passes")
     if cai.get("mask") is not None:
         raise LaunchError(f"{what}: masked arrays are not supported")
+    return scalar
+
+
+def _from_cai(v, cai, what, device, sctx):
+    scalar = _cai_scalar(cai, what)
     shape = tuple(cai["shape"])
     strides = cai.get("strides")
     if not _contiguous(shape, strides, SIZE[scalar]):
@@ -170,18 +175,23 @@ _GetPointer.restype = ctypes.c_void_p
 _GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
-def _from_dlpack(v, what, device, sctx, keep):
+def _dlpack_open(v, what, sctx):
+    """(capsule, DLTensor, scalar) of v's __dlpack__, made for the launch's stream."""
     consumer = sctx[1] if sctx else 0
     try:
         cap = v.__dlpack__(stream=consumer if consumer else 1)
     except TypeError:
         cap = v.__dlpack__()
-    p = _GetPointer(cap, b"dltensor")
-    t = ffi.cast("DLManagedTensor *", p).dl_tensor
+    t = ffi.cast("DLManagedTensor *", _GetPointer(cap, b"dltensor")).dl_tensor
     key = (t.dtype.code, t.dtype.bits)
     scalar = FROM_DLPACK.get(key)
     if scalar is None or t.dtype.lanes != 1:
         raise LaunchError(f"{what}: DLPack element type (code {key[0]}, {key[1]} bits) is not one oxide passes")
+    return cap, t, scalar
+
+
+def _from_dlpack(v, what, device, sctx, keep):
+    cap, t, scalar = _dlpack_open(v, what, sctx)
     shape = tuple(t.shape[i] for i in range(t.ndim))
     strides = None
     if t.strides != ffi.NULL:
@@ -192,3 +202,76 @@ def _from_dlpack(v, what, device, sctx, keep):
     if keep is not None:
         keep.append(cap)  # the capsule's destructor calls the producer's deleter when it goes
     return ptr, _prod(shape), scalar, True, shape, strides
+
+
+# ---------------------------------------------------------------------------------------------
+# tensors: a strided view (pointer, dtype, shape, strides in elements, writability)
+
+
+def tensor_view(v, what, device, sctx, keep):
+    """(ptr, scalar, shape, strides in elements, mutable) of device memory given as v, strided or
+    not: a torch tensor (read directly: its fp8 dtypes have no __cuda_array_interface__), an
+    object with __cuda_array_interface__, or one with __dlpack__. LaunchError otherwise."""
+    if type(v).__module__ == "torch" and hasattr(v, "data_ptr"):
+        return _torch_view(v, what)
+    try:
+        cai = v.__cuda_array_interface__
+    except AttributeError:
+        cai = None
+    if cai is not None:
+        return _cai_view(cai, what, device, sctx)
+    if hasattr(v, "__dlpack__") and hasattr(v, "__dlpack_device__"):
+        if v.__dlpack_device__()[0] in (2, 13):  # kDLCUDA, kDLCUDAManaged
+            return _dlpack_view(v, what, sctx, keep)
+        raise host_memory_error(v, what)
+    describe(v, what, device, sctx, keep)  # raises the error that fits (host memory, unknown object)
+    raise LaunchError(f"{what} needs a strided view of device memory, got {type(v).__name__}")
+
+
+def _c_strides(shape):
+    """The strides (elements) of a C-contiguous array of shape."""
+    strides, step = [], 1
+    for dim in reversed(shape):
+        strides.append(step)
+        step *= dim
+    return tuple(reversed(strides))
+
+
+def _torch_view(v, what):
+    if not v.is_cuda:
+        raise host_memory_error(v, what)
+    name = str(v.dtype).rpartition(".")[2]
+    scalar = FROM_TORCH.get(name)
+    if scalar is None:
+        raise LaunchError(f"{what}: torch dtype {name} is not one oxide passes")
+    return v.data_ptr(), scalar, tuple(v.shape), tuple(v.stride()), True
+
+
+def _cai_view(cai, what, device, sctx):
+    scalar = _cai_scalar(cai, what)
+    shape = tuple(cai["shape"])
+    size = SIZE[scalar]
+    strides = cai.get("strides")
+    if strides is None:
+        strides = _c_strides(shape)
+    else:
+        if any(s % size for s in strides):
+            raise LaunchError(f"{what}: strides {tuple(strides)} (bytes) are not whole elements of {scalar} "
+                              f"({size} bytes)")
+        strides = tuple(s // size for s in strides)
+    ptr, readonly = cai["data"]
+    stream = cai.get("stream")
+    if stream is not None and device is not None and sctx is not None:
+        order_after(int(stream), sctx, device)
+    return ptr or 0, scalar, shape, strides, not readonly
+
+
+def _dlpack_view(v, what, sctx, keep):
+    cap, t, scalar = _dlpack_open(v, what, sctx)
+    shape = tuple(t.shape[i] for i in range(t.ndim))
+    if t.strides != ffi.NULL:  # DLPack strides count elements already
+        strides = tuple(t.strides[i] for i in range(t.ndim))
+    else:
+        strides = _c_strides(shape)
+    keep.append(cap)
+    return int(ffi.cast("uintptr_t", t.data)) + t.byte_offset, scalar, shape, strides, True

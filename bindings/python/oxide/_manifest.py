@@ -10,13 +10,15 @@ def _s(p):
 
 
 class Param:
-    """One kernel parameter: name, kind ("scalar", "slice", "ptr", "bytes", "tma_desc"), type (the
-    scalar type of a scalar, the element type of a slice or ptr, else None), mutable, size, align."""
+    """One kernel parameter: name, kind ("scalar", "slice", "ptr", "bytes", "tma_desc", "tensor"),
+    type (the scalar type of a scalar, the element type of a slice, ptr or tensor, else None),
+    mutable, size, align, rank (a tensor's, else 0)."""
 
-    __slots__ = ("name", "kind", "type", "mutable", "size", "align")
+    __slots__ = ("name", "kind", "type", "mutable", "size", "align", "rank")
 
-    def __init__(self, name, kind, type, mutable, size, align):
+    def __init__(self, name, kind, type, mutable, size, align, rank=0):
         self.name, self.kind, self.type, self.mutable, self.size, self.align = name, kind, type, mutable, size, align
+        self.rank = rank
 
     def describe(self):
         if self.kind == "scalar":
@@ -25,6 +27,8 @@ class Param:
             return f"{self.kind}<{'mut ' if self.mutable else ''}{self.type}>"
         if self.kind == "bytes":
             return f"bytes<{self.size}, {self.align}>"
+        if self.kind == "tensor":
+            return f"tensor<{'mut ' if self.mutable else ''}{self.rank} x {self.type}>"
         return self.kind
 
     def __repr__(self):
@@ -35,13 +39,14 @@ class Param:
 
 
 class KernelInfo:
-    """A kernel as the manifest declares it."""
+    """A kernel as the manifest declares it. block: the block shape the compiler chose (tile
+    kernels; launches default to it), or None when the launch gives it."""
 
-    __slots__ = ("name", "entry", "params", "launch_bounds", "cluster", "dyn_smem")
+    __slots__ = ("name", "entry", "params", "launch_bounds", "cluster", "dyn_smem", "block")
 
-    def __init__(self, name, entry, params, launch_bounds, cluster, dyn_smem):
+    def __init__(self, name, entry, params, launch_bounds, cluster, dyn_smem, block=None):
         self.name, self.entry, self.params = name, entry, params
-        self.launch_bounds, self.cluster, self.dyn_smem = launch_bounds, cluster, dyn_smem
+        self.launch_bounds, self.cluster, self.dyn_smem, self.block = launch_bounds, cluster, dyn_smem, block
 
     def signature(self):
         return f"{self.name}({', '.join(f'{p.name}: {p.describe()}' for p in self.params)})"
@@ -56,16 +61,21 @@ def read_manifest(m):
     name_p, kind_p, scalar_p = ffi.new("const char **"), ffi.new("oxide_param_kind *"), ffi.new("oxide_scalar *")
     mut_p, size_p, align_p = ffi.new("int *"), ffi.new("uint32_t *"), ffi.new("uint32_t *")
     lb, cl, ds = ffi.new("uint32_t[2]"), ffi.new("uint32_t[3]"), ffi.new("uint32_t *")
+    rank_p, block = ffi.new("uint32_t *"), ffi.new("uint32_t[3]")
     for k in range(lib.oxide_manifest_kernel_count(m)):
         params = []
         for p in range(lib.oxide_manifest_param_count(m, k)):
             check(lib.oxide_manifest_param(m, k, p, name_p, kind_p, scalar_p, mut_p, size_p, align_p))
+            check(lib.oxide_manifest_param_rank(m, k, p, rank_p))
             kind = KINDS[kind_p[0]]
-            params.append(Param(_s(name_p[0]), kind, SCALARS[scalar_p[0]] if kind in ("scalar", "slice", "ptr") else None,
-                                bool(mut_p[0]), size_p[0], align_p[0]))
+            typed = kind in ("scalar", "slice", "ptr", "tensor")
+            params.append(Param(_s(name_p[0]), kind, SCALARS[scalar_p[0]] if typed else None, bool(mut_p[0]),
+                                size_p[0], align_p[0], rank_p[0]))
         check(lib.oxide_manifest_kernel_attrs(m, k, lb, cl, ds))
+        check(lib.oxide_manifest_kernel_block(m, k, block))
         kernels.append(KernelInfo(_s(lib.oxide_manifest_kernel_name(m, k)), _s(lib.oxide_manifest_kernel_entry(m, k)),
-                                  tuple(params), (lb[0], lb[1]), (cl[0], cl[1], cl[2]), ds[0]))
+                                  tuple(params), (lb[0], lb[1]), (cl[0], cl[1], cl[2]), ds[0],
+                                  tuple(block) if block[0] else None))
     return _s(lib.oxide_manifest_target(m)), kernels
 
 

@@ -11,6 +11,8 @@ from ._types import SCALAR_ID, SIZE, TO_TYPESTR, numpy_dtype, scalar_bits, scala
 
 _ARG = struct.Struct("<IIIIQQQQQ")  # oxide_arg: kind type is_mutable reserved value ptr len bytes size
 _BUFFER = lib.OXIDE_ARG_BUFFER
+# oxide_tensor: struct_size data byte_offset elem rank shape[4] strides[4] is_mutable reserved
+_TENSOR = struct.Struct("<QQQII4q4qII")
 
 # ---------------------------------------------------------------------------------------------
 # devices
@@ -510,8 +512,9 @@ class DeviceArray:
 # loaded modules and kernels
 
 _ARG_SIZE = _ARG.size
-_BYTES, _TMA = lib.OXIDE_ARG_BYTES, lib.OXIDE_ARG_TMA_DESC
+_BYTES, _TMA, _TENSOR_ARG = lib.OXIDE_ARG_BYTES, lib.OXIDE_ARG_TMA_DESC, lib.OXIDE_ARG_TENSOR
 assert ffi.sizeof("oxide_arg") == _ARG_SIZE and ffi.offsetof("oxide_arg", "size") == 48
+assert ffi.sizeof("oxide_tensor") == _TENSOR.size and ffi.offsetof("oxide_tensor", "is_mutable") == 96
 
 _dims_cache = {}
 
@@ -675,6 +678,8 @@ class ArgPacker:
                                       f"{_interop.astype_hint(elem)}")
                 return pack(_BUFFER, eid, 1 if mutable else 0, 0, 0, ptr, n, 0, 0)
             return conv
+        if p.kind == "tensor":
+            return self._tensor_converter(p, what)
         kind = _BYTES if p.kind == "bytes" else _TMA
         size = p.size if p.kind == "bytes" else 128
 
@@ -688,6 +693,29 @@ class ArgPacker:
                 raise LaunchError(f"{what} takes exactly {size} bytes, got {len(cd)}")
             keep.append(cd)
             return pack(kind, 1, 0, 0, 0, 0, 0, int(ffi.cast("uintptr_t", cd)), len(cd))
+        return conv
+
+    def _tensor_converter(self, p, what):
+        """A tensor argument becomes an oxide_tensor (packed into bytes that keep holds until the
+        launch is made) and the oxide_arg pointing at it. The checks say what the C layer would."""
+        elem, eid, rank, mut, device = p.type, SCALAR_ID[p.type], p.rank, p.mutable, self.device
+        pack, tpack, size, pad = _ARG.pack, _TENSOR.pack, _TENSOR.size, (0,) * 4
+        from_buffer, cast = ffi.from_buffer, ffi.cast
+
+        def conv(v, sctx, keep):
+            ptr, scalar, shape, strides, mutable = _interop.tensor_view(v, what, device, sctx, keep)
+            if len(shape) != rank:
+                raise LaunchError(f"{what} is a tensor of rank {rank}, got rank {len(shape)}")
+            if scalar != elem:
+                raise LaunchError(f"{what} is a tensor of {elem}, got a tensor of {scalar}"
+                                  f"{_interop.astype_hint(elem)}")
+            if mut and not mutable:
+                raise LaunchError(f"{what} is a mutable tensor (the kernel writes it), got a read-only one")
+            raw = tpack(size, ptr, 0, eid, rank, *(shape + pad)[:4], *(strides + pad)[:4], 1 if mutable else 0, 0)
+            cd = from_buffer(raw)
+            keep.append(cd)
+            keep.append(raw)
+            return pack(_TENSOR_ARG, eid, 1 if mutable else 0, 0, 0, 0, 0, int(cast("uintptr_t", cd)), size)
         return conv
 
     def check_count(self, args):
@@ -712,6 +740,8 @@ class Kernel:
 
     def __init__(self, module, handle, info):
         self.module, self._h, self.info = module, handle, info
+        # The block the compiler chose (tile kernels): launches give only the grid.
+        self._block = _dims(info.block) if info is not None and info.block else None
         self.name = ffi.string(lib.oxide_kernel_name(handle)).decode()
         self.entry = ffi.string(lib.oxide_kernel_entry(handle)).decode()
         self.device = module.device
@@ -728,7 +758,7 @@ class Kernel:
         return self.info.signature() if self.info else f"{self.name}(?)"
 
     def _bad_call(self, args, grid, block):
-        if grid is None or block is None:
+        if grid is None or (block is None and self._block is None):
             raise TypeError(f"{self.name}(): give the launch shape: grid=... and block=... (ints or tuples)")
         if self._packer is None:
             raise LaunchError(f"{self.name}: the module has no manifest, so its kernels cannot be called with "
@@ -739,11 +769,11 @@ class Kernel:
     def __call__(self, *args, grid=None, block=None, stream=None, smem=0, cluster=None, cooperative=False):
         try:
             g = _dims_cache[grid]
-            b = _dims_cache[block]
+            b = _dims_cache[block] if block is not None or self._block is None else self._block
         except (KeyError, TypeError):
-            if grid is None or block is None:
+            if grid is None or (block is None and self._block is None):
                 self._bad_call(args, grid, block)
-            g, b = _dims(grid), _dims(block)
+            g, b = _dims(grid), _dims(block) if block is not None else self._block
         if stream is None:
             sh, sctx = _NULL, _NULL_STREAM
         elif type(stream) is Stream:
@@ -778,7 +808,11 @@ class Kernel:
             raise error_for(st)
 
     def __getitem__(self, cfg):
-        """`k[grid, block]` or `k[grid, block, stream]` or `k[grid, block, stream, smem]`: a launcher."""
+        """`k[grid, block]` or `k[grid, block, stream]` or `k[grid, block, stream, smem]`: a launcher.
+        A kernel whose block the compiler chose (a tile kernel) takes `k[grid]`, the grid an int or
+        a tuple of 1 to 3 ints."""
+        if self._block is not None:
+            return lambda *args: self(*args, grid=cfg)
         if not isinstance(cfg, tuple) or not 2 <= len(cfg) <= 4:
             raise TypeError("use k[grid, block], k[grid, block, stream] or k[grid, block, stream, smem]")
         grid, block = cfg[0], cfg[1]

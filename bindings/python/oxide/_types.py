@@ -6,7 +6,8 @@ from ._ffi import lib
 from ._tables import NUMPY, SCALARS, SIZE
 
 SCALAR_ID = {n: i for i, n in enumerate(SCALARS)}
-FROM_NUMPY = {v: k for k, v in NUMPY.items()}
+# fp8 borrows "uint8" as its NumPy name (no NumPy dtype of its own): "uint8" still means u8.
+FROM_NUMPY = {v: k for k, v in NUMPY.items() if not k.startswith("f8")}
 # __cuda_array_interface__ typestr (byte order stripped) -> scalar.
 FROM_TYPESTR = {"b1": "bool", "i1": "i8", "i2": "i16", "i4": "i32", "i8": "i64", "u1": "u8", "u2": "u16",
                 "u4": "u32", "u8": "u64", "f2": "f16", "f4": "f32", "f8": "f64"}
@@ -14,7 +15,12 @@ TO_TYPESTR = {v: ("|" if SIZE[v] == 1 else "<") + k for k, v in FROM_TYPESTR.ite
 # DLPack (code, bits) -> scalar. Codes: 0 int, 1 uint, 2 float, 4 bfloat, 6 bool.
 FROM_DLPACK = {(0, 8): "i8", (0, 16): "i16", (0, 32): "i32", (0, 64): "i64", (1, 8): "u8", (1, 16): "u16",
                (1, 32): "u32", (1, 64): "u64", (2, 16): "f16", (2, 32): "f32", (2, 64): "f64",
-               (4, 16): "bf16", (6, 8): "bool", (1, 1): "bool"}
+               (4, 16): "bf16", (6, 8): "bool", (1, 1): "bool", (10, 8): "f8e4m3", (11, 8): "f8e5m2"}
+# DLPack 1.1 float8 codes (kDLFloat8_e4m3fn = 10, kDLFloat8_e5m2 = 11) are above; torch's dtypes
+# by name, for torch tensors passed as tensor arguments.
+FROM_TORCH = {"float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2", "bfloat16": "bf16", "float16": "f16",
+              "float32": "f32", "float64": "f64", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+              "uint8": "u8", "bool": "bool"}
 
 _INT_RANGE = {"i8": (-(1 << 7), 1 << 7), "i16": (-(1 << 15), 1 << 15), "i32": (-(1 << 31), 1 << 31),
               "i64": (-(1 << 63), 1 << 63), "u8": (0, 1 << 8), "u16": (0, 1 << 16), "u32": (0, 1 << 32),

@@ -30,6 +30,10 @@ pub const OXIDE_SCALAR_BF16: u32 = 10;
 pub const OXIDE_SCALAR_F32: u32 = 11;
 /// `oxide_scalar` code of `f64`.
 pub const OXIDE_SCALAR_F64: u32 = 12;
+/// `oxide_scalar` code of `f8e4m3`.
+pub const OXIDE_SCALAR_F8E4M3: u32 = 13;
+/// `oxide_scalar` code of `f8e5m2`.
+pub const OXIDE_SCALAR_F8E5M2: u32 = 14;
 /// `oxide_param_kind` code: a value of an oxide_scalar type.
 pub const OXIDE_PARAM_SCALAR: u32 = 0;
 /// `oxide_param_kind` code: device pointer + u64 length (two PTX parameters).
@@ -40,6 +44,8 @@ pub const OXIDE_PARAM_PTR: u32 = 2;
 pub const OXIDE_PARAM_BYTES: u32 = 3;
 /// `oxide_param_kind` code: 128-byte TMA descriptor passed by value.
 pub const OXIDE_PARAM_TMA_DESC: u32 = 4;
+/// `oxide_param_kind` code: element pointer + shape + strides (tile kernels): 1 + 2*rank PTX parameters.
+pub const OXIDE_PARAM_TENSOR: u32 = 5;
 /// `oxide_status`: ok.
 pub const OXIDE_OK: i32 = 0;
 /// `oxide_status`: NULL or out-of-range argument, wrong handle.

@@ -80,6 +80,31 @@ static void test_kernel_attrs_and_kinds() {
     CHECK(ki.cluster[0] == 2 && ki.dyn_smem == 256);
 }
 
+// Tensor arguments: the oxide_tensor a Tensor<T> holds, the arg a launch makes of it, and the
+// manifest's tensor rank and chosen block as Manifest reads them.
+static void test_tensor_args() {
+    oxide::Tensor<float> t(0x7f0000001000, {3, 5});
+    CHECK(t.raw.struct_size == sizeof(oxide_tensor) && t.raw.data == 0x7f0000001000 && t.raw.rank == 2);
+    CHECK(t.raw.elem == OXIDE_SCALAR_F32 && t.raw.is_mutable && t.raw.byte_offset == 0);
+    CHECK(t.raw.shape[0] == 3 && t.raw.shape[1] == 5 && t.raw.strides[0] == 5 && t.raw.strides[1] == 1);
+    oxide_arg a = oxide::detail::to_arg(t, nullptr);
+    CHECK(a.kind == OXIDE_ARG_TENSOR && a.bytes == &t.raw && a.type == OXIDE_SCALAR_F32);
+    oxide::Tensor<oxide::f8e4m3> t8(0x7f0000002000, {7, 2, 3}, {-6, 3, 1}, false);
+    t8.offset(5);
+    CHECK(t8.raw.elem == OXIDE_SCALAR_F8E4M3 && !t8.raw.is_mutable && t8.raw.byte_offset == 5);
+    CHECK(t8.raw.strides[0] == -6 && t8.raw.strides[2] == 1 && t8.raw.shape[2] == 3);
+    CHECK_THROWS(OXIDE_ERROR_INVALID_ARGUMENT, oxide::Tensor<float>(0, {1, 2, 3, 4, 5}));
+    CHECK_THROWS(OXIDE_ERROR_INVALID_ARGUMENT, oxide::Tensor<float>(0, {4, 4}, {1}));
+    auto man = oxide::Manifest::from_ptx(
+        "// oxide.manifest.v1 {\"kernels\":[{\"name\":\"add\",\"params\":[{\"name\":\"x\",\"kind\":\"tensor\","
+        "\"elem\":\"bf16\",\"rank\":3,\"mut\":true}],\"block\":[128,1,1]}]}\n");
+    const auto &ki = man.at("add");
+    CHECK(ki.params[0].kind == OXIDE_PARAM_TENSOR && ki.params[0].rank == 3 && ki.params[0].is_mutable);
+    CHECK(ki.params[0].type == OXIDE_SCALAR_BF16 && ki.block[0] == 128 && ki.block[1] == 1);
+    auto cfg = oxide::LaunchConfig::for_grid(oxide::Dim3(4, 2));
+    CHECK(cfg.grid.x == 4 && cfg.grid.y == 2 && !cfg.block.x && !cfg.block.y && !cfg.block.z);
+}
+
 static void test_no_gpu() {
     if (oxide::Device::count() > 0)
         return;
@@ -98,6 +123,7 @@ int main() {
     test_print_parse_roundtrip();
     test_errors_carry_status_and_message();
     test_kernel_attrs_and_kinds();
+    test_tensor_args();
     test_no_gpu();
     std::printf("test_cpp_builder: %s\n", g_failures ? "FAILED" : "ok");
     return g_failures ? 1 : 0;

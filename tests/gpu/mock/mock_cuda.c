@@ -5,7 +5,7 @@
  *
  * It is no model of the hardware: work runs synchronously when it is queued (a valid order of
  * any stream schedule) and device memory is zeroed host memory. The kernels of
- * tests/gpu/data/kernels.cu and the bindings' vecadd, saxpy and Rust map kernels are
+ * tests/gpu/data/kernels.cu, test_gpu_tensor.c's and the bindings' vecadd, saxpy and Rust map kernels are
  * re-implemented in C; any other PTX entry loads, with the parameters its PTX declares, and
  * launches as a no-op. Returning an error where CUDA would is part of the contract: sticky
  * faults, bad launch shapes, cooperative grids that do not fit, PTX the JIT would refuse. */
@@ -135,6 +135,18 @@ static void k_tma_echo(void **p, const dims *d) {
 
 static void k_empty(void **p, const dims *d) { (void)p, (void)d; }
 
+/* tests/gpu/test_gpu_tensor.c: the tensor's PTX parameters (n of them), then the block shape,
+ * into the u64 slice after them. */
+static void tensor_echo(void **p, const dims *d, int n) {
+    uint64_t *out = P(n, uint64_t *);
+    for (int i = 0; i < n; i++)
+        out[i] = P(i, uint64_t);
+    for (int i = 0; i < 3; i++)
+        out[5 + i] = d->block[i];
+}
+static void k_tensor_echo(void **p, const dims *d) { tensor_echo(p, d, 5); }
+static void k_tensor_echo8(void **p, const dims *d) { tensor_echo(p, d, 3); }
+
 /* The bindings' kernels (tests/bindings/python/kernels.py and the Rust examples). */
 static void k_saxpy(void **p, const dims *d) { /* a, x, xlen, y, ylen, n */
     float a = P(0, float), *x = P(1, float *), *y = P(3, float *);
@@ -186,6 +198,8 @@ static const struct CUfunc_st kernels[] = {
     {"oob_write", k_oob, 1, {8}, 0, 0, NULL},
     {"tma_echo", k_tma_echo, 2, {128, 8}, 0, 0, NULL},
     {"empty", k_empty, 0, {0}, 0, 0, NULL},
+    {"tensor_echo", k_tensor_echo, 7, {8, 8, 8, 8, 8, 8, 8}, 0, 0, NULL},
+    {"tensor_echo8", k_tensor_echo8, 5, {8, 8, 8, 8, 8}, 0, 0, NULL},
 };
 #define NKERNELS (sizeof kernels / sizeof kernels[0])
 
