@@ -22,9 +22,8 @@ static float from_bf16(uint16_t h) {
     return f;
 }
 
-/* Compiles ir and loads kernel name; *smem gets the dynamic shared memory it needs. */
-static oxide_kernel *load(const char *ir, const char *name, oxide_loaded_module **lm, uint32_t *smem,
-                          uint32_t *threads) {
+/* Compiles ir and loads kernel name. */
+static oxide_kernel *load(const char *ir, const char *name, oxide_loaded_module **lm) {
     oxide_module *m = NULL;
     oxide_options *o = NULL;
     const char *ptx = NULL;
@@ -41,19 +40,7 @@ static oxide_kernel *load(const char *ir, const char *name, oxide_loaded_module 
         CHECK(0, "compiling @%s: %s: %s", name, oxide_status_name(st), oxide_last_error());
         goto out;
     }
-    /* the kernel's block and scratch, read from its manifest line */
-    const char *d = strstr(ptx, "\"dyn_smem\":"), *lb = strstr(ptx, "\"launch_bounds\":[");
-    *smem = d ? (uint32_t)atoi(d + 11) : 0;
-    *threads = lb ? (uint32_t)atoi(lb + 17) : 0;
-    /* loaded without its manifest, launched raw: these tests check the lowering, not the
-     * launch checks of tensor arguments */
-    char *bare = malloc(len + 1);
-    const char *man = strstr(ptx, "// oxide.manifest.v1 "), *eol = man ? strchr(man, '\n') : NULL;
-    size_t head = man ? (size_t)(man - ptx) : len, tail = eol ? len - (size_t)(eol + 1 - ptx) : 0;
-    memcpy(bare, ptx, head);
-    memcpy(bare + head, eol ? eol + 1 : "", tail);
-    OK(oxide_loaded_module_load_ptx(dev, bare, head + tail, lm));
-    free(bare);
+    OK(oxide_loaded_module_load_ptx(dev, ptx, len, lm));
     if (*lm)
         OK(oxide_loaded_module_get_kernel(*lm, name, &k));
 out:
@@ -64,37 +51,37 @@ out:
 
 typedef struct {
     oxide_buffer *buf;
-    uint64_t ptr;
-    int64_t dim[3], stride[3];
+    oxide_tensor t;
 } view;
 
-static view upload(const void *host, size_t bytes, uint32_t rank, const int64_t *dim, const int64_t *stride,
-                   size_t offset_bytes) {
+static view upload(const void *host, size_t bytes, oxide_scalar elem, uint32_t rank, const int64_t *dim,
+                   const int64_t *stride, size_t offset_bytes) {
     view v = {0};
     MUST(oxide_buffer_alloc(dev, bytes, &v.buf));
     MUST(oxide_memcpy_htod(dev, oxide_buffer_ptr(v.buf), host, bytes));
-    v.ptr = oxide_buffer_ptr(v.buf) + offset_bytes;
+    v.t = (oxide_tensor){.struct_size = sizeof v.t,
+                         .data = oxide_buffer_ptr(v.buf),
+                         .byte_offset = offset_bytes,
+                         .elem = elem,
+                         .rank = rank,
+                         .is_mutable = 1};
     for (uint32_t i = 0; i < rank; i++)
-        v.dim[i] = dim[i], v.stride[i] = stride[i];
+        v.t.shape[i] = dim[i], v.t.strides[i] = stride[i];
     return v;
 }
 
-/* PTX parameters of the views (pointer, dims, strides each) and scalars, in order. */
-static void run(oxide_kernel *k, uint32_t threads, uint32_t smem, const uint32_t grid[3], view *const *views,
-                const uint32_t *ranks, size_t nviews, void *scalar, size_t nscalar) {
-    void *params[40];
+static uint64_t addr(const view *v) { return v->t.data + v->t.byte_offset; }
+
+/* A checked launch on the grid: the block is the one the tile compiler chose (the manifest's). */
+static void run(oxide_kernel *k, const uint32_t grid[3], view *const *views, size_t nviews, const oxide_arg *extra,
+                size_t nextra) {
+    oxide_arg args[8];
     size_t n = 0;
-    for (size_t i = 0; i < nviews; i++) {
-        params[n++] = &views[i]->ptr;
-        for (uint32_t d = 0; d < ranks[i]; d++)
-            params[n++] = &views[i]->dim[d];
-        for (uint32_t d = 0; d < ranks[i]; d++)
-            params[n++] = &views[i]->stride[d];
-    }
-    if (nscalar)
-        params[n++] = scalar;
-    oxide_launch_config cfg = {{grid[0], grid[1], grid[2]}, {threads, 1, 1}, smem, {0, 0, 0}, 0};
-    OK(oxide_kernel_launch_raw(k, NULL, &cfg, params));
+    for (size_t i = 0; i < nviews; i++)
+        args[n++] = oxide_arg_tensor(&views[i]->t);
+    for (size_t i = 0; i < nextra; i++)
+        args[n++] = extra[i];
+    OK(oxide_kernel_launch(k, NULL, grid, NULL, 0, args, n));
     OK(oxide_device_synchronize(dev));
 }
 
@@ -116,8 +103,7 @@ static void test_add(void) {
                              "}\n";
     enum { M = 100, N = 70, LD = 80, OFF = 3 };
     oxide_loaded_module *lm = NULL;
-    uint32_t smem, threads;
-    oxide_kernel *k = load(ir, "add", &lm, &smem, &threads);
+    oxide_kernel *k = load(ir, "add", &lm);
     if (!k)
         return;
     static float x[OFF + M * LD], y[M * N], z[M * N + 64], want[M * N];
@@ -131,12 +117,13 @@ static void test_add(void) {
         for (int j = 0; j < N; j++)
             want[i * N + j] = x[OFF + i * LD + j] + y[i * N + j];
     int64_t dx[2] = {M, N}, sx[2] = {LD, 1}, sy[2] = {N, 1};
-    view vx = upload(x, sizeof x, 2, dx, sx, OFF * 4), vy = upload(y, sizeof y, 2, dx, sy, 0),
-         vz = upload(z, sizeof z, 2, dx, sy, 0);
+    view vx = upload(x, sizeof x, OXIDE_SCALAR_F32, 2, dx, sx, OFF * 4),
+         vy = upload(y, sizeof y, OXIDE_SCALAR_F32, 2, dx, sy, 0),
+         vz = upload(z, sizeof z, OXIDE_SCALAR_F32, 2, dx, sy, 0);
     view *vs[3] = {&vx, &vy, &vz};
-    uint32_t ranks[3] = {2, 2, 2}, grid[3] = {(M + 63) / 64, (N + 63) / 64, 1};
-    run(k, threads, smem, grid, vs, ranks, 3, NULL, 0);
-    OK(oxide_memcpy_dtoh(dev, z, vz.ptr, sizeof z));
+    uint32_t grid[3] = {(M + 63) / 64, (N + 63) / 64, 1};
+    run(k, grid, vs, 3, NULL, 0);
+    OK(oxide_memcpy_dtoh(dev, z, addr(&vz), sizeof z));
     int bad = 0;
     for (int i = 0; i < M * N; i++)
         bad += z[i] != want[i];
@@ -186,8 +173,7 @@ static void test_matmul(uint32_t warps, uint32_t BM, uint32_t BN, uint32_t BK, i
              "}\n",
              warps, BM, BN, BK, BM, BN, BM, BN, BM, BK, BK, BN, BM, BN, BM, BN, BM, BN, BM, BN);
     oxide_loaded_module *lm = NULL;
-    uint32_t smem, threads;
-    oxide_kernel *k = load(ir, "matmul", &lm, &smem, &threads);
+    oxide_kernel *k = load(ir, "matmul", &lm);
     if (!k)
         return;
     uint16_t *a = malloc(sizeof *a * M * K), *b = malloc(sizeof *b * K * N), *c = malloc(sizeof *c * M * N);
@@ -205,12 +191,14 @@ static void test_matmul(uint32_t warps, uint32_t BM, uint32_t BN, uint32_t BK, i
         }
     memset(c, 0x55, sizeof *c * M * N);
     int64_t da[2] = {M, K}, sa[2] = {K, 1}, db[2] = {K, N}, sb[2] = {N, 1}, dc[2] = {M, N}, sc[2] = {N, 1};
-    view va = upload(a, sizeof *a * M * K, 2, da, sa, 0), vb = upload(b, sizeof *b * K * N, 2, db, sb, 0),
-         vc = upload(c, sizeof *c * M * N, 2, dc, sc, 0);
+    view va = upload(a, sizeof *a * M * K, OXIDE_SCALAR_BF16, 2, da, sa, 0),
+         vb = upload(b, sizeof *b * K * N, OXIDE_SCALAR_BF16, 2, db, sb, 0),
+         vc = upload(c, sizeof *c * M * N, OXIDE_SCALAR_BF16, 2, dc, sc, 0);
     view *vs[3] = {&va, &vb, &vc};
-    uint32_t ranks[3] = {2, 2, 2}, grid[3] = {(M + BM - 1) / BM, (N + BN - 1) / BN, 1};
-    run(k, threads, smem, grid, vs, ranks, 3, &alpha, 1);
-    OK(oxide_memcpy_dtoh(dev, c, vc.ptr, sizeof *c * M * N));
+    uint32_t grid[3] = {(M + BM - 1) / BM, (N + BN - 1) / BN, 1};
+    oxide_arg al = oxide_arg_f32(alpha);
+    run(k, grid, vs, 3, &al, 1);
+    OK(oxide_memcpy_dtoh(dev, c, addr(&vc), sizeof *c * M * N));
     int bad = 0;
     double worst = 0;
     for (int i = 0; i < M * N; i++) {
@@ -249,8 +237,7 @@ static void test_softmax(void) {
                              "}\n";
     enum { R = 40, C = 1000 };
     oxide_loaded_module *lm = NULL;
-    uint32_t smem, threads;
-    oxide_kernel *k = load(ir, "softmax", &lm, &smem, &threads);
+    oxide_kernel *k = load(ir, "softmax", &lm);
     if (!k)
         return;
     static float x[R * C], y[R * C], want[R * C];
@@ -266,11 +253,11 @@ static void test_softmax(void) {
             want[i * C + j] = (float)(exp(x[i * C + j] - mx) / s);
     }
     int64_t d[2] = {R, C}, s[2] = {C, 1};
-    view vx = upload(x, sizeof x, 2, d, s, 0), vy = upload(y, sizeof y, 2, d, s, 0);
+    view vx = upload(x, sizeof x, OXIDE_SCALAR_F32, 2, d, s, 0), vy = upload(y, sizeof y, OXIDE_SCALAR_F32, 2, d, s, 0);
     view *vs[2] = {&vx, &vy};
-    uint32_t ranks[2] = {2, 2}, grid[3] = {(R + 15) / 16, 1, 1};
-    run(k, threads, smem, grid, vs, ranks, 2, NULL, 0);
-    OK(oxide_memcpy_dtoh(dev, y, vy.ptr, sizeof y));
+    uint32_t grid[3] = {(R + 15) / 16, 1, 1};
+    run(k, grid, vs, 2, NULL, 0);
+    OK(oxide_memcpy_dtoh(dev, y, addr(&vy), sizeof y));
     int bad = 0;
     for (int i = 0; i < R * C; i++)
         bad += fabs(y[i] - want[i]) > 1e-5 * fabs(want[i]) + 1e-9;
@@ -296,8 +283,7 @@ static void test_colsum(void) {
                              "}\n";
     enum { R = 50, C = 70 };
     oxide_loaded_module *lm = NULL;
-    uint32_t smem, threads;
-    oxide_kernel *k = load(ir, "colsum", &lm, &smem, &threads);
+    oxide_kernel *k = load(ir, "colsum", &lm);
     if (!k)
         return;
     static int32_t x[R * C], y[C], want[C];
@@ -309,11 +295,12 @@ static void test_colsum(void) {
             want[j] += x[i * C + j];
     }
     int64_t d[2] = {R, C}, s[2] = {C, 1}, d1[1] = {C}, s1[1] = {1};
-    view vx = upload(x, sizeof x, 2, d, s, 0), vy = upload(y, sizeof y, 1, d1, s1, 0);
+    view vx = upload(x, sizeof x, OXIDE_SCALAR_I32, 2, d, s, 0),
+         vy = upload(y, sizeof y, OXIDE_SCALAR_I32, 1, d1, s1, 0);
     view *vs[2] = {&vx, &vy};
-    uint32_t ranks[2] = {2, 1}, grid[3] = {(C + 31) / 32, 1, 1};
-    run(k, threads, smem, grid, vs, ranks, 2, NULL, 0);
-    OK(oxide_memcpy_dtoh(dev, y, vy.ptr, sizeof y));
+    uint32_t grid[3] = {(C + 31) / 32, 1, 1};
+    run(k, grid, vs, 2, NULL, 0);
+    OK(oxide_memcpy_dtoh(dev, y, addr(&vy), sizeof y));
     int bad = 0;
     for (int j = 0; j < C; j++)
         bad += y[j] != want[j];
