@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "oxide.h"
+
 typedef struct oxide__ffmt {
     int mbits, ebits, bias;
     double max;        /* largest finite value */
@@ -91,6 +93,41 @@ static inline double oxide__ffmt_from_i64(int64_t x) {
     uint64_t u = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;
     double v = oxide__ffmt_from_u64(u);
     return x < 0 ? -v : v;
+}
+
+/* fcmp's predicates on two values (f16 .. f64 as doubles): 1 or 0; -1 for a predicate that is
+ * not fcmp's. Shared by the tile interpreter and tools/difftest's SIMT interpreter. */
+static inline int oxide__fcmp(oxide_pred p, double a, double b) {
+    bool uno = isnan(a) || isnan(b);
+    switch (p) {
+    case OXIDE_PRED_OEQ: return !uno && a == b;
+    case OXIDE_PRED_ONE: return !uno && a != b;
+    case OXIDE_PRED_OLT: return !uno && a < b;
+    case OXIDE_PRED_OLE: return !uno && a <= b;
+    case OXIDE_PRED_OGT: return !uno && a > b;
+    case OXIDE_PRED_OGE: return !uno && a >= b;
+    case OXIDE_PRED_ORD: return !uno;
+    case OXIDE_PRED_UNO: return uno;
+    case OXIDE_PRED_UEQ: return uno || a == b;
+    case OXIDE_PRED_UNE: return uno || a != b;
+    case OXIDE_PRED_FULT: return uno || a < b;
+    case OXIDE_PRED_FULE: return uno || a <= b;
+    case OXIDE_PRED_FUGT: return uno || a > b;
+    case OXIDE_PRED_FUGE: return uno || a >= b;
+    default: return -1;
+    }
+}
+
+/* minnum/maxnum as PTX min.f32/max.f32 compute them: a NaN operand gives the other operand, and
+ * -0 orders below +0. Shared with tools/difftest. */
+static inline double oxide__fminmax(double a, double b, bool is_max) {
+    if (isnan(a))
+        return b;
+    if (isnan(b))
+        return a;
+    if (a == b && a == 0)
+        return (signbit(a) != 0) == is_max ? b : a;
+    return is_max ? (a > b ? a : b) : (a < b ? a : b);
 }
 
 #endif

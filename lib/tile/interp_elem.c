@@ -153,37 +153,6 @@ static bool int_compare(oxide_pred p, unsigned w, int64_t a, int64_t b) {
 
 /* ---- floats: f64 in double, the others in float ---- */
 
-static bool float_compare(oxide_pred p, double a, double b) {
-    bool uno = isnan(a) || isnan(b);
-    switch (p) {
-    case OXIDE_PRED_OEQ: return !uno && a == b;
-    case OXIDE_PRED_ONE: return !uno && a != b;
-    case OXIDE_PRED_OLT: return !uno && a < b;
-    case OXIDE_PRED_OLE: return !uno && a <= b;
-    case OXIDE_PRED_OGT: return !uno && a > b;
-    case OXIDE_PRED_OGE: return !uno && a >= b;
-    case OXIDE_PRED_ORD: return !uno;
-    case OXIDE_PRED_UNO: return uno;
-    case OXIDE_PRED_UEQ: return uno || a == b;
-    case OXIDE_PRED_UNE: return uno || a != b;
-    case OXIDE_PRED_FULT: return uno || a < b;
-    case OXIDE_PRED_FULE: return uno || a <= b;
-    case OXIDE_PRED_FUGT: return uno || a > b;
-    default: return uno || a >= b;
-    }
-}
-
-/* minNum/maxNum: a NaN operand gives the other one; -0 is below +0. */
-static double fminmax(bool is_max, double a, double b) {
-    if (isnan(a))
-        return b;
-    if (isnan(b))
-        return a;
-    if (a == b)
-        return (signbit(a) != 0) == is_max ? b : a;
-    return (a > b) == is_max ? a : b;
-}
-
 static double float_op_d(oxide_op op, double a, double b, double c) {
     switch (op) {
     case OXIDE_OP_ADD: return a + b;
@@ -192,8 +161,8 @@ static double float_op_d(oxide_op op, double a, double b, double c) {
     case OXIDE_OP_FDIV: return a / b;
     case OXIDE_OP_FREM: return fmod(a, b);
     case OXIDE_OP_NEG: return -a;
-    case OXIDE_OP_FMIN: return fminmax(false, a, b);
-    case OXIDE_OP_FMAX: return fminmax(true, a, b);
+    case OXIDE_OP_FMIN: return oxide__fminmax(a, b, false);
+    case OXIDE_OP_FMAX: return oxide__fminmax(a, b, true);
     case OXIDE_OP_FABS: return fabs(a);
     case OXIDE_OP_SQRT: return sqrt(a);
     case OXIDE_OP_RSQRT:
@@ -230,8 +199,8 @@ static float float_op_f(oxide_op op, float a, float b, float c) {
     case OXIDE_OP_FDIV: return a / b;
     case OXIDE_OP_FREM: return fmodf(a, b);
     case OXIDE_OP_NEG: return -a;
-    case OXIDE_OP_FMIN: return (float)fminmax(false, a, b);
-    case OXIDE_OP_FMAX: return (float)fminmax(true, a, b);
+    case OXIDE_OP_FMIN: return (float)oxide__fminmax(a, b, false);
+    case OXIDE_OP_FMAX: return (float)oxide__fminmax(a, b, true);
     case OXIDE_OP_FABS: return fabsf(a);
     case OXIDE_OP_SQRT: return sqrtf(a);
     case OXIDE_OP_RSQRT:
@@ -369,7 +338,7 @@ oxide_status oxide__ti_simt(ti_state *s, const oxide_inst *in) {
         else if (in->op == OXIDE_OP_ICMP)
             out.i = int_compare(in->pred, oxide__ti_bits(k), x.i, y.i);
         else if (in->op == OXIDE_OP_FCMP)
-            out.i = float_compare(in->pred, x.f, y.f);
+            out.i = oxide__fcmp(in->pred, x.f, y.f);
         else if (is_cast(in->op))
             out = scalar_cast(in->op, k, rk, x);
         else
