@@ -1062,6 +1062,32 @@ OXIDE_API oxide_status oxide_graph_launch(oxide_graph *graph, oxide_stream *stre
 OXIDE_API void oxide_graph_destroy(oxide_graph *graph);
 /* END RUNTIME API */
 
+/* ======================================================================================
+ * Tile interpreter: a tile kernel run on the CPU (docs/tile.md, "The interpreter")
+ * ====================================================================================== */
+
+/* struct_size is sizeof(oxide_interp_options) as the caller was compiled: later versions only
+ * append fields. Zero fields take their defaults. */
+typedef struct oxide_interp_options {
+    size_t struct_size;
+    /* tile.print output, one "\n"-terminated line per call; NULL drops it. text lives for the call. */
+    void (*print)(void *user, const char *text);
+    void *user;
+    uint64_t max_steps;  /* element operations over the whole grid (a dot costs M*N*K); 0: 10^10 */
+    uint64_t max_memory; /* bytes of tile storage; 0: 1 GiB */
+} oxide_interp_options;
+
+/* Run tile kernel `kernel` of mod over grid (program instances one after another) on the CPU,
+ * with exactly the semantics of docs/tile.md. args are as for a launch, except that tensors are
+ * oxide_arg_tensor(&t) of HOST memory (t.data a host address; an fp8 tensor has elem u8).
+ * opts may be NULL. The module is verified first. Nothing is printed: tile.print goes to
+ * opts->print. Errors: VERIFY, NOT_FOUND (no such kernel), INVALID_ARGUMENT (NULL, a zero grid
+ * dim, not a tile kernel), LAUNCH (arguments that do not match the kernel: names the argument),
+ * UNSUPPORTED (the step budget ran out: an endless loop names the kernel and op), OUT_OF_MEMORY
+ * (past max_memory). Memory the kernel stored to before a failure keeps what it stored. */
+OXIDE_API oxide_status oxide_tile_interpret(oxide_module *mod, const char *kernel, const uint32_t grid[3],
+                                            const oxide_arg *args, size_t nargs, const oxide_interp_options *opts);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ir.h"
+#include "tile/floatfmt.h"
 
 /* A pointer is (region << 40) | byte offset; region 0 is null. Regions: the arguments' buffers,
  * then the module's globals, then dynamic shared memory. */
@@ -248,39 +249,6 @@ static int icmp(oxide_pred p, uint64_t a, uint64_t b, unsigned w) {
     }
 }
 
-static int fcmp(oxide_pred p, double a, double b) {
-    bool uno = isnan(a) || isnan(b);
-    switch (p) {
-    case OXIDE_PRED_OEQ: return !uno && a == b;
-    case OXIDE_PRED_ONE: return !uno && a != b;
-    case OXIDE_PRED_OLT: return !uno && a < b;
-    case OXIDE_PRED_OLE: return !uno && a <= b;
-    case OXIDE_PRED_OGT: return !uno && a > b;
-    case OXIDE_PRED_OGE: return !uno && a >= b;
-    case OXIDE_PRED_ORD: return !uno;
-    case OXIDE_PRED_UNO: return uno;
-    case OXIDE_PRED_UEQ: return uno || a == b;
-    case OXIDE_PRED_UNE: return uno || a != b;
-    case OXIDE_PRED_FULT: return uno || a < b;
-    case OXIDE_PRED_FULE: return uno || a <= b;
-    case OXIDE_PRED_FUGT: return uno || a > b;
-    case OXIDE_PRED_FUGE: return uno || a >= b;
-    default: return -1;
-    }
-}
-
-/* minnum/maxnum as PTX min.f32/max.f32 compute them: a NaN operand gives the other operand, and
- * -0 orders below +0. */
-static double fminmax(double a, double b, bool is_max) {
-    if (isnan(a))
-        return b;
-    if (isnan(b))
-        return a;
-    if (a == b && a == 0)
-        return (signbit(a) != 0) == is_max ? b : a;
-    return is_max ? (a > b ? a : b) : (a < b ? a : b);
-}
-
 /* libdevice math on the host. f32 calls the float functions, so a result is rounded once. */
 static bool math1(oxide_op op, bool is32, double x, double *r) {
     float f = (float)x;
@@ -395,7 +363,7 @@ static int exec_inst(interp *I, thread *t, const oxide_inst *in) {
     case OXIDE_OP_FCMP: {
         if (!is_flt(ot))
             return failf(I, in, "fcmp of %s is not modelled", ot->name);
-        int c = fcmp(in->pred, fget(ot, a), fget(ot, b));
+        int c = oxide__fcmp(in->pred, fget(ot, a), fget(ot, b));
         if (c < 0)
             return failf(I, in, "predicate %d is not an fcmp predicate", (int)in->pred);
         r = (uint64_t)c;
@@ -491,7 +459,7 @@ static int exec_inst(interp *I, thread *t, const oxide_inst *in) {
                                        : b64(fma(f64(a), f64(b), f64(R[vidx(o[2])])));
         break;
     case OXIDE_OP_FMIN:
-    case OXIDE_OP_FMAX: r = fput(rt, fminmax(fget(rt, a), fget(rt, b), in->op == OXIDE_OP_FMAX)); break;
+    case OXIDE_OP_FMAX: r = fput(rt, oxide__fminmax(fget(rt, a), fget(rt, b), in->op == OXIDE_OP_FMAX)); break;
     case OXIDE_OP_FABS: r = rt->kind == OXIDE_TYPE_F32 ? a & 0x7fffffffu : a & ~(1ull << 63); break;
     case OXIDE_OP_FLOOR: r = fput(rt, floor(fget(rt, a))); break;
     case OXIDE_OP_CEIL: r = fput(rt, ceil(fget(rt, a))); break;

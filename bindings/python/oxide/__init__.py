@@ -18,6 +18,7 @@ from ._manifest import KernelInfo, Manifest, Param
 from ._runtime import (ArgPacker, Device, DeviceArray, Event, Kernel, Module, Stream, device_count, devices,
                        driver_version, is_available, no_gpu_reason, synchronize)
 from ._builder import Block, Context, Function, IRModule, Options, Type, Value
+from ._interp import interpret
 from ._tables import VERSION as __version__
 from ._types import SCALARS
 
@@ -36,5 +37,5 @@ __all__ = ["ArgPacker", "Block", "CodegenError", "Context", "CudaError", "Device
            "KernelInfo", "LaunchError", "Manifest", "ManifestError", "Module", "NoDeviceError", "NoDriverError",
            "NotFoundError", "Options", "OutOfMemoryError", "OxideError", "Param", "ParseError", "SCALARS",
            "StateError", "Stream", "Type", "TypeMismatchError", "UnsupportedError", "Value", "VerifyError",
-           "device_count", "devices", "driver_version", "is_available", "no_gpu_reason", "status_name",
-           "synchronize", "version"]
+           "device_count", "devices", "driver_version", "interpret", "is_available", "no_gpu_reason",
+           "status_name", "synchronize", "version"]
