@@ -16,7 +16,7 @@ and scalars, `for i in range(...)` and `if` become oxide tile IR.
 """
 from ._builtins import BUILTINS as _B
 from ._gen import CompileError
-from ._kernel import Kernel, kernel
+from ._kernel import Kernel, TensorSpec, kernel
 from ._types import (bfloat16, bool_, constexpr, dtype, float8_e4m3, float8_e5m2, float16, float32, float64, int8,
                      int16, int32, int64)
 
@@ -57,7 +57,7 @@ max = _B["max"]
 min = _B["min"]
 print = _B["print"]
 
-__all__ = ["CompileError", "Kernel", "abs", "arange", "atomic_add", "bfloat16", "bool_", "broadcast_to", "cast",
+__all__ = ["CompileError", "Kernel", "TensorSpec", "abs", "arange", "atomic_add", "bfloat16", "bool_", "broadcast_to", "cast",
            "cdiv", "ceil", "constexpr", "dot", "dtype", "erf", "exp", "exp2", "expand_dims", "float16", "float32",
            "float64", "float8_e4m3", "float8_e5m2", "floor", "fma", "full", "int16", "int32", "int64", "int8",
            "kernel", "load", "log", "log2", "max", "maximum", "min", "minimum", "num_programs", "permute", "print",

@@ -5,12 +5,14 @@ from ._types import Scalar, Tensor, Tile, bool_, dtype, float32, int32, int64
 
 
 class Builtin:
-    __slots__ = ("name", "impl", "__doc__")
+    __slots__ = ("name", "impl", "pyfn", "__doc__")
 
-    def __init__(self, name, impl):
-        self.name, self.impl, self.__doc__ = name, impl, impl.__doc__
+    def __init__(self, name, impl, pyfn=None):
+        self.name, self.impl, self.pyfn, self.__doc__ = name, impl, pyfn, impl.__doc__
 
     def __call__(self, *a, **k):
+        if self.pyfn is not None:  # e.g. ot.cdiv, also useful on the host for grids
+            return self.pyfn(*a, **k)
         raise RuntimeError(f"ot.{self.name} is compiled, not run: call it inside an @ot.kernel function")
 
     def __repr__(self):
@@ -90,6 +92,9 @@ def cdiv(g, a, b):
     if isinstance(a, int) and isinstance(b, int):
         return -(-a // b)
     return g.binary("floordiv", g.binary("sub", g.binary("add", a, b), 1), b)
+
+
+BUILTINS["cdiv"].pyfn = lambda a, b: -(-a // b)
 
 
 def _offsets(g, t, offsets):

@@ -36,6 +36,14 @@ def _is_array(x):
         and getattr(x, "ndim", len(getattr(x, "shape", ()))) > 0
 
 
+class TensorSpec:
+    """Stands for a tensor argument when only the signature matters (kernel.ir(...),
+    kernel.specialize(...)): its element type and rank."""
+
+    def __init__(self, dtype, rank):
+        self.dtype, self.shape, self.ndim = dtype, (1,) * rank, rank
+
+
 class Specialization:
     """One signature's kernel: `ir` (text), `lines` (the Python line of each IR line), `module`
     (the parsed, verified IRModule), `runtime_args` (which arguments the kernel takes at run
