@@ -665,6 +665,23 @@ OXIDE_API oxide_status oxide_module_compile(oxide_module *mod, const oxide_optio
 /* Textual LLVM IR of the last oxide_module_compile (after optimisation). */
 OXIDE_API oxide_status oxide_module_get_llvm_ir(oxide_module *mod, const char **out);
 
+/* ---- the module cache (docs/c-api.md, "The module cache") ---- */
+
+/* The cache key of mod compiled with opts (NULL: the defaults): 64 lower-case hex digits and a
+ * NUL, the SHA-256 of the module's printed text, its imported bitcode, the options and the
+ * identity of this liboxide (version and build). Errors: INVALID_ARGUMENT. */
+OXIDE_API oxide_status oxide_module_cache_key(oxide_module *mod, const oxide_options *opts, char key[65]);
+/* oxide_module_compile through an on-disk cache. dir NULL: $OXIDE_CACHE_DIR, else
+ * $XDG_CACHE_HOME/oxide, else ~/.cache/oxide (created 0700 if missing); "" turns the cache off.
+ * On a hit the PTX comes from the cache, unverified and uncompiled, and the module has no LLVM IR
+ * (oxide_module_get_llvm_ir: STATE). An entry that does not check out (truncated, corrupt,
+ * another key or version) is a miss, recompiled and replaced; a directory that cannot be made,
+ * read or written makes every call a miss, never an error. *ptx lives as for
+ * oxide_module_compile; *len and *hit (1 hit, 0 miss) may be NULL. Errors: those of
+ * oxide_module_compile. */
+OXIDE_API oxide_status oxide_module_compile_cached(oxide_module *mod, const oxide_options *opts, const char *dir,
+                                                   const char **ptx, size_t *len, int *hit);
+
 /* ======================================================================================
  * Manifest: the kernels, parameters and attributes a module's PTX carries
  * ====================================================================================== */

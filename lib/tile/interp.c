@@ -212,8 +212,9 @@ static oxide_status run_program(ti_state *s) {
 
 /* ---- arguments ---- */
 
-/* The oxide_scalar element types a tensor of element k accepts: integers are signless in the IR,
- * and fp8 tensors hold their bit patterns as u8 (oxide_scalar has no fp8 row). */
+/* The oxide_scalar element types a tensor of element k accepts: the one a launch takes
+ * (oxide__tensor_elem_scalar), and, since host arrays often lack the type, either sign of an
+ * integer (integers are signless in the IR) and u8 for the bit patterns of fp8. */
 static bool tensor_elem_ok(oxide_type_kind k, oxide_scalar e) {
     switch (k) {
     case OXIDE_TYPE_I8: return e == OXIDE_SCALAR_I8 || e == OXIDE_SCALAR_U8;
@@ -222,8 +223,8 @@ static bool tensor_elem_ok(oxide_type_kind k, oxide_scalar e) {
     case OXIDE_TYPE_F16: return e == OXIDE_SCALAR_F16;
     case OXIDE_TYPE_BF16: return e == OXIDE_SCALAR_BF16;
     case OXIDE_TYPE_F32: return e == OXIDE_SCALAR_F32;
-    case OXIDE_TYPE_F8E4M3:
-    case OXIDE_TYPE_F8E5M2: return e == OXIDE_SCALAR_U8;
+    case OXIDE_TYPE_F8E4M3: return e == OXIDE_SCALAR_F8E4M3 || e == OXIDE_SCALAR_U8;
+    case OXIDE_TYPE_F8E5M2: return e == OXIDE_SCALAR_F8E5M2 || e == OXIDE_SCALAR_U8;
     default: return false;
     }
 }
@@ -246,9 +247,9 @@ static oxide_status bad_arg(ti_state *s, uint32_t i, const oxide_iface_param *ip
         const oxide_tensor *t = a->bytes;
         snprintf(got, sizeof got, "a %s rank-%u tensor of %s", t->is_mutable ? "mutable" : "read-only", t->rank,
                  scalar_name(t->elem));
-        if (ip->kind == OXIDE__PARAM_TENSOR && ip->tensor->is_mutable && !t->is_mutable)
+        if (ip->kind == OXIDE_PARAM_TENSOR && ip->tensor->is_mutable && !t->is_mutable)
             hint = " (set is_mutable in the oxide_tensor)";
-        else if (ip->kind == OXIDE__PARAM_TENSOR && oxide__type_is_fp8(ip->tensor->elem))
+        else if (ip->kind == OXIDE_PARAM_TENSOR && oxide__type_is_fp8(ip->tensor->elem))
             hint = " (an fp8 tensor is passed with elem u8: its bit patterns)";
     } else
         snprintf(got, sizeof got, "an argument of kind %d%s", (int)a->kind,
@@ -331,7 +332,7 @@ static oxide_status bind_args(ti_state *s, const oxide_arg *args, size_t nargs) 
     for (uint32_t i = 0; i < nargs; i++) {
         const oxide_iface_param *ip = fn->iface.items[i];
         const oxide_arg *a = &args[i];
-        if (ip->kind == OXIDE__PARAM_TENSOR) {
+        if (ip->kind == OXIDE_PARAM_TENSOR) {
             oxide_status st = bind_tensor(s, i, ip, a);
             if (st)
                 return st;

@@ -240,6 +240,22 @@ class IRModule:
         check(lib.oxide_module_compile(self._alive(), o._h, ptx, n))
         return ffi.unpack(ptx[0], n[0]).decode()
 
+    def compile_cached(self, opts=None, cache_dir=None, **kw):
+        """compile() through liboxide's on-disk module cache (docs/c-api.md, "The module cache"):
+        returns (ptx, hit). cache_dir None: $OXIDE_CACHE_DIR or ~/.cache/oxide; "": no cache."""
+        o = _options(opts, kw)
+        ptx, n, hit = ffi.new("const char **"), ffi.new("size_t *"), ffi.new("int *")
+        d = ffi.new("char[]", str(cache_dir).encode()) if cache_dir is not None else ffi.NULL
+        check(lib.oxide_module_compile_cached(self._alive(), o._h, d, ptx, n, hit))
+        return ffi.unpack(ptx[0], n[0]).decode(), bool(hit[0])
+
+    def cache_key(self, opts=None, **kw):
+        """The module cache's key for this module and options (64 hex digits)."""
+        o = _options(opts, kw)
+        out = ffi.new("char[65]")
+        check(lib.oxide_module_cache_key(self._alive(), o._h, out))
+        return ffi.string(out).decode()
+
     def llvm_ir(self):
         """Textual LLVM IR of the last compile."""
         out = ffi.new("const char **")
