@@ -1,6 +1,7 @@
 /* tile.dot on the general path: both operands go to shared memory with K contiguous (A as
  * [M][K], B transposed to [N][K]), so that ldmatrix without .trans gives the mma.sync fragments
- * for 16-bit and 8-bit elements alike; each warp owns a (M/wm) x (N/wn) block of m16n8 atoms of
+ * for 16-bit (m16n8k16) and 8-bit (m16n8k32, sm_89+) elements alike: either way a fragment row
+ * is 16 bytes of K; each warp owns a (M/wm) x (N/wn) block of m16n8 atoms of
  * the accumulator (tl_mma), which stays in registers. Rows are padded by 16 bytes so the eight
  * row addresses of one ldmatrix fall in different banks. */
 #include "lower.h"
@@ -56,11 +57,17 @@ void tl_emit_dot(tl *T, const oxide_inst *in) {
     uint32_t M = at->shape[rank - 2], K = at->shape[rank - 1], N = bv->type->shape[rank - 1];
     bool fp8 = oxide__type_is_fp8(ae);
     oxide_op op = ae->kind == OXIDE_TYPE_BF16 ? OXIDE_OP_MMA_BF16 : OXIDE_OP_MMA_F16;
-    if (fp8 || oxide__type_is_fp8(be)) {
-        tl_fail(T, OXIDE_ERROR_UNSUPPORTED, "fp8 tile.dot is not lowered on the general path yet");
+    if (fp8) {
+        bool a4 = ae->kind == OXIDE_TYPE_F8E4M3, b4 = be->kind == OXIDE_TYPE_F8E4M3;
+        op = a4 ? (b4 ? OXIDE_OP_MMA_E4M3_E4M3 : OXIDE_OP_MMA_E4M3_E5M2)
+                : (b4 ? OXIDE_OP_MMA_E5M2_E4M3 : OXIDE_OP_MMA_E5M2_E5M2);
+    }
+    /* one mma step takes 32 bytes of K: 16 elements of 16 bits, 32 of fp8 */
+    uint32_t esize = fp8 ? 1 : 2, kstep = 32 / esize, pitch = K * esize + 16;
+    if (K % kstep) {
+        tl_fail(T, OXIDE_ERROR_UNSUPPORTED, "an fp8 tile.dot needs K to be a multiple of 32, got K=%u", K);
         return;
     }
-    uint32_t esize = 2, kstep = 16, pitch = K * esize + 16;
     uint32_t size_a = batch * M * pitch, size_b = batch * N * pitch;
     /* the accumulator first: a conversion of it would reuse the scratch the operands go to */
     oxide_value **acc = tl_regs_in(T, in->operands[2], &r->L);
