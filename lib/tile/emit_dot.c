@@ -8,14 +8,6 @@
  * bytes so the eight row addresses of one ldmatrix fall in different banks. */
 #include "lower.h"
 
-/* The low register bits of L that run, in order, along the lowest element bits of dim d. */
-static uint32_t run_along(const tl_layout *L, uint32_t d) {
-    uint32_t lo = tl_dim_off(L->shape, L->rank, d), n = 0;
-    while (n < L->nreg && n < tl_bits(L->shape[d]) && L->reg[n] == (int8_t)(lo + n))
-        n++;
-    return n;
-}
-
 static const tl_layout *layout_of(tl *T, const oxide_value *v, tl_layout *tmp) {
     tl_val *x = tl_val_of(T, v);
     if (!x->uniform)
@@ -41,7 +33,7 @@ static void write_operand(tl *T, const oxide_value *v, oxide_value *base, uint32
     uint32_t vb = 0;
     for (uint32_t d = 0; d < rank; d++)
         if (st[d] == es)
-            vb = run_along(&L, d);
+            vb = tl_run_along(&L, d);
     while ((es << vb) > 16)
         vb--;
     uint32_t n = 1u << vb;
@@ -108,8 +100,8 @@ void tl_emit_dot(tl *T, const oxide_inst *in) {
     /* orientation: K contiguous unless a 16-bit operand's registers run along M (A) or N (B) */
     tl_layout la_, lb_;
     const tl_layout *LA = layout_of(T, av, &la_), *LB = layout_of(T, bv, &lb_);
-    bool ta = !fp8 && run_along(LA, rank - 2) > run_along(LA, rank - 1);
-    bool tb = !fp8 && run_along(LB, rank - 1) > run_along(LB, rank - 2);
+    bool ta = !fp8 && tl_run_along(LA, rank - 2) > tl_run_along(LA, rank - 1);
+    bool tb = !fp8 && tl_run_along(LB, rank - 1) > tl_run_along(LB, rank - 2);
     uint32_t pa = (ta ? M : K) * esize + 16, pb = (tb ? N : K) * esize + 16;
     uint32_t bsa = (ta ? K : M) * pa, bsb = (tb ? K : N) * pb, size_a = batch * bsa, size_b = batch * bsb;
     /* the accumulator first: a conversion of it would reuse the scratch the operands go to */
