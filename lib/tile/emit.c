@@ -107,6 +107,8 @@ oxide_value **tl_new_regs(tl *T, const tl_layout *L) {
     return r;
 }
 
+static oxide_value **arange_in(tl *T, const tl_layout *L);
+
 oxide_value **tl_regs_in(tl *T, const oxide_value *v, const tl_layout *L) {
     tl_val *x = tl_val_of(T, v);
     oxide_value **r;
@@ -131,6 +133,9 @@ oxide_value **tl_regs_in(tl *T, const oxide_value *v, const tl_layout *L) {
             r[i] = x->regs[perm[i]];
         return r;
     }
+    /* an index tile is computed again where it is wanted, cheaper than moving it */
+    if (v->kind == VAL_INST && v->def->op == OXIDE_OP_TILE_ARANGE)
+        return arange_in(T, L);
     return tl_convert(T, x->regs, &x->L, L, tl_elem(T, v->type));
 }
 
@@ -276,14 +281,18 @@ static void emit_cast(tl *T, const oxide_inst *in) {
         r->regs[g] = convert(T, src[g], from, to);
 }
 
+/* tile.arange's registers in layout L: each thread's coordinate plus the register's. */
+static oxide_value **arange_in(tl *T, const tl_layout *L) {
+    oxide_value *c[3], **r = tl_new_regs(T, L);
+    tl_thread_coords(T, L, c);
+    for (uint32_t g = 0; r && g < 1u << L->nreg && !T->st; g++)
+        r[g] = tl_op2(T, OXIDE_OP_ADD, c[0], tl_int(T, T->ti32, tl_reg_elem(L, g)));
+    return r;
+}
+
 static void emit_arange(tl *T, const oxide_inst *in) {
     tl_val *r = tl_val_of(T, in->result);
-    oxide_value *c[3];
-    tl_thread_coords(T, &r->L, c);
-    if (!(r->regs = tl_new_regs(T, &r->L)))
-        return;
-    for (uint32_t g = 0; g < 1u << r->L.nreg && !T->st; g++)
-        r->regs[g] = tl_op2(T, OXIDE_OP_ADD, c[0], tl_int(T, T->ti32, tl_reg_elem(&r->L, g)));
+    r->regs = arange_in(T, &r->L);
 }
 
 static void emit_full(tl *T, const oxide_inst *in) {

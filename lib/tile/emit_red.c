@@ -118,10 +118,28 @@ void tl_emit_shape(tl *T, const oxide_inst *in) {
         r->scalar = x->scalar;
         return;
     }
-    if (!(r->regs = tl_new_regs(T, &r->L)) || !x->regs)
+    /* the operand in the layout this op's result comes from (it moves no data when the layouts
+     * were derived from each other, as assign.c does; else the operand is converted first) */
+    int32_t bitmap[TL_MAXBITS];
+    tl_shape_bitmap(in, bitmap);
+    tl_layout want;
+    tl_project(&want, &r->L, bitmap, in->operands[0]->type);
+    oxide_value **src = tl_regs_in(T, in->operands[0], &want);
+    if (!(r->regs = tl_new_regs(T, &r->L)) || !src)
         return;
-    /* broadcast's new register bits are the high ones: each a copy of the register below them */
-    uint32_t mask = (1u << x->L.nreg) - 1;
-    for (uint32_t g = 0; g < 1u << r->L.nreg; g++)
-        r->regs[g] = x->regs[g & mask];
+    /* each result register bit is an operand register bit renamed, or (broadcast) a new bit
+     * along which the values repeat */
+    uint32_t from[TL_MAXBITS];
+    for (uint32_t i = 0; i < r->L.nreg; i++) {
+        from[i] = 0;
+        for (uint32_t j = 0; j < want.nreg; j++)
+            if (bitmap[want.reg[j]] == r->L.reg[i])
+                from[i] = 1u << j;
+    }
+    for (uint32_t g = 0; g < 1u << r->L.nreg; g++) {
+        uint32_t sg = 0;
+        for (uint32_t i = 0; i < r->L.nreg; i++)
+            sg |= g >> i & 1 ? from[i] : 0;
+        r->regs[g] = src[sg];
+    }
 }

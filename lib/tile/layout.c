@@ -171,7 +171,8 @@ void tl_layout_reduce(tl_layout *out, const tl_layout *in, const oxide_type *res
     tl_relabel(out, in, result->kind == OXIDE_TYPE_TILE ? result : &scalar_shape, bitmap);
 }
 
-void tl_layout_broadcast(tl_layout *out, const tl_layout *in, const oxide_type *result, uint32_t warps) {
+void tl_layout_broadcast(tl_layout *out, const tl_layout *in, const oxide_type *result, uint32_t warps,
+                         const tl_layout *hint) {
     int32_t bitmap[TL_MAXBITS];
     bool fresh[TL_MAXBITS] = {false};
     for (uint32_t d = 0; d < in->rank; d++) {
@@ -184,7 +185,10 @@ void tl_layout_broadcast(tl_layout *out, const tl_layout *in, const oxide_type *
     }
     tl_layout o, want;
     tl_relabel(&o, in, result, bitmap);
-    tl_blocked(&want, result, warps);
+    if (hint)
+        want = *hint;
+    else
+        tl_blocked(&want, result, warps);
     /* first where the blocked layout has the bit, so that the usual consumer needs no conversion */
     for (uint32_t j = 0; j < 5; j++)
         if (o.lane[j] < 0 && want.lane[j] >= 0 && fresh[want.lane[j]])
@@ -215,4 +219,34 @@ uint32_t tl_run_along(const tl_layout *L, uint32_t d) {
     while (n < L->nreg && n < tl_bits(L->shape[d]) && L->reg[n] == (int8_t)(lo + n))
         n++;
     return n;
+}
+
+void tl_shape_bitmap(const oxide_inst *in, int32_t *bitmap) {
+    const oxide_type *a = in->operands[0]->type, *r = in->result->type;
+    for (uint32_t i = 0; i < TL_MAXBITS; i++)
+        bitmap[i] = -1;
+    if (in->op == OXIDE_OP_TILE_PERMUTE) {
+        for (uint32_t i = 0; i < r->rank; i++) {
+            uint32_t p = in->perm >> (4 * i) & 15, ao = tl_dim_off(a->shape, a->rank, p);
+            for (uint32_t k = 0; k < tl_bits(a->shape[p]); k++)
+                bitmap[ao + k] = (int32_t)(tl_dim_off(r->shape, r->rank, i) + k);
+        }
+    } else if (in->op == OXIDE_OP_TILE_BROADCAST) {
+        for (uint32_t d = 0; d < a->rank; d++)
+            for (uint32_t k = 0; k < tl_bits(a->shape[d]); k++)
+                bitmap[tl_dim_off(a->shape, a->rank, d) + k] = (int32_t)(tl_dim_off(r->shape, r->rank, d) + k);
+    } else {
+        for (uint32_t i = 0; i < TL_MAXBITS; i++) /* reshape, expand_dims, cast: the same numbering */
+            bitmap[i] = (int32_t)i;
+    }
+}
+
+void tl_project(tl_layout *out, const tl_layout *R, const int32_t *bitmap, const oxide_type *operand) {
+    int32_t inv[TL_MAXBITS];
+    for (uint32_t i = 0; i < TL_MAXBITS; i++)
+        inv[i] = -1;
+    for (uint32_t i = 0; i < TL_MAXBITS; i++)
+        if (bitmap[i] >= 0 && bitmap[i] < TL_MAXBITS)
+            inv[bitmap[i]] = (int32_t)i;
+    tl_relabel(out, R, operand, inv);
 }

@@ -43,6 +43,8 @@ typedef struct tl_val {
     oxide_value *scalar; /* uniform */
     oxide_value **regs;  /* 1 << L.nreg values */
     bool has_layout;     /* assign.c: L is decided */
+    bool flex;           /* assign.c: computed from arange, splats and constants only, so it can
+                          * be computed in whatever layout its user wants */
 } tl_val;
 
 typedef struct tl_tensor {
@@ -97,9 +99,17 @@ void tl_relabel(tl_layout *out, const tl_layout *in, const oxide_type *result, c
 void tl_layout_reshape(tl_layout *out, const tl_layout *in, const oxide_type *result);
 void tl_layout_permute(tl_layout *out, const tl_layout *in, const oxide_type *result, uint32_t perm);
 void tl_layout_reduce(tl_layout *out, const tl_layout *in, const oxide_type *result, uint32_t axis);
-/* Broadcast: new element bits go to hardware bits that hold copies, where possible the ones the
- * blocked layout of the result uses for them, else to new registers. */
-void tl_layout_broadcast(tl_layout *out, const tl_layout *in, const oxide_type *result, uint32_t warps);
+/* Broadcast: new element bits go to hardware bits that hold copies, where possible the ones hint
+ * (NULL: the blocked layout of the result) uses for them, else to new registers. */
+void tl_layout_broadcast(tl_layout *out, const tl_layout *in, const oxide_type *result, uint32_t warps,
+                         const tl_layout *hint);
+
+/* Element-bit map of a shape op (broadcast, expand_dims, reshape, permute, cast): bitmap[i] is
+ * the result bit that operand bit i becomes (-1 past the operand's bits). */
+void tl_shape_bitmap(const oxide_inst *in, int32_t *bitmap);
+/* The operand layout from which the shape op of bitmap gives R: R's bits mapped back, those with
+ * no operand bit (a broadcast's new ones) dropped. */
+void tl_project(tl_layout *out, const tl_layout *R, const int32_t *bitmap, const oxide_type *operand);
 
 /* ---- assign.c ---- */
 oxide_status tl_assign(tl *T);

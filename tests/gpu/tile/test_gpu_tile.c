@@ -309,6 +309,62 @@ static void test_colsum(void) {
     oxide_loaded_module_destroy(lm);
 }
 
+/* examples/tile/attention_fwd.oxir against attention computed here in double, for S not a
+ * multiple of the 64-row blocks, causal and not. */
+static void test_attention(int causal) {
+    enum { BH = 3, S = 200, D = 64 };
+    size_t len;
+    char *ir = read_data("attention_fwd.oxir", &len);
+    oxide_loaded_module *lm = NULL;
+    oxide_kernel *k = load(ir, "attention_fwd", &lm);
+    free(ir);
+    if (!k)
+        return;
+    size_t n = (size_t)BH * S * D;
+    uint16_t *q = malloc(2 * n), *kk = malloc(2 * n), *v = malloc(2 * n), *o = malloc(2 * n);
+    for (size_t i = 0; i < n; i++)
+        q[i] = to_bf16(rng_f32()), kk[i] = to_bf16(rng_f32()), v[i] = to_bf16(rng_f32()), o[i] = 0x7fc0;
+    int64_t d[3] = {BH, S, D}, st[3] = {(int64_t)S * D, D, 1};
+    view vq = upload(q, 2 * n, OXIDE_SCALAR_BF16, 3, d, st, 0), vk = upload(kk, 2 * n, OXIDE_SCALAR_BF16, 3, d, st, 0),
+         vv = upload(v, 2 * n, OXIDE_SCALAR_BF16, 3, d, st, 0), vo = upload(o, 2 * n, OXIDE_SCALAR_BF16, 3, d, st, 0);
+    view *vs[4] = {&vq, &vk, &vv, &vo};
+    oxide_arg extra[2] = {oxide_arg_f32((float)(1.4426950408889634 / sqrt((double)D))), oxide_arg_i32(causal)};
+    uint32_t grid[3] = {(S + 63) / 64, BH, 1};
+    run(k, grid, vs, 4, extra, 2);
+    OK(oxide_memcpy_dtoh(dev, o, addr(&vo), 2 * n));
+    int bad = 0;
+    double worst = 0, *p = malloc(sizeof *p * S);
+    for (int h = 0; h < BH; h++)
+        for (int i = 0; i < S; i++) {
+            const uint16_t *qi = q + ((size_t)h * S + i) * D;
+            double mx = -INFINITY, sum = 0;
+            int last = causal ? i : S - 1;
+            for (int j = 0; j <= last; j++) {
+                const uint16_t *kj = kk + ((size_t)h * S + j) * D;
+                double dot = 0;
+                for (int c = 0; c < D; c++)
+                    dot += (double)from_bf16(qi[c]) * from_bf16(kj[c]);
+                p[j] = dot / sqrt((double)D);
+                mx = p[j] > mx ? p[j] : mx;
+            }
+            for (int j = 0; j <= last; j++)
+                sum += p[j] = exp(p[j] - mx);
+            for (int c = 0; c < D; c++) {
+                double acc = 0;
+                for (int j = 0; j <= last; j++)
+                    acc += p[j] * from_bf16(v[((size_t)h * S + j) * D + c]);
+                double want = acc / sum, got = from_bf16(o[((size_t)h * S + i) * D + c]);
+                double err = fabs(got - want) / (fabs(want) + 0.05);
+                worst = err > worst ? err : worst;
+                bad += !(err < 3e-2);
+            }
+        }
+    CHECK(bad == 0, "attention (causal %d): %d of %zu wrong (worst relative error %.3g)", causal, bad, n, worst);
+    free(p), free(q), free(kk), free(v), free(o);
+    oxide_buffer_free(vq.buf), oxide_buffer_free(vk.buf), oxide_buffer_free(vv.buf), oxide_buffer_free(vo.buf);
+    oxide_loaded_module_destroy(lm);
+}
+
 int main(void) {
     gpu_require();
     rng_seed();
@@ -324,6 +380,8 @@ int main(void) {
     test_matmul(1, 16, 16, 16, 16, 16, 16);
     test_softmax();
     test_colsum();
+    test_attention(0);
+    test_attention(1);
     oxide_context_destroy(ctx);
     char fig[64];
     snprintf(fig, sizeof fig, "tile kernels on %s", target);
