@@ -22,7 +22,7 @@ NAMES = sorted(p.stem for p in EXAMPLES.glob("tile_*.py"))
 
 @pytest.fixture(scope="module")
 def torch(device):
-    torch = pytest.importorskip("torch", reason="the tile GPU tests compare with torch")
+    torch = pytest.importorskip("torch", reason="torch is not importable, and the tile GPU tests compare with torch")
     if not torch.cuda.is_available():
         pytest.skip("torch sees no CUDA device")
     return torch
@@ -97,7 +97,7 @@ def test_example_on_gpu_matches_torch_and_interpreter(name, torch, device):
 
 
 def test_cupy_launch(device):
-    cupy = pytest.importorskip("cupy", reason="the CuPy launch needs cupy")
+    cupy = pytest.importorskip("cupy", reason="cupy is not importable (the CuPy launch)")
     _, kernel = example("tile_column_sum")
     x = np.random.default_rng(11).standard_normal((333, 150)).astype(np.float32)
     dx, dout = cupy.asarray(x), cupy.full(150, 7.0, dtype=cupy.float32)
