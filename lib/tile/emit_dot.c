@@ -1,43 +1,72 @@
-/* tile.dot on the general path: both operands go to shared memory with K contiguous (A as
- * [M][K], B transposed to [N][K]), so that ldmatrix without .trans gives the mma.sync fragments
- * for 16-bit (m16n8k16) and 8-bit (m16n8k32, sm_89+) elements alike: either way a fragment row
- * is 16 bytes of K; each warp owns a (M/wm) x (N/wn) block of m16n8 atoms of
- * the accumulator (tl_mma), which stays in registers. Rows are padded by 16 bytes so the eight
- * row addresses of one ldmatrix fall in different banks. */
+/* tile.dot on the general path. Both operands go to shared memory, then each warp reads the
+ * mma.sync fragments of its atoms with ldmatrix and issues m16n8k16 (bf16, f16) or m16n8k32
+ * (fp8, sm_89+) per 32 bytes of K; the accumulator (tl_mma: each warp a (M/wm) x (N/wn) block of
+ * m16n8 atoms) stays in registers. An operand is stored with K contiguous (A as [M][K], B as
+ * [N][K]) and read with plain ldmatrix -- what 8-bit elements need -- or, for 16-bit elements
+ * whose registers run along M (A) or N (B), the other way round and read with ldmatrix.trans, so
+ * that each thread writes its registers with 16-byte stores either way. Rows are padded by 16
+ * bytes so the eight row addresses of one ldmatrix fall in different banks. */
 #include "lower.h"
 
-/* Writes tile value v to shared memory at base + off: element (b, r, c) of a [B,] R x C tile at
- * byte b*bstride + r*rstride + c*cstride. */
-static void write_operand(tl *T, const oxide_value *v, oxide_value *base, uint32_t off, uint32_t bstride,
-                          uint32_t rstride, uint32_t cstride) {
+static const tl_layout *layout_of(tl *T, const oxide_value *v, tl_layout *tmp) {
     tl_val *x = tl_val_of(T, v);
-    tl_layout L;
-    if (x->uniform)
-        tl_blocked(&L, v->type, T->warps);
-    else
-        L = x->L;
+    if (!x->uniform)
+        return &x->L;
+    tl_blocked(tmp, v->type, T->warps);
+    return tmp;
+}
+
+/* Writes tile value v to shared memory at base + off: element (b, r, c) of a [B,] R x C tile at
+ * byte b*st[0] + r*st[1] + c*st[2]. Registers that are neighbours in memory go out together, up
+ * to 16 bytes (the offsets are multiples of the width: rows are 16-byte multiples). */
+static void write_operand(tl *T, const oxide_value *v, oxide_value *base, uint32_t off, const uint32_t st3[3],
+                          uint32_t es) {
+    tl_layout tmp, L = *layout_of(T, v, &tmp);
     oxide_value **regs = tl_regs_in(T, v, &L);
     oxide_value *c[3];
     tl_thread_coords(T, &L, c);
     uint32_t rank = L.rank;
-    uint32_t strides[3] = {bstride, rstride, cstride};
-    const uint32_t *st = strides + (3 - rank);
+    const uint32_t *st = st3 + (3 - rank);
     oxide_value *tb = tl_int(T, T->ti32, off);
     for (uint32_t d = 0; d < rank; d++)
         tb = tl_op2(T, OXIDE_OP_ADD, tb, tl_op2(T, OXIDE_OP_MUL, c[d], tl_int(T, T->ti32, st[d])));
-    for (uint32_t g = 0; regs && g < 1u << L.nreg && !T->st; g++) {
+    uint32_t vb = 0;
+    for (uint32_t d = 0; d < rank; d++)
+        if (st[d] == es)
+            vb = tl_run_along(&L, d);
+    while ((es << vb) > 16)
+        vb--;
+    uint32_t n = 1u << vb;
+    oxide_type *et = tl_elem(T, v->type), *vt = NULL, *it = NULL;
+    oxide_type_kind ik = es * n == 16  ? OXIDE_TYPE_I128
+                         : es * n == 8 ? OXIDE_TYPE_I64
+                         : es * n == 4 ? OXIDE_TYPE_I32
+                                       : OXIDE_TYPE_I16;
+    if (n > 1 && (oxide_type_vector(T->ctx, et, n, &vt) || oxide_type_scalar(T->ctx, ik, &it)))
+        n = 1;
+    for (uint32_t g = 0; regs && g < 1u << L.nreg && !T->st; g += n) {
         uint32_t e = tl_reg_elem(&L, g), k = 0;
         for (uint32_t d = 0; d < rank; d++)
             k += (e >> tl_dim_off(L.shape, rank, d) & (L.shape[d] - 1)) * st[d];
         oxide_value *p = tl_smem_elem(T, base, tl_op2(T, OXIDE_OP_ADD, tb, tl_int(T, T->ti32, k)), T->ti8);
-        oxide_value *o[2] = {regs[g], p};
-        tl_op(T, OXIDE_OP_STORE, o, 2, NULL, NULL, 0);
+        oxide_value *val = regs[g];
+        if (n > 1) {
+            /* a vector to insert into: the bits of an integer 0 (constants are scalars) */
+            val = tl_cast(T, OXIDE_OP_BITCAST, tl_int(T, it, 0), vt);
+            for (uint32_t i = 0; i < n; i++) {
+                oxide_value *o[2] = {val, regs[g + i]};
+                val = tl_imm_op(T, OXIDE_OP_INSERT, i, NULL, o, 2);
+            }
+        }
+        oxide_value *o[2] = {val, p};
+        oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = es * n};
+        tl_op(T, OXIDE_OP_STORE, o, 2, NULL, &al, 1);
     }
 }
 
-static oxide_value *ldmatrix(tl *T, oxide_value *base, oxide_value *byte, oxide_type *vt) {
+static oxide_value *ldmatrix(tl *T, bool trans, oxide_value *base, oxide_value *byte, oxide_type *vt) {
     oxide_value *p = tl_smem_elem(T, base, byte, T->ti8);
-    return tl_op(T, OXIDE_OP_LDMATRIX, &p, 1, vt, NULL, 0);
+    return tl_op(T, trans ? OXIDE_OP_LDMATRIX_TRANS : OXIDE_OP_LDMATRIX, &p, 1, vt, NULL, 0);
 }
 
 static oxide_value *extract(tl *T, oxide_value *v, uint32_t i, oxide_type *et) {
@@ -63,20 +92,27 @@ void tl_emit_dot(tl *T, const oxide_inst *in) {
                 : (b4 ? OXIDE_OP_MMA_E5M2_E4M3 : OXIDE_OP_MMA_E5M2_E5M2);
     }
     /* one mma step takes 32 bytes of K: 16 elements of 16 bits, 32 of fp8 */
-    uint32_t esize = fp8 ? 1 : 2, kstep = 32 / esize, pitch = K * esize + 16;
+    uint32_t esize = fp8 ? 1 : 2, kstep = 32 / esize;
     if (K % kstep) {
         tl_fail(T, OXIDE_ERROR_UNSUPPORTED, "an fp8 tile.dot needs K to be a multiple of 32, got K=%u", K);
         return;
     }
-    uint32_t size_a = batch * M * pitch, size_b = batch * N * pitch;
+    /* orientation: K contiguous unless a 16-bit operand's registers run along M (A) or N (B) */
+    tl_layout la_, lb_;
+    const tl_layout *LA = layout_of(T, av, &la_), *LB = layout_of(T, bv, &lb_);
+    bool ta = !fp8 && tl_run_along(LA, rank - 2) > tl_run_along(LA, rank - 1);
+    bool tb = !fp8 && tl_run_along(LB, rank - 1) > tl_run_along(LB, rank - 2);
+    uint32_t pa = (ta ? M : K) * esize + 16, pb = (tb ? N : K) * esize + 16;
+    uint32_t bsa = (ta ? K : M) * pa, bsb = (tb ? K : N) * pb, size_a = batch * bsa, size_b = batch * bsb;
     /* the accumulator first: a conversion of it would reuse the scratch the operands go to */
     oxide_value **acc = tl_regs_in(T, in->operands[2], &r->L);
     oxide_value *base = tl_smem_at(T, (uint64_t)size_a + size_b);
     if (!(r->regs = tl_new_regs(T, &r->L)) || !acc)
         return;
     tl_barrier(T);
-    write_operand(T, av, base, 0, M * pitch, pitch, esize);
-    write_operand(T, bv, base, size_a, N * pitch, esize, pitch); /* (k, n) at n*pitch + k */
+    uint32_t sa[3] = {bsa, ta ? esize : pa, ta ? pa : esize}, sb[3] = {bsb, tb ? pb : esize, tb ? esize : pb};
+    write_operand(T, av, base, 0, sa, esize);
+    write_operand(T, bv, base, size_a, sb, esize);
     tl_barrier(T);
 
     uint32_t wm, wn;
@@ -88,17 +124,40 @@ void tl_emit_dot(tl *T, const oxide_inst *in) {
     oxide_value *lr = tl_op2(T, OXIDE_OP_AND, T->lane, tl_int(T, T->ti32, 7));
     oxide_value *q = tl_op2(T, OXIDE_OP_LSHR, T->lane, tl_int(T, T->ti32, 3));
     oxide_value *q1 = tl_op2(T, OXIDE_OP_AND, q, tl_int(T, T->ti32, 1));
-    oxide_value *q2 = tl_op2(T, OXIDE_OP_LSHR, q, tl_int(T, T->ti32, 1));
-    oxide_value *q2b = tl_op2(T, OXIDE_OP_AND, q2, tl_int(T, T->ti32, 1));
-    /* ldmatrix.x4 for A: lane l gives row (l/8 & 1)*8 + l%8 of matrix l/8, at k byte (l/16)*16;
-     * x2 for B: row l%8 (an n), at k byte (l/8 & 1)*16 */
-    oxide_value *rowa = tl_op2(T, OXIDE_OP_ADD, tl_op2(T, OXIDE_OP_MUL, wr, tl_int(T, T->ti32, WM)),
-                               tl_op2(T, OXIDE_OP_ADD, tl_op2(T, OXIDE_OP_SHL, q1, tl_int(T, T->ti32, 3)), lr));
-    oxide_value *la = tl_op2(T, OXIDE_OP_ADD, tl_op2(T, OXIDE_OP_MUL, rowa, tl_int(T, T->ti32, pitch)),
-                             tl_op2(T, OXIDE_OP_SHL, q2b, tl_int(T, T->ti32, 4)));
-    oxide_value *rowb = tl_op2(T, OXIDE_OP_ADD, tl_op2(T, OXIDE_OP_MUL, wc, tl_int(T, T->ti32, WN)), lr);
-    oxide_value *lb = tl_op2(T, OXIDE_OP_ADD, tl_op2(T, OXIDE_OP_MUL, rowb, tl_int(T, T->ti32, pitch)),
-                             tl_op2(T, OXIDE_OP_SHL, q1, tl_int(T, T->ti32, 4)));
+    oxide_value *q2 =
+        tl_op2(T, OXIDE_OP_AND, tl_op2(T, OXIDE_OP_LSHR, q, tl_int(T, T->ti32, 1)), tl_int(T, T->ti32, 1));
+    oxide_value *m0 = tl_op2(T, OXIDE_OP_MUL, wr, tl_int(T, T->ti32, WM));
+    oxide_value *n0 = tl_op2(T, OXIDE_OP_MUL, wc, tl_int(T, T->ti32, WN));
+    /* The row address lane l gives ldmatrix. A, x4: matrix l/8 covers rows (l/8 & 1)*8.. of M and
+     * k (l/16)*8..: stored [M][K], row m = m0 + (l/8 & 1)*8 + l%8 at k byte (l/16)*16; stored
+     * [K][M] (.trans), row k = (l/16)*8 + l%8 at m = m0 + (l/8 & 1)*8. B, x2: matrix l/8 & 1
+     * covers k (l/8 & 1)*8..: stored [N][K], row n = n0 + l%8 at k byte (l/8 & 1)*16; stored
+     * [K][N] (.trans), row k = (l/8 & 1)*8 + l%8 at n = n0. */
+    oxide_value *e8 = tl_int(T, T->ti32, 8), *e16 = tl_int(T, T->ti32, 16);
+    oxide_value *la, *lb;
+    if (!ta)
+        la = tl_op2(T, OXIDE_OP_ADD,
+                    tl_op2(T, OXIDE_OP_MUL,
+                           tl_op2(T, OXIDE_OP_ADD, m0, tl_op2(T, OXIDE_OP_ADD, tl_op2(T, OXIDE_OP_MUL, q1, e8), lr)),
+                           tl_int(T, T->ti32, pa)),
+                    tl_op2(T, OXIDE_OP_MUL, q2, e16));
+    else
+        la = tl_op2(T, OXIDE_OP_ADD,
+                    tl_op2(T, OXIDE_OP_MUL, tl_op2(T, OXIDE_OP_ADD, tl_op2(T, OXIDE_OP_MUL, q2, e8), lr),
+                           tl_int(T, T->ti32, pa)),
+                    tl_op2(T, OXIDE_OP_MUL, tl_op2(T, OXIDE_OP_ADD, m0, tl_op2(T, OXIDE_OP_MUL, q1, e8)),
+                           tl_int(T, T->ti32, esize)));
+    if (!tb)
+        lb = tl_op2(T, OXIDE_OP_ADD, tl_op2(T, OXIDE_OP_MUL, tl_op2(T, OXIDE_OP_ADD, n0, lr), tl_int(T, T->ti32, pb)),
+                    tl_op2(T, OXIDE_OP_MUL, q1, e16));
+    else
+        lb = tl_op2(T, OXIDE_OP_ADD,
+                    tl_op2(T, OXIDE_OP_MUL, tl_op2(T, OXIDE_OP_ADD, tl_op2(T, OXIDE_OP_MUL, q1, e8), lr),
+                           tl_int(T, T->ti32, pb)),
+                    tl_op2(T, OXIDE_OP_MUL, n0, tl_int(T, T->ti32, esize)));
+    /* per step of K (kstep elements, 32 bytes) and per atom, what the addresses move by */
+    uint32_t ka_step = ta ? kstep * pa : 32, kb_step = tb ? kstep * pb : 32;
+    uint32_t mi_step = ta ? 16 * esize : 16 * pa, ni_step = tb ? 8 * esize : 8 * pb;
     oxide_type *v4i, *v2i, *v4f;
     oxide_type_vector(T->ctx, T->ti32, 4, &v4i);
     oxide_type_vector(T->ctx, T->ti32, 2, &v2i);
@@ -122,11 +181,13 @@ void tl_emit_dot(tl *T, const oxide_inst *in) {
                 cv[a] = insert(T, cv[a], acc[r0 | j], j);
         }
         for (uint32_t ks = 0; ks < K / kstep && !T->st; ks++) {
-            uint32_t ka = bb * M * pitch + ks * kstep * esize, kb = size_a + bb * N * pitch + ks * kstep * esize;
+            uint32_t ka = bb * bsa + ks * ka_step, kb = size_a + bb * bsb + ks * kb_step;
             for (uint32_t mi = 0; mi < am; mi++)
-                av4[mi] = ldmatrix(T, base, tl_op2(T, OXIDE_OP_ADD, la, tl_int(T, T->ti32, ka + mi * 16 * pitch)), v4i);
+                av4[mi] =
+                    ldmatrix(T, ta, base, tl_op2(T, OXIDE_OP_ADD, la, tl_int(T, T->ti32, ka + mi * mi_step)), v4i);
             for (uint32_t ni = 0; ni < an; ni++)
-                bv2[ni] = ldmatrix(T, base, tl_op2(T, OXIDE_OP_ADD, lb, tl_int(T, T->ti32, kb + ni * 8 * pitch)), v2i);
+                bv2[ni] =
+                    ldmatrix(T, tb, base, tl_op2(T, OXIDE_OP_ADD, lb, tl_int(T, T->ti32, kb + ni * ni_step)), v2i);
             for (uint32_t a = 0; a < am * an; a++) {
                 oxide_value *o[3] = {av4[a / an], bv2[a % an], cv[a]};
                 cv[a] = tl_op(T, op, o, 3, NULL, NULL, 0);

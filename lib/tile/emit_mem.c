@@ -95,6 +95,79 @@ static oxide_value **scratch(tl *T, const tl_layout *L) {
     return r;
 }
 
+oxide_value *tl_pack(tl *T, oxide_value *const *elems, uint32_t n) {
+    oxide_type *et = elems[0] ? elems[0]->type : NULL, *vt = NULL, *it = NULL;
+    unsigned bits = et ? n * oxide__type_bits(et) : 0;
+    oxide_type_kind ik = bits == 128 ? OXIDE_TYPE_I128 : bits == 64 ? OXIDE_TYPE_I64 : OXIDE_TYPE_I32;
+    if (!et || (bits != 128 && bits != 64 && bits != 32) || oxide_type_vector(T->ctx, et, n, &vt) ||
+        oxide_type_scalar(T->ctx, ik, &it)) {
+        tl_fail(T, OXIDE_ERROR_CODEGEN, "no %u-element vector of %s", n, et ? et->name : "?");
+        return NULL;
+    }
+    /* a vector to insert into: the bits of an integer 0 (constants are scalars) */
+    oxide_value *v = tl_cast(T, OXIDE_OP_BITCAST, tl_int(T, it, 0), vt);
+    for (uint32_t i = 0; i < n; i++) {
+        oxide_value *o[2] = {v, elems[i]};
+        v = tl_imm_op(T, OXIDE_OP_INSERT, i, NULL, o, 2);
+    }
+    return v;
+}
+
+/* Registers per vector access along the last dim of L (16 bytes at most, 4 at least), else 1. */
+static uint32_t vec_regs(const tl_layout *L, uint32_t es) {
+    uint32_t vb = tl_run_along(L, L->rank - 1);
+    while ((es << vb) > 16)
+        vb--;
+    return (es << vb) >= 4 ? 1u << vb : 1;
+}
+
+/* Whether this thread's whole access can go as vectors of n: the last dim has stride 1, every
+ * element is in bounds and each group's first address is aligned to the vector's size. */
+static oxide_value *vector_ok(tl *T, const oxide_inst *in, const tl_layout *L, oxide_value **inb, oxide_value **ptr,
+                              uint32_t n, uint32_t es) {
+    const tl_tensor *t = &T->tensors[in->operands[0]->index];
+    oxide_value *ok = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, t->stride[t->rank - 1], tl_int(T, T->ti64, 1));
+    for (uint32_t g = 0; g < 1u << L->nreg && !T->st; g++) {
+        ok = tl_op2(T, OXIDE_OP_AND, ok, inb[g]);
+        if (g % n)
+            continue;
+        oxide_value *a = tl_cast(T, OXIDE_OP_PTRTOINT, ptr[g], T->ti64);
+        oxide_value *lo = tl_op2(T, OXIDE_OP_AND, a, tl_int(T, T->ti64, n * es - 1));
+        ok = tl_op2(T, OXIDE_OP_AND, ok, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, lo, tl_int(T, T->ti64, 0)));
+    }
+    return ok;
+}
+
+/* Ends the current block with a branch on cond to two new blocks, and makes a third, where both
+ * go on, with n parameters of type t (their values in *joined); *fast and *slow get the two. */
+static bool split(tl *T, oxide_value *cond, oxide_block **fast, oxide_block **slow, oxide_block **join, oxide_type *t,
+                  uint32_t n, oxide_value **joined) {
+    oxide_type **types = n ? oxide__alloc(&T->out->arena, n * sizeof *types) : NULL;
+    if (T->st || (n && !types)) {
+        tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
+        return false;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        types[i] = t;
+    oxide_status st = oxide_function_add_block(T->k, NULL, 0, fast, NULL);
+    if (!st)
+        st = oxide_function_add_block(T->k, NULL, 0, slow, NULL);
+    if (!st)
+        st = oxide_function_add_block(T->k, types, n, join, n ? joined : NULL);
+    if (!st)
+        st = oxide_build_cond_br(T->b, cond, *fast, NULL, 0, *slow, NULL, 0);
+    if (st) {
+        tl_fail(T, OXIDE_ERROR_CODEGEN, "the lowering built an invalid branch: %s", oxide_last_error());
+        return false;
+    }
+    return true;
+}
+
+static void go_to(tl *T, oxide_block *to, oxide_value *const *args, uint32_t n) {
+    if (!T->st && oxide_build_br(T->b, to, args, n))
+        tl_fail(T, OXIDE_ERROR_CODEGEN, "the lowering built an invalid branch: %s", oxide_last_error());
+}
+
 void tl_emit_load(tl *T, const oxide_inst *in) {
     tl_val *r = tl_val_of(T, in->result);
     oxide_type *et = tl_elem(T, in->result->type);
@@ -112,10 +185,32 @@ void tl_emit_load(tl *T, const oxide_inst *in) {
     if (!(r->regs = tl_new_regs(T, &r->L)) || !inb || !ptr)
         return;
     addresses(T, in, &r->L, inb, ptr, et, false, false);
-    oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = bytes_of(T, et)};
-    for (uint32_t g = 0; g < 1u << r->L.nreg && !T->st; g++) {
+    uint32_t es = bytes_of(T, et), n = vec_regs(&r->L, es), nregs = 1u << r->L.nreg;
+    oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = es};
+    oxide_block *fast = NULL, *slow = NULL, *join = NULL;
+    oxide_value **vals = r->regs;
+    /* a thread whose elements are all inside a tensor with contiguous rows loads vectors */
+    if (n > 1 && (vals = scratch(T, &r->L)) &&
+        split(T, vector_ok(T, in, &r->L, inb, ptr, n, es), &fast, &slow, &join, et, nregs, r->regs)) {
+        oxide_type *vt = NULL;
+        oxide_type_vector(T->ctx, et, n, &vt);
+        oxide_attr val = {.key = OXIDE_ATTR_ALIGN, .i = es * n};
+        T->b = fast;
+        for (uint32_t g = 0; g < nregs && !T->st; g += n) {
+            oxide_value *v = tl_op(T, OXIDE_OP_LOAD, &ptr[g], 1, vt, &val, 1);
+            for (uint32_t i = 0; i < n; i++)
+                vals[g + i] = tl_imm_op(T, OXIDE_OP_EXTRACT, i, et, &v, 1);
+        }
+        go_to(T, join, vals, nregs);
+        T->b = slow;
+    }
+    for (uint32_t g = 0; g < nregs && !T->st; g++) {
         oxide_value *v = tl_op(T, OXIDE_OP_LOAD, &ptr[g], 1, et, &al, 1);
-        r->regs[g] = tl_sel(T, inb[g], v, pad);
+        vals[g] = tl_sel(T, inb[g], v, pad);
+    }
+    if (join) {
+        go_to(T, join, vals, nregs);
+        T->b = join;
     }
 }
 
@@ -133,12 +228,28 @@ void tl_emit_store(tl *T, const oxide_inst *in, bool atomic) {
         return;
     /* a plain store may write the same value from every copy; an atomic add must not */
     addresses(T, in, &L, inb, ptr, et, true, atomic);
-    oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = bytes_of(T, et)};
-    for (uint32_t g = 0; g < 1u << L.nreg && !T->st; g++) {
+    uint32_t es = bytes_of(T, et), n = atomic ? 1 : vec_regs(&L, es), nregs = 1u << L.nreg;
+    oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = es};
+    oxide_block *fast = NULL, *slow = NULL, *join = NULL;
+    if (n > 1 && split(T, vector_ok(T, in, &L, inb, ptr, n, es), &fast, &slow, &join, NULL, 0, NULL)) {
+        oxide_attr val = {.key = OXIDE_ATTR_ALIGN, .i = es * n};
+        T->b = fast;
+        for (uint32_t g = 0; g < nregs && !T->st; g += n) {
+            oxide_value *o[2] = {tl_pack(T, &v[g], n), ptr[g]};
+            tl_op(T, OXIDE_OP_STORE, o, 2, NULL, &val, 1);
+        }
+        go_to(T, join, NULL, 0);
+        T->b = slow;
+    }
+    for (uint32_t g = 0; g < nregs && !T->st; g++) {
         oxide_value *o[2] = {atomic ? ptr[g] : v[g], atomic ? v[g] : ptr[g]};
         if (atomic)
             tl_op(T, OXIDE_OP_ATOMIC_ADD, o, 2, NULL, NULL, 0);
         else
             tl_op(T, OXIDE_OP_STORE, o, 2, NULL, &al, 1);
+    }
+    if (join) {
+        go_to(T, join, NULL, 0);
+        T->b = join;
     }
 }

@@ -209,3 +209,10 @@ void tl_layout_broadcast(tl_layout *out, const tl_layout *in, const oxide_type *
     }
     *out = o;
 }
+
+uint32_t tl_run_along(const tl_layout *L, uint32_t d) {
+    uint32_t lo = tl_dim_off(L->shape, L->rank, d), n = 0;
+    while (n < L->nreg && n < tl_bits(L->shape[d]) && L->reg[n] == (int8_t)(lo + n))
+        n++;
+    return n;
+}

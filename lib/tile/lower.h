@@ -87,6 +87,9 @@ void tl_mma_split(const oxide_type *tile, uint32_t warps, uint32_t *wm, uint32_t
 bool tl_layout_eq(const tl_layout *a, const tl_layout *b);
 /* a and b differ only in the order of register bits: perm[r] of b = register of a holding it. */
 bool tl_layout_regperm(const tl_layout *a, const tl_layout *b, uint32_t *perm);
+/* How many of L's low register bits run, in order, along the lowest element bits of dim d: the
+ * registers that are neighbours along it (a vector access). */
+uint32_t tl_run_along(const tl_layout *L, uint32_t d);
 /* Element number bits a register of L sets. */
 uint32_t tl_reg_elem(const tl_layout *L, uint32_t r);
 /* The layout of a shape-changing op's result from its operand's. */
@@ -132,6 +135,8 @@ oxide_value *tl_smem_elem(tl *T, oxide_value *base, oxide_value *index_i32, oxid
 /* ---- emit_mem.c ---- */
 void tl_emit_load(tl *T, const oxide_inst *in);
 void tl_emit_store(tl *T, const oxide_inst *in, bool atomic);
+/* A vector of the n scalars (32, 64 or 128 bits in all). */
+oxide_value *tl_pack(tl *T, oxide_value *const *elems, uint32_t n);
 /* Registers of src (layout a) rearranged into layout b through shared memory. */
 oxide_value **tl_convert(tl *T, oxide_value **src, const tl_layout *a, const tl_layout *b, oxide_type *elem);
 
