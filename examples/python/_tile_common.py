@@ -1,12 +1,18 @@
-"""What every tile example does once its kernel is defined: on a GPU it runs the kernel on torch
-tensors and compares with torch; without one it runs the kernel in oxide's tile interpreter on
-NumPy arrays and compares with NumPy; where neither can run it says why and exits 0."""
+"""What every tile example does once its kernel is defined: on a GPU it launches the kernel on
+torch tensors (kernel[grid](...)) and compares with torch; without one it runs the kernel in
+oxide's tile interpreter on NumPy arrays and compares with NumPy; where neither can run it says
+why and exits 0. Each example's gpu_case(torch) returns the Case of its launch, which
+tests/bindings/python/test_tile_gpu.py runs too (on the GPU and, on the same inputs, in the
+interpreter)."""
 import os
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bindings", "python"))
+try:
+    import oxide  # noqa: F401  (an installed oxide: pip install ./bindings/python, or the GPU pack's wheel)
+except ImportError:  # the checkout's package, where its extension was built in place
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bindings", "python"))
 
 
 def np_dtype(name):
@@ -24,8 +30,25 @@ def check(name, got, want, rtol, atol):
         raise SystemExit(f"{name}: FAILED, max abs error {err:.4g} (rtol {rtol}, atol {atol})")
 
 
-def main(name, gpu, interp):
-    """gpu(torch) and interp(np) run the kernel and check it; each raises on a mismatch."""
+class Case:
+    """One launch: kernel[grid](*args, **kwargs) writes out (one of args), which should match want
+    (computed by torch on the same inputs) within rtol and atol."""
+
+    def __init__(self, grid, args, kwargs, out, want, rtol, atol):
+        self.grid, self.args, self.kwargs, self.out = grid, args, kwargs, out
+        self.want, self.rtol, self.atol = want, rtol, atol
+
+
+def run_gpu(name, kernel, case, torch):
+    """Launches the case and checks its output against torch's."""
+    kernel[case.grid](*case.args, **case.kwargs)
+    torch.cuda.synchronize()
+    check(name, case.out.float().cpu(), case.want.float().cpu(), case.rtol, case.atol)
+
+
+def main(name, kernel, gpu_case, interp):
+    """gpu_case(torch) makes the GPU launch (run_gpu checks it), interp(np) runs the kernel in the
+    interpreter and checks it; each raises on a mismatch."""
     import oxide
     reason = oxide.no_gpu_reason()
     if reason is None:
@@ -34,7 +57,7 @@ def main(name, gpu, interp):
         except ImportError:
             reason = "torch is not installed"
         else:
-            gpu(torch)
+            run_gpu(name, kernel, gpu_case(torch), torch)
             print(f"{name}: ok on the GPU, matches torch")
             return
     if not hasattr(oxide, "interpret"):

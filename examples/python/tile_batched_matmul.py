@@ -1,5 +1,5 @@
 """Batched matmul on a 3-D grid: c[z] = a[z] @ b[z] for every batch z (program_id(2))."""
-from _tile_common import check, main, np_dtype
+from _tile_common import Case, check, main, np_dtype
 
 import oxide.tile as ot
 
@@ -18,13 +18,12 @@ def bmm(a, b, c, BM: ot.constexpr, BN: ot.constexpr, BK: ot.constexpr):
 Z, M, N, K = 3, 70, 90, 48
 
 
-def gpu(torch):
+def gpu_case(torch):
     a = torch.randn(Z, M, K, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(Z, K, N, device="cuda", dtype=torch.bfloat16)
     c = torch.empty(Z, M, N, device="cuda", dtype=torch.bfloat16)
-    bmm[(ot.cdiv(M, 64), ot.cdiv(N, 64), Z)](a, b, c, BM=64, BN=64, BK=16)
-    torch.cuda.synchronize()
-    check("bmm", c.float().cpu(), torch.bmm(a.float(), b.float()).cpu(), 2e-2, 5e-2)
+    return Case((ot.cdiv(M, 64), ot.cdiv(N, 64), Z), (a, b, c), dict(BM=64, BN=64, BK=16), c,
+                torch.bmm(a.float(), b.float()), 2e-2, 5e-2)
 
 
 def interp(np):
@@ -37,4 +36,4 @@ def interp(np):
 
 
 if __name__ == "__main__":
-    main("tile_batched_matmul", gpu, interp)
+    main("tile_batched_matmul", bmm, gpu_case, interp)

@@ -1,6 +1,6 @@
 """Column reduction: out[j] = sum over i of x[i, j], f32; each program sums BN columns, walking
 down the rows BM at a time."""
-from _tile_common import check, main
+from _tile_common import Case, check, main
 
 import oxide.tile as ot
 
@@ -17,12 +17,10 @@ def column_sum(x, out, BM: ot.constexpr, BN: ot.constexpr):
 M, N = 1000, 300
 
 
-def gpu(torch):
+def gpu_case(torch):
     x = torch.randn(M, N, device="cuda")
     out = torch.empty(N, device="cuda")
-    column_sum[ot.cdiv(N, 64)](x, out, BM=32, BN=64)
-    torch.cuda.synchronize()
-    check("column_sum", out.cpu(), x.sum(dim=0).cpu(), 1e-4, 1e-3)
+    return Case(ot.cdiv(N, 64), (x, out), dict(BM=32, BN=64), out, x.sum(dim=0), 1e-4, 1e-3)
 
 
 def interp(np):
@@ -33,4 +31,4 @@ def interp(np):
 
 
 if __name__ == "__main__":
-    main("tile_column_sum", gpu, interp)
+    main("tile_column_sum", column_sum, gpu_case, interp)

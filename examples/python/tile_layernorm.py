@@ -1,5 +1,5 @@
 """bf16 layernorm forward: y = (x - mean) / sqrt(var + eps) * w + b over each row, in f32."""
-from _tile_common import check, main, np_dtype
+from _tile_common import Case, check, main, np_dtype
 
 import oxide.tile as ot
 
@@ -28,15 +28,13 @@ def reference(np, x, w, b, eps):
     return (x - mean) / np.sqrt(var + eps) * w + b
 
 
-def gpu(torch):
+def gpu_case(torch):
     x = torch.randn(M, N, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(N, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(N, device="cuda", dtype=torch.bfloat16)
     y = torch.empty_like(x)
-    layernorm[ot.cdiv(M, 4)](x, w, b, y, 1e-5, R=4, BN=256)
-    torch.cuda.synchronize()
     want = torch.nn.functional.layer_norm(x.float(), (N,), w.float(), b.float(), 1e-5)
-    check("layernorm", y.float().cpu(), want.cpu(), 2e-2, 3e-2)
+    return Case(ot.cdiv(M, 4), (x, w, b, y, 1e-5), dict(R=4, BN=256), y, want, 2e-2, 3e-2)
 
 
 def interp(np):
@@ -50,4 +48,4 @@ def interp(np):
 
 
 if __name__ == "__main__":
-    main("tile_layernorm", gpu, interp)
+    main("tile_layernorm", layernorm, gpu_case, interp)

@@ -1,5 +1,5 @@
 """bf16 matmul of any shape: c[M, N] = a[M, K] @ b[K, N], accumulated in f32."""
-from _tile_common import check, main, np_dtype
+from _tile_common import Case, check, main, np_dtype
 
 import oxide.tile as ot
 
@@ -22,13 +22,11 @@ def grid(M, N, BM=64, BN=64):
 M, N, K = 200, 136, 72
 
 
-def gpu(torch):
+def gpu_case(torch):
     a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
     c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-    matmul[grid(M, N)](a, b, c, BM=64, BN=64, BK=32)
-    torch.cuda.synchronize()
-    check("matmul", c.float().cpu(), (a.float() @ b.float()).cpu(), 2e-2, 5e-2)
+    return Case(grid(M, N), (a, b, c), dict(BM=64, BN=64, BK=32), c, a.float() @ b.float(), 2e-2, 5e-2)
 
 
 def interp(np):
@@ -42,4 +40,4 @@ def interp(np):
 
 
 if __name__ == "__main__":
-    main("tile_matmul", gpu, interp)
+    main("tile_matmul", matmul, gpu_case, interp)

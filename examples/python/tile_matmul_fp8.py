@@ -1,6 +1,6 @@
 """fp8 (e4m3) matmul with per-tensor scales: a is M x K, b is given N x K (so c = a @ b.T), both
 fp8; c = scale_a * scale_b * (a @ b.T), in bf16."""
-from _tile_common import check, main, np_dtype
+from _tile_common import Case, check, main, np_dtype
 
 import oxide.tile as ot
 
@@ -19,13 +19,12 @@ def matmul_fp8(a, b, c, scale_a, scale_b, BM: ot.constexpr, BN: ot.constexpr, BK
 M, N, K = 96, 80, 128
 
 
-def gpu(torch):
+def gpu_case(torch):
     a = (torch.randn(M, K, device="cuda") * 4).to(torch.float8_e4m3fn)
     b = (torch.randn(N, K, device="cuda") * 4).to(torch.float8_e4m3fn)
     c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-    matmul_fp8[(ot.cdiv(M, 64), ot.cdiv(N, 64))](a, b, c, 0.25, 0.5, BM=64, BN=64, BK=64)
-    torch.cuda.synchronize()
-    check("matmul_fp8", c.float().cpu(), 0.125 * (a.float() @ b.float().T).cpu(), 2e-2, 1e-1)
+    return Case((ot.cdiv(M, 64), ot.cdiv(N, 64)), (a, b, c, 0.25, 0.5), dict(BM=64, BN=64, BK=64), c,
+                0.125 * (a.float() @ b.float().T), 2e-2, 1e-1)
 
 
 def interp(np):
@@ -39,4 +38,4 @@ def interp(np):
 
 
 if __name__ == "__main__":
-    main("tile_matmul_fp8", gpu, interp)
+    main("tile_matmul_fp8", matmul_fp8, gpu_case, interp)

@@ -1,5 +1,5 @@
 """Matmul + bias + GELU (the erf form), bf16 in and out: c = gelu(a @ b + bias)."""
-from _tile_common import check, main, np_dtype
+from _tile_common import Case, check, main, np_dtype
 
 import oxide.tile as ot
 
@@ -24,15 +24,13 @@ def reference(np, a, b, bias):
     return 0.5 * h * (1.0 + np.vectorize(erf)(h / np.sqrt(2.0)))
 
 
-def gpu(torch):
+def gpu_case(torch):
     a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
     bias = torch.randn(N, device="cuda", dtype=torch.bfloat16)
     c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-    matmul_gelu[(ot.cdiv(M, 64), ot.cdiv(N, 64))](a, b, bias, c, BM=64, BN=64, BK=32)
-    torch.cuda.synchronize()
     want = torch.nn.functional.gelu(a.float() @ b.float() + bias.float())
-    check("matmul_gelu", c.float().cpu(), want.cpu(), 2e-2, 5e-2)
+    return Case((ot.cdiv(M, 64), ot.cdiv(N, 64)), (a, b, bias, c), dict(BM=64, BN=64, BK=32), c, want, 2e-2, 5e-2)
 
 
 def interp(np):
@@ -46,4 +44,4 @@ def interp(np):
 
 
 if __name__ == "__main__":
-    main("tile_matmul_gelu", gpu, interp)
+    main("tile_matmul_gelu", matmul_gelu, gpu_case, interp)

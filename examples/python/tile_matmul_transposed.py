@@ -1,5 +1,5 @@
 """Matmul with a transposed operand: b is stored N x K (a linear layer's weight), c = a @ b.T."""
-from _tile_common import check, main, np_dtype
+from _tile_common import Case, check, main, np_dtype
 
 import oxide.tile as ot
 
@@ -18,13 +18,12 @@ def matmul_nt(a, b, c, BM: ot.constexpr, BN: ot.constexpr, BK: ot.constexpr):
 M, N, K = 100, 150, 96
 
 
-def gpu(torch):
+def gpu_case(torch):
     a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
     c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-    matmul_nt[(ot.cdiv(M, 64), ot.cdiv(N, 64))](a, b, c, BM=64, BN=64, BK=32)
-    torch.cuda.synchronize()
-    check("matmul_nt", c.float().cpu(), (a.float() @ b.float().T).cpu(), 2e-2, 5e-2)
+    return Case((ot.cdiv(M, 64), ot.cdiv(N, 64)), (a, b, c), dict(BM=64, BN=64, BK=32), c, a.float() @ b.float().T,
+                2e-2, 5e-2)
 
 
 def interp(np):
@@ -37,4 +36,4 @@ def interp(np):
 
 
 if __name__ == "__main__":
-    main("tile_matmul_transposed", gpu, interp)
+    main("tile_matmul_transposed", matmul_nt, gpu_case, interp)

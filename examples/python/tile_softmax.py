@@ -1,5 +1,5 @@
 """Row softmax in f32: each program normalises R rows of up to C columns."""
-from _tile_common import check, main
+from _tile_common import Case, check, main
 
 import oxide.tile as ot
 
@@ -20,12 +20,10 @@ def reference(np, a):
     return e / e.sum(axis=1, keepdims=True)
 
 
-def gpu(torch):
+def gpu_case(torch):
     a = torch.randn(M, N, device="cuda")
     out = torch.empty_like(a)
-    softmax[ot.cdiv(M, 16)](a, out, R=16, C=512)
-    torch.cuda.synchronize()
-    check("softmax", out.cpu(), torch.softmax(a, dim=1).cpu(), 1e-5, 1e-6)
+    return Case(ot.cdiv(M, 16), (a, out), dict(R=16, C=512), out, torch.softmax(a, dim=1), 1e-5, 1e-6)
 
 
 def interp(np):
@@ -36,4 +34,4 @@ def interp(np):
 
 
 if __name__ == "__main__":
-    main("tile_softmax", gpu, interp)
+    main("tile_softmax", softmax, gpu_case, interp)

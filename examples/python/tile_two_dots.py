@@ -1,6 +1,6 @@
 """One tile feeding two dots (a SwiGLU feed-forward's first half): each tile of x is loaded once
 and multiplied by both the gate and the up weights; out = silu(x @ wg) * (x @ wu), in bf16."""
-from _tile_common import check, main, np_dtype
+from _tile_common import Case, check, main, np_dtype
 
 import oxide.tile as ot
 
@@ -26,15 +26,14 @@ def reference(np, x, wg, wu):
     return g / (1.0 + np.exp(-g)) * u
 
 
-def gpu(torch):
+def gpu_case(torch):
     x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
     wg = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
     wu = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
     out = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-    swiglu[(ot.cdiv(M, 64), ot.cdiv(N, 64))](x, wg, wu, out, BM=64, BN=64, BK=32)
-    torch.cuda.synchronize()
     g, u = x.float() @ wg.float(), x.float() @ wu.float()
-    check("swiglu", out.float().cpu(), (torch.nn.functional.silu(g) * u).cpu(), 2e-2, 1e-1)
+    return Case((ot.cdiv(M, 64), ot.cdiv(N, 64)), (x, wg, wu, out), dict(BM=64, BN=64, BK=32), out,
+                torch.nn.functional.silu(g) * u, 2e-2, 1e-1)
 
 
 def interp(np):
@@ -48,4 +47,4 @@ def interp(np):
 
 
 if __name__ == "__main__":
-    main("tile_two_dots", gpu, interp)
+    main("tile_two_dots", swiglu, gpu_case, interp)

@@ -73,6 +73,20 @@ static inline float rng_f32(void) { /* +-[0.5, 2) */
     float f = 0.5f + 1.5f * (float)(rng_u32() & 0xffffff) / (float)0x1000000;
     return (rng_u32() & 1) ? -f : f;
 }
+
+/* bf16 bit patterns of finite floats, rounded to nearest even, and back. */
+static inline uint16_t bf16_from_f32(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u += 0x7fff + (u >> 16 & 1);
+    return (uint16_t)(u >> 16);
+}
+static inline float f32_from_bf16(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
 static inline void rng_seed(void) { rng_state ^= (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull; }
 
 static inline double now_us(void) {

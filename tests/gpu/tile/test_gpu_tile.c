@@ -9,19 +9,6 @@ static oxide_device *dev;
 static oxide_context *ctx;
 static char target[16];
 
-static uint16_t to_bf16(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    u += 0x7fff + (u >> 16 & 1); /* round to nearest even (inputs are finite) */
-    return (uint16_t)(u >> 16);
-}
-static float from_bf16(uint16_t h) {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 /* Compiles ir and loads kernel name. */
 static oxide_kernel *load(const char *ir, const char *name, oxide_loaded_module **lm) {
     oxide_module *m = NULL;
@@ -179,14 +166,14 @@ static void test_matmul(uint32_t warps, uint32_t BM, uint32_t BN, uint32_t BK, i
     uint16_t *a = malloc(sizeof *a * M * K), *b = malloc(sizeof *b * K * N), *c = malloc(sizeof *c * M * N);
     float *want = calloc((size_t)M * N, sizeof *want), alpha = 0.75f;
     for (int i = 0; i < M * K; i++)
-        a[i] = to_bf16(rng_f32());
+        a[i] = bf16_from_f32(rng_f32());
     for (int i = 0; i < K * N; i++)
-        b[i] = to_bf16(rng_f32());
+        b[i] = bf16_from_f32(rng_f32());
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
             double s = 0;
             for (int q = 0; q < K; q++)
-                s += (double)from_bf16(a[i * K + q]) * from_bf16(b[q * N + j]);
+                s += (double)f32_from_bf16(a[i * K + q]) * f32_from_bf16(b[q * N + j]);
             want[i * N + j] = (float)(s * alpha);
         }
     memset(c, 0x55, sizeof *c * M * N);
@@ -202,7 +189,7 @@ static void test_matmul(uint32_t warps, uint32_t BM, uint32_t BN, uint32_t BK, i
     int bad = 0;
     double worst = 0;
     for (int i = 0; i < M * N; i++) {
-        double err = fabs(from_bf16(c[i]) - want[i]) / (fabs(want[i]) + 1.0);
+        double err = fabs(f32_from_bf16(c[i]) - want[i]) / (fabs(want[i]) + 1.0);
         worst = err > worst ? err : worst;
         bad += err > 1.6e-2;
     }
