@@ -6,6 +6,7 @@
 #include "../gpu_test.h"
 
 static oxide_device *dev;
+static const char *examples = OXIDE_TILE_EXAMPLES_DIR; /* argv[1]: examples/tile */
 static oxide_context *ctx;
 static char target[16];
 
@@ -301,7 +302,13 @@ static void test_colsum(void) {
 static void test_attention(int causal) {
     enum { BH = 3, S = 200, D = 64 };
     size_t len;
-    char *ir = read_data("attention_fwd.oxir", &len);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/attention_fwd.oxir", examples);
+    char *ir = check_read_file(path, &len);
+    if (!ir) {
+        CHECK(0, "cannot read %s (give the examples' folder as the argument)", path);
+        return;
+    }
     oxide_loaded_module *lm = NULL;
     oxide_kernel *k = load(ir, "attention_fwd", &lm);
     free(ir);
@@ -310,7 +317,8 @@ static void test_attention(int causal) {
     size_t n = (size_t)BH * S * D;
     uint16_t *q = malloc(2 * n), *kk = malloc(2 * n), *v = malloc(2 * n), *o = malloc(2 * n);
     for (size_t i = 0; i < n; i++)
-        q[i] = to_bf16(rng_f32()), kk[i] = to_bf16(rng_f32()), v[i] = to_bf16(rng_f32()), o[i] = 0x7fc0;
+        q[i] = bf16_from_f32(rng_f32()), kk[i] = bf16_from_f32(rng_f32()), v[i] = bf16_from_f32(rng_f32()),
+        o[i] = 0x7fc0;
     int64_t d[3] = {BH, S, D}, st[3] = {(int64_t)S * D, D, 1};
     view vq = upload(q, 2 * n, OXIDE_SCALAR_BF16, 3, d, st, 0), vk = upload(kk, 2 * n, OXIDE_SCALAR_BF16, 3, d, st, 0),
          vv = upload(v, 2 * n, OXIDE_SCALAR_BF16, 3, d, st, 0), vo = upload(o, 2 * n, OXIDE_SCALAR_BF16, 3, d, st, 0);
@@ -330,7 +338,7 @@ static void test_attention(int causal) {
                 const uint16_t *kj = kk + ((size_t)h * S + j) * D;
                 double dot = 0;
                 for (int c = 0; c < D; c++)
-                    dot += (double)from_bf16(qi[c]) * from_bf16(kj[c]);
+                    dot += (double)f32_from_bf16(qi[c]) * f32_from_bf16(kj[c]);
                 p[j] = dot / sqrt((double)D);
                 mx = p[j] > mx ? p[j] : mx;
             }
@@ -339,8 +347,8 @@ static void test_attention(int causal) {
             for (int c = 0; c < D; c++) {
                 double acc = 0;
                 for (int j = 0; j <= last; j++)
-                    acc += p[j] * from_bf16(v[((size_t)h * S + j) * D + c]);
-                double want = acc / sum, got = from_bf16(o[((size_t)h * S + i) * D + c]);
+                    acc += p[j] * f32_from_bf16(v[((size_t)h * S + j) * D + c]);
+                double want = acc / sum, got = f32_from_bf16(o[((size_t)h * S + i) * D + c]);
                 double err = fabs(got - want) / (fabs(want) + 0.05);
                 worst = err > worst ? err : worst;
                 bad += !(err < 3e-2);
@@ -352,7 +360,9 @@ static void test_attention(int causal) {
     oxide_loaded_module_destroy(lm);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc > 1)
+        examples = argv[1];
     gpu_require();
     rng_seed();
     int major, minor;

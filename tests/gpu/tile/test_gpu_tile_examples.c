@@ -57,6 +57,8 @@ typedef struct {
     int ns;
     double rtol, atol; /* |gpu - interp| <= rtol |interp| + atol inside the output views */
     int min_sm;
+    int has_i32; /* then one i32 scalar */
+    int32_t i32;
 } tcase;
 
 static size_t elem_size(oxide_scalar e) {
@@ -284,6 +286,8 @@ static void run_case(const tcase *c) {
         hargs[n] = oxide_arg_tensor(&b[i].hv), dargs[n] = oxide_arg_tensor(&b[i].dv);
     for (int i = 0; i < c->ns; i++, n++)
         hargs[n] = dargs[n] = oxide_arg_f32(c->scalar[i]);
+    if (c->has_i32)
+        hargs[n] = dargs[n] = oxide_arg_i32(c->i32), n++;
     oxide_loaded_module *lm = NULL;
     oxide_kernel *k = ready ? compile_case(c, m, &lm, why, sizeof why) : NULL;
     if (k) {
@@ -335,6 +339,8 @@ static const tcase cases[] = {
      0,
      BF16_ULP,
      8.0 * 72 * 72 * U,
+     0,
+     0,
      0},
     /* A a transposed view (strides 1, M + 3) at an offset, C a window of a wider buffer with
      * elements before and after it that must survive */
@@ -347,6 +353,8 @@ static const tcase cases[] = {
      0,
      BF16_ULP,
      8.0 * 90 * 90 * U,
+     0,
+     0,
      0},
     /* e4m3 of magnitude <= 3.75 (|ab| <= 14.1), scales 0.25 * 0.5: the f32 order term
      * 2 K^2 U 14.1 * 0.125, and the fp8 mma's narrower accumulation (about 2^-13 of each
@@ -360,7 +368,9 @@ static const tcase cases[] = {
      2,
      BF16_ULP,
      0.125 * 14.1 * (2.0 * 200 * 200 * U + 200 * 0x1p-12),
-     89},
+     89,
+     0,
+     0},
     /* p = e / s: each exp a few U, s's order 2 N U relative (terms <= 1, s >= 1): relative only */
     {"softmax_f32",
      "ragged rows",
@@ -371,6 +381,8 @@ static const tcase cases[] = {
      0,
      (2.0 * 1000 + 16) * U,
      1e-30,
+     0,
+     0,
      0},
     /* mean and variance over N = 1000 in another order (2 N U of each sum), through rstd (~0.8)
      * and |w| <= 2: under 16 N U absolute; then bf16 rounding */
@@ -383,6 +395,8 @@ static const tcase cases[] = {
      1,
      BF16_ULP,
      16.0 * 1000 * U,
+     0,
+     0,
      0},
     /* gelu' <= 1.13 carries the dot's order term (K = 80), erf's last bits are below it */
     {"matmul_bias_gelu",
@@ -394,6 +408,8 @@ static const tcase cases[] = {
      0,
      BF16_ULP,
      1.13 * 8.0 * 80 * 80 * U,
+     0,
+     0,
      0},
     /* f32 out straight from the dot: the order term alone (K = 90), and a few U */
     {"matmul_at",
@@ -405,6 +421,8 @@ static const tcase cases[] = {
      0,
      4 * U,
      8.0 * 90 * 90 * U,
+     0,
+     0,
      0},
     /* sums of M = 300 terms of magnitude < 2: 2 M U * 2 M */
     {"column_sum",
@@ -416,6 +434,8 @@ static const tcase cases[] = {
      0,
      4 * U,
      4.0 * 300 * 300 * U,
+     0,
+     0,
      0},
     /* batched: per batch the dot's order term (K = 48) */
     {"bmm_bf16",
@@ -427,6 +447,8 @@ static const tcase cases[] = {
      0,
      4 * U,
      8.0 * 48 * 48 * U,
+     0,
+     0,
      0},
     /* h = silu(g) u: dh <= 1.1 |u| dg + |silu(g)| du with |g|, |u| <= 4K and dg, du the order term
      * (K = 40); then bf16 rounding */
@@ -439,7 +461,27 @@ static const tcase cases[] = {
      0,
      BF16_ULP,
      2.1 * 4 * 40 * 8.0 * 40 * 40 * U,
+     0,
+     0,
      0},
+    /* flash attention, causal, S = 150 (ragged against the 64-row blocks), head dim 64: the
+     * score dot's order term and ex2's approximation move p by a few f32 ulps, p goes to bf16
+     * (one ulp flips) before the second dot, then the output's own rounding */
+    {"attention_fwd",
+     "causal, ragged",
+     {3, 2, 1},
+     {{BF, 3, {2, 150, 64}, {0}, 0, 0, 0},
+      {BF, 3, {2, 150, 64}, {0}, 0, 0, 0},
+      {BF, 3, {2, 150, 64}, {0}, 0, 0, 0},
+      {BF, 3, {2, 150, 64}, {0}, 0, 0, 1}},
+     4,
+     {0.18033688f},
+     1,
+     2 * BF16_ULP,
+     0.02,
+     0,
+     1,
+     1},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
