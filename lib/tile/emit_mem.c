@@ -100,13 +100,9 @@ void tl_emit_load(tl *T, const oxide_inst *in) {
     oxide_type *et = tl_elem(T, in->result->type);
     const oxide_type *e = oxide__tile_scalar(in->result->type);
     oxide_value *pad;
-    if (oxide__type_is_fp8(e)) {
-        if (in->fvalue != 0) {
-            tl_fail(T, OXIDE_ERROR_UNSUPPORTED, "an fp8 load pads with 0 only in this version");
-            return;
-        }
-        pad = tl_int(T, et, 0);
-    } else
+    if (oxide__type_is_fp8(e))
+        pad = tl_fp8_const(T, e, in->fvalue);
+    else
         pad = oxide__type_is_int(e) ? tl_int(T, et, in->ivalue) : tl_flt(T, et, in->fvalue);
     oxide_value **inb = scratch(T, &r->L), **ptr = scratch(T, &r->L);
     if (!(r->regs = tl_new_regs(T, &r->L)) || !inb || !ptr)
