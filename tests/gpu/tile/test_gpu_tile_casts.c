@@ -234,6 +234,11 @@ static void test_casts(const char *tgt) {
     for (int i = 0; i < N; i++)
         x8[i] = (uint8_t)(i ^ i >> 8);
     run_casts("f8e4m3", OXIDE_SCALAR_F8E4M3, OXIDE_SCALAR_U8, x8, 1, tgt);
+    /* the interpreter keeps a loaded e5m2 NaN as a NaN of its sign, not its payload: the copy
+     * (e5m2 to e5m2) is compared on the NaNs it writes back unchanged */
+    for (int i = 0; i < N; i++)
+        if ((x8[i] & 0x7c) == 0x7c && (x8[i] & 3))
+            x8[i] |= 0x7f;
     run_casts("f8e5m2", OXIDE_SCALAR_F8E5M2, OXIDE_SCALAR_U8, x8, 1, tgt);
     for (int i = 0; i < N; i++) {
         uint32_t r = rng_u32();
@@ -243,28 +248,30 @@ static void test_casts(const char *tgt) {
     run_casts("i32", OXIDE_SCALAR_I32, OXIDE_SCALAR_I32, xi, 4, tgt);
 }
 
+static const char consts_ir[] =
+    "module @k\n\n"
+    "tile_kernel @consts(%q: tensor<1 x f8e5m2>, %r: tensor<1 x f8e4m3>, %o: tensor<mut 1 x "
+    "f8e5m2>, %s: tensor<mut 1 x f8e4m3>) hints(warps=1) {\n"
+    "^0:\n"
+    "  %m = const {value=-8} : i32\n"
+    "  %c = const {value=32} : i32\n"
+    "  %z = const {value=0} : i32\n"
+    "  %a = tile.load %q, %m {pad=-inf} : tile<32 x f8e5m2>\n"
+    "  tile.store %o, %z, %a\n"
+    "  %b = tile.load %r, %m {pad=-448} : tile<32 x f8e4m3>\n"
+    "  tile.store %s, %z, %b\n"
+    "  %f = tile.full {value=-0.0} : tile<32 x f8e5m2>\n"
+    "  tile.store %o, %c, %f\n"
+    "  %g = tile.full {value=0.013671875} : tile<32 x f8e4m3>\n"
+    "  tile.store %s, %c, %g\n"
+    "  ret\n"
+    "}\n";
+
 /* fp8 pads (an infinity, -max) and fp8 tile.full constants (a subnormal, a negative zero), also
  * against the bits computed here by hand. */
 static void test_consts(const char *tgt) {
-    static const char ir[] = "module @k\n\n"
-                             "tile_kernel @consts(%q: tensor<1 x f8e5m2>, %r: tensor<1 x f8e4m3>, %o: tensor<mut 1 x "
-                             "f8e5m2>, %s: tensor<mut 1 x f8e4m3>) hints(warps=1) {\n"
-                             "^0:\n"
-                             "  %m = const {value=-8} : i32\n"
-                             "  %c = const {value=32} : i32\n"
-                             "  %z = const {value=0} : i32\n"
-                             "  %a = tile.load %q, %m {pad=-inf} : tile<32 x f8e5m2>\n"
-                             "  tile.store %o, %z, %a\n"
-                             "  %b = tile.load %r, %m {pad=-448} : tile<32 x f8e4m3>\n"
-                             "  tile.store %s, %z, %b\n"
-                             "  %f = tile.full {value=-0.0} : tile<32 x f8e5m2>\n"
-                             "  tile.store %o, %c, %f\n"
-                             "  %g = tile.full {value=0.013671875} : tile<32 x f8e4m3>\n"
-                             "  tile.store %s, %c, %g\n"
-                             "  ret\n"
-                             "}\n";
     oxide_module *m = NULL;
-    MUST(oxide_module_parse(ctx, ir, strlen(ir), &m));
+    MUST(oxide_module_parse(ctx, consts_ir, strlen(consts_ir), &m));
     uint8_t q[64], r[64], want_o[64], want_s[64], o[64], s[64];
     for (int i = 0; i < 64; i++) {
         q[i] = (uint8_t)rng_u32(), r[i] = (uint8_t)(rng_u32() % 0x7f);
@@ -332,6 +339,37 @@ static void collect(void *user, const char *text) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+static const char print_ir[] = "module @pr\n\n"
+                               "tile_kernel @pr(%x: tensor<2 x f32>, %n: i32) hints(warps=2) {\n"
+                               "^0:\n"
+                               "  %p = tile.program_id {imm=0} : i32\n"
+                               "  %c = const {value=4} : i32\n"
+                               "  %o = mul %p, %c : i32\n"
+                               "  %z = const {value=0} : i32\n"
+                               "  %a = tile.load %x, %o, %z {pad=-inf} : tile<4x8 x f32>\n"
+                               "  tile.print %a {str=\"a%\"}\n"
+                               "  %q = tile.cast %a : tile<4x8 x f8e4m3>\n"
+                               "  tile.print %q {str=\"q\"}\n"
+                               "  %h = tile.cast %a : tile<4x8 x bf16>\n"
+                               "  tile.print %h {str=\"h\"}\n"
+                               "  %i = tile.cast %a : tile<4x8 x i32>\n"
+                               "  tile.print %i {str=\"i\"}\n"
+                               "  %l = tile.cast %i : tile<4x8 x i64>\n"
+                               "  tile.print %l {str=\"l\"}\n"
+                               "  %b = fcmp %a, %a {pred=ogt} : tile<4x8 x i1>\n"
+                               "  tile.print %b {str=\"b\"}\n"
+                               "  %t = tile.reduce %a {imm=1, kind=max} : tile<4 x f32>\n"
+                               "  tile.print %t {str=\"t\"}\n"
+                               "  %f = tile.full {value=-3} : tile<2x2x2 x i8>\n"
+                               "  tile.print %f {str=\"f\"}\n"
+                               "  %e = tile.full {value=-inf} : tile<2 x f8e5m2>\n"
+                               "  tile.print %e {str=\"e\"}\n"
+                               "  %s = tile.reduce %t {imm=0, kind=sum} : f32\n"
+                               "  tile.print %s {str=\"s\"}\n"
+                               "  tile.print %n {str=\"n\"}\n"
+                               "  ret\n"
+                               "}\n";
+
 /* The lines of text, sorted (the GPU's order across threads is not defined); returns the count. */
 static size_t sorted(char *text, char ***out) {
     size_t n = 0;
@@ -347,38 +385,8 @@ static size_t sorted(char *text, char ***out) {
 }
 
 static void test_print(const char *tgt) {
-    static const char ir[] = "module @pr\n\n"
-                             "tile_kernel @pr(%x: tensor<2 x f32>, %n: i32) hints(warps=2) {\n"
-                             "^0:\n"
-                             "  %p = tile.program_id {imm=0} : i32\n"
-                             "  %c = const {value=4} : i32\n"
-                             "  %o = mul %p, %c : i32\n"
-                             "  %z = const {value=0} : i32\n"
-                             "  %a = tile.load %x, %o, %z {pad=-inf} : tile<4x8 x f32>\n"
-                             "  tile.print %a {str=\"a%\"}\n"
-                             "  %q = tile.cast %a : tile<4x8 x f8e4m3>\n"
-                             "  tile.print %q {str=\"q\"}\n"
-                             "  %h = tile.cast %a : tile<4x8 x bf16>\n"
-                             "  tile.print %h {str=\"h\"}\n"
-                             "  %i = tile.cast %a : tile<4x8 x i32>\n"
-                             "  tile.print %i {str=\"i\"}\n"
-                             "  %l = tile.cast %i : tile<4x8 x i64>\n"
-                             "  tile.print %l {str=\"l\"}\n"
-                             "  %b = fcmp %a, %a {pred=ogt} : tile<4x8 x i1>\n"
-                             "  tile.print %b {str=\"b\"}\n"
-                             "  %t = tile.reduce %a {imm=1, kind=max} : tile<4 x f32>\n"
-                             "  tile.print %t {str=\"t\"}\n"
-                             "  %f = tile.full {value=-3} : tile<2x2x2 x i8>\n"
-                             "  tile.print %f {str=\"f\"}\n"
-                             "  %e = tile.full {value=-inf} : tile<2 x f8e5m2>\n"
-                             "  tile.print %e {str=\"e\"}\n"
-                             "  %s = tile.reduce %t {imm=0, kind=sum} : f32\n"
-                             "  tile.print %s {str=\"s\"}\n"
-                             "  tile.print %n {str=\"n\"}\n"
-                             "  ret\n"
-                             "}\n";
     oxide_module *m = NULL;
-    MUST(oxide_module_parse(ctx, ir, strlen(ir), &m));
+    MUST(oxide_module_parse(ctx, print_ir, strlen(print_ir), &m));
     enum { R = 6, C = 8 };
     float x[R * C];
     for (int i = 0; i < R * C; i++)
