@@ -5,6 +5,7 @@
  * printf per register in the interpreter's line format (the name's '%' escaped) from the owner
  * thread, and what is still refused says so with the target named. The GPU test
  * (tests/gpu/tile/test_gpu_tile_casts.c) checks the results bit for bit. */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,6 +173,43 @@ static void test_print(void) {
     }
 }
 
+/* The interpreter's side of the bits the GPU writes: a NaN cast to either fp8 is 0x7f whatever
+ * its sign, and a stored e5m2 infinity stays one (0x7c), as the lowering's constant is. */
+static void test_interp_bits(void) {
+    static const char ir[] = "module @k\n\n"
+                             "tile_kernel @k(%x: tensor<1 x f32>, %o: tensor<mut 1 x f8e4m3>, %p: tensor<mut 1 x "
+                             "f8e5m2>) hints(warps=1) {\n"
+                             "^0:\n"
+                             "  %z = const {value=0} : i32\n"
+                             "  %c = const {value=4} : i32\n"
+                             "  %a = tile.load %x, %z {pad=0} : tile<4 x f32>\n"
+                             "  %q = tile.cast %a : tile<4 x f8e4m3>\n"
+                             "  tile.store %o, %z, %q\n"
+                             "  %r = tile.cast %a : tile<4 x f8e5m2>\n"
+                             "  tile.store %p, %z, %r\n"
+                             "  %f = tile.full {value=-inf} : tile<4 x f8e5m2>\n"
+                             "  tile.store %p, %c, %f\n"
+                             "  ret\n"
+                             "}\n";
+    float x[4] = {-NAN, NAN, -1e30f,
+                  0x1.9p-10f}; /* 0x1.9p-10: e4m3 rounds it up to its smallest subnormal, e5m2 to 1.5 * 2^-10 */
+    uint8_t o[4] = {0}, p[8] = {0};
+    oxide_module *m = NULL;
+    MUST(oxide_module_parse(ctx, ir, strlen(ir), &m));
+    oxide_tensor t[3] = {{sizeof(oxide_tensor), (uint64_t)(uintptr_t)x, 0, OXIDE_SCALAR_F32, 1, {4}, {1}, 0, 0},
+                         {sizeof(oxide_tensor), (uint64_t)(uintptr_t)o, 0, OXIDE_SCALAR_U8, 1, {4}, {1}, 1, 0},
+                         {sizeof(oxide_tensor), (uint64_t)(uintptr_t)p, 0, OXIDE_SCALAR_U8, 1, {8}, {1}, 1, 0}};
+    oxide_arg args[3] = {oxide_arg_tensor(&t[0]), oxide_arg_tensor(&t[1]), oxide_arg_tensor(&t[2])};
+    oxide_interp_options io = {sizeof io, NULL, NULL, 0, 0};
+    OK(oxide_tile_interpret(m, "k", (uint32_t[]){1, 1, 1}, args, 3, &io));
+    CHECK(o[0] == 0x7f && o[1] == 0x7f && o[2] == 0xfe && o[3] == 0x01, "e4m3: %02x %02x %02x %02x", o[0], o[1], o[2],
+          o[3]);
+    CHECK(p[0] == 0x7f && p[1] == 0x7f && p[2] == 0xfb && p[3] == 0x16, "e5m2: %02x %02x %02x %02x", p[0], p[1], p[2],
+          p[3]);
+    CHECK(p[4] == 0xfc && p[7] == 0xfc, "a stored e5m2 -inf: %02x", p[4]);
+    oxide_module_destroy(m);
+}
+
 /* What stays refused: an fp8 tile.dot on sm_80 (the verifier names the target); on sm_89+ the
  * general path does not lower fp8 dots yet. */
 static void test_refusals(void) {
@@ -207,6 +245,7 @@ int main(void) {
     test_casts();
     test_consts();
     test_print();
+    test_interp_bits();
     test_refusals();
     oxide_context_destroy(ctx);
     return check_report("test_tile_lower_casts");
