@@ -164,6 +164,8 @@ static oxide_status check_dot(const oxide_inst *in, const oxide_type *res, unsig
         return fail(in, "a holds %s and b holds %s: %s", a->elem->name, b->elem->name, why);
     if (c->elem->kind != OXIDE_TYPE_F32)
         return fail(in, "acc must hold f32, got %s", c->name);
+    if (is_fp8(a->elem) && k < 32) /* one fp8 tensor-core step takes 32 of K */
+        return fail(in, "fp8 tile.dot needs K of at least 32, got K=%u", k);
     if (res != c)
         return fail(in, "the result must be %s (the type of acc), got %s", c->name, res ? res->name : "nothing");
     if (sm && sm < 89 && is_fp8(a->elem))

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../cfg.h"
+#include "floatfmt.h"
 #include "lower.h"
 
 oxide_status tl_fail(tl *T, oxide_status st, const char *fmt, ...) {
@@ -240,19 +241,133 @@ static void emit_elementwise(tl *T, const oxide_inst *in) {
     }
 }
 
-/* tile.cast, per element: docs/tile.md gives the rounding and saturation. */
+/* ---- fp8 (docs/tile.md, "The lowering": casts) ----
+ * fp8 elements are i8 bit patterns. Every conversion goes through f32, which holds every value of
+ * the other element types that matters exactly (an integer too large for f32 saturates in fp8
+ * either way), so there is one rounding, the interpreter's (floatfmt.h). sm_89 and newer convert
+ * with the cvt rows, two elements per instruction; older targets convert in integer ops that
+ * give the same bits (RNE, satfinite, a NaN becomes the canonical 0x7f). */
+
+static const oxide__ffmt *fp8_fmt(const oxide_type *t) {
+    return t->kind == OXIDE_TYPE_F8E4M3 ? &oxide__ffmt_e4m3 : &oxide__ffmt_e5m2;
+}
+
+/* Whether the cvt rows may be used: sm_89+, at a PTX version that has them (8.1) when one is set. */
+static bool fp8_hw(tl *T) {
+    const oxide_options *o = T->opts;
+    return o->sm >= 89 && (!o->ptx_major || o->ptx_major > 8 || (o->ptx_major == 8 && o->ptx_minor >= 1));
+}
+
+static oxide_value *c32(tl *T, uint32_t v) { return tl_int(T, T->ti32, (int32_t)v); }
+
+oxide_value *tl_fp8_const(tl *T, const oxide_type *e, double v) {
+    /* v is already an fp8 value (the builder rounded it): an e5m2 infinity stays one */
+    return tl_int(T, T->ti8, (int8_t)oxide__ffmt_encode(fp8_fmt(e), v, false));
+}
+
+/* f32 to fp8 in integer ops. Normal results round the f32 bits at the fp8 mantissa's last bit
+ * (a carry moves into the exponent) and rebias; subnormal ones shift the significand right by
+ * the exponent's distance, rounding the same way. Both saturate by clamping the magnitude. */
+static oxide_value *fp8_from_f32_sw(tl *T, oxide_value *x, const oxide__ffmt *f) {
+    uint32_t M = (uint32_t)f->mbits, B = (uint32_t)f->bias, sh = 23 - M;
+    uint32_t maxb = oxide__ffmt_encode(f, f->max, true);
+    oxide_value *u = tl_cast(T, OXIDE_OP_BITCAST, x, T->ti32);
+    oxide_value *a = tl_op2(T, OXIDE_OP_AND, u, c32(T, 0x7fffffff));
+    oxide_value *s = tl_op2(T, OXIDE_OP_AND, tl_op2(T, OXIDE_OP_LSHR, u, c32(T, 24)), c32(T, 0x80));
+    oxide_value *odd = tl_op2(T, OXIDE_OP_AND, tl_op2(T, OXIDE_OP_LSHR, a, c32(T, sh)), c32(T, 1));
+    oxide_value *rn = tl_op2(T, OXIDE_OP_ADD, tl_op2(T, OXIDE_OP_ADD, a, c32(T, (1u << (sh - 1)) - 1)), odd);
+    oxide_value *n = tl_op2(T, OXIDE_OP_SUB, tl_op2(T, OXIDE_OP_LSHR, rn, c32(T, sh)), c32(T, (127 - B) << M));
+    /* subnormal: k = 151 - B - M - E, from 24 - M (E = 127 - B) up, at most 31 */
+    oxide_value *E = tl_op2(T, OXIDE_OP_UMIN, tl_op2(T, OXIDE_OP_LSHR, a, c32(T, 23)), c32(T, 127 - B));
+    oxide_value *k = tl_op2(T, OXIDE_OP_UMIN, tl_op2(T, OXIDE_OP_SUB, c32(T, 151 - B - M), E), c32(T, 31));
+    oxide_value *m = tl_op2(T, OXIDE_OP_OR, tl_op2(T, OXIDE_OP_AND, a, c32(T, 0x7fffff)),
+                            c32(T, 0x800000)); /* f32 subnormals give 0 */
+    oxide_value *half1 =
+        tl_op2(T, OXIDE_OP_SUB, tl_op2(T, OXIDE_OP_SHL, c32(T, 1), tl_op2(T, OXIDE_OP_SUB, k, c32(T, 1))), c32(T, 1));
+    odd = tl_op2(T, OXIDE_OP_AND, tl_op2(T, OXIDE_OP_LSHR, m, k), c32(T, 1));
+    oxide_value *q = tl_op2(T, OXIDE_OP_LSHR, tl_op2(T, OXIDE_OP_ADD, tl_op2(T, OXIDE_OP_ADD, m, half1), odd), k);
+    oxide_value *r = tl_sel(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, a, c32(T, (128 - B) << 23)), q, n);
+    r = tl_op2(T, OXIDE_OP_OR, tl_op2(T, OXIDE_OP_UMIN, r, c32(T, maxb)), s);
+    r = tl_sel(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_UGT, a, c32(T, 0x7f800000)), c32(T, 0x7f), r);
+    return tl_cast(T, OXIDE_OP_TRUNC, r, T->ti8);
+}
+
+/* fp8 to f32 in integer ops (exact). e5m2 is the high byte of an f16; e4m3 rebiases its bits
+ * into an f32's, and a subnormal is its mantissa times the smallest subnormal (exact in f32). */
+static oxide_value *fp8_to_f32_sw(tl *T, oxide_value *b, const oxide__ffmt *f) {
+    if (f->ebits == 5) {
+        oxide_value *h = tl_op2(T, OXIDE_OP_SHL, tl_cast(T, OXIDE_OP_ZEXT, b, T->ti16), tl_int(T, T->ti16, 8));
+        return tl_cast(T, OXIDE_OP_FPEXT, tl_cast(T, OXIDE_OP_BITCAST, h, T->tf16), T->tf32);
+    }
+    uint32_t M = (uint32_t)f->mbits, B = (uint32_t)f->bias;
+    oxide_value *w = tl_cast(T, OXIDE_OP_ZEXT, b, T->ti32), *a = tl_op2(T, OXIDE_OP_AND, w, c32(T, 0x7f));
+    oxide_value *s = tl_op2(T, OXIDE_OP_SHL, tl_op2(T, OXIDE_OP_AND, w, c32(T, 0x80)), c32(T, 24));
+    oxide_value *norm = tl_op2(T, OXIDE_OP_ADD, tl_op2(T, OXIDE_OP_SHL, a, c32(T, 23 - M)), c32(T, (127 - B) << 23));
+    oxide_value *sub = tl_op2(T, OXIDE_OP_MUL, tl_cast(T, OXIDE_OP_UITOFP, a, T->tf32),
+                              tl_flt(T, T->tf32, ldexp(1.0, 1 - (int)B - (int)M)));
+    oxide_value *r = tl_sel(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, a, c32(T, 1u << M)),
+                            tl_cast(T, OXIDE_OP_BITCAST, sub, T->ti32), norm);
+    r = tl_sel(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, a, c32(T, 0x7f)), c32(T, 0x7fc00000), r);
+    return tl_cast(T, OXIDE_OP_BITCAST, tl_op2(T, OXIDE_OP_OR, r, s), T->tf32);
+}
+
+/* y[i] = fp8 bits of the f32 x[i], two per cvt on sm_89+ (y may be x). */
+static void fp8_from_f32(tl *T, oxide_value **x, oxide_value **y, uint32_t n, const oxide_type *to) {
+    if (!fp8_hw(T)) {
+        for (uint32_t i = 0; i < n && !T->st; i++)
+            y[i] = fp8_from_f32_sw(T, x[i], fp8_fmt(to));
+        return;
+    }
+    oxide_op op = to->kind == OXIDE_TYPE_F8E4M3 ? OXIDE_OP_CVT_E4M3X2_F32 : OXIDE_OP_CVT_E5M2X2_F32;
+    for (uint32_t i = 0; i < n && !T->st; i += 2) {
+        oxide_value *o[2] = {x[i], i + 1 < n ? x[i + 1] : tl_flt(T, T->tf32, 0)};
+        oxide_value *p = tl_op(T, op, o, 2, T->ti16, NULL, 0);
+        y[i] = tl_cast(T, OXIDE_OP_TRUNC, p, T->ti8);
+        if (i + 1 < n)
+            y[i + 1] = tl_cast(T, OXIDE_OP_TRUNC, tl_op2(T, OXIDE_OP_LSHR, p, tl_int(T, T->ti16, 8)), T->ti8);
+    }
+}
+
+/* y[i] = the f32 value of the fp8 bits x[i]; e4m3 two per cvt on sm_89+ (e5m2 is cheaper by shift). */
+static void fp8_to_f32(tl *T, oxide_value **x, oxide_value **y, uint32_t n, const oxide_type *from) {
+    oxide_type *v2;
+    if (!fp8_hw(T) || from->kind == OXIDE_TYPE_F8E5M2) {
+        for (uint32_t i = 0; i < n && !T->st; i++)
+            y[i] = fp8_to_f32_sw(T, x[i], fp8_fmt(from));
+        return;
+    }
+    oxide_status st = oxide_type_vector(T->ctx, T->tf16, 2, &v2);
+    if (st) {
+        tl_fail(T, st, "%s", oxide_last_error());
+        return;
+    }
+    for (uint32_t i = 0; i < n && !T->st; i += 2) {
+        oxide_value *p = tl_cast(T, OXIDE_OP_ZEXT, x[i], T->ti16);
+        if (i + 1 < n)
+            p = tl_op2(T, OXIDE_OP_OR, p,
+                       tl_op2(T, OXIDE_OP_SHL, tl_cast(T, OXIDE_OP_ZEXT, x[i + 1], T->ti16), tl_int(T, T->ti16, 8)));
+        oxide_value *h = tl_cast(T, OXIDE_OP_CVT_F16X2_E4M3X2, p, v2);
+        for (uint32_t j = 0; j < 2 && i + j < n; j++)
+            y[i + j] = tl_cast(T, OXIDE_OP_FPEXT, tl_imm_op(T, OXIDE_OP_EXTRACT, j, T->tf16, &h, 1), T->tf32);
+    }
+}
+
+oxide_value *tl_fp8_to_f32(tl *T, oxide_value *x, const oxide_type *from) {
+    oxide_value *y = NULL;
+    fp8_to_f32(T, &x, &y, 1, from);
+    return y;
+}
+
+/* tile.cast of one element between types that are not fp8: docs/tile.md gives the rounding and
+ * saturation. */
 static oxide_value *convert(tl *T, oxide_value *x, const oxide_type *from, const oxide_type *to) {
     oxide_type *ft = T->ctx->scalars[from->kind], *tt = T->ctx->scalars[to->kind];
     bool fi = oxide__type_is_int(from), ti = oxide__type_is_int(to);
-    if (oxide__type_is_fp8(from) || oxide__type_is_fp8(to)) {
-        tl_fail(T, OXIDE_ERROR_UNSUPPORTED, "casts to and from fp8 are not lowered yet");
-        return NULL;
-    }
     if (from == to)
         return x;
-    if (to->kind == OXIDE_TYPE_I1)
+    if (to->kind == OXIDE_TYPE_I1) /* NaN is not non-zero: an ordered compare */
         return fi ? tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_NE, x, tl_int(T, ft, 0))
-                  : tl_cmp(T, OXIDE_OP_FCMP, OXIDE_PRED_UNE, x, tl_flt(T, ft, 0));
+                  : tl_cmp(T, OXIDE_OP_FCMP, OXIDE_PRED_ONE, x, tl_flt(T, ft, 0));
     if (from->kind == OXIDE_TYPE_I1)
         return ti ? tl_cast(T, OXIDE_OP_ZEXT, x, tt) : tl_cast(T, OXIDE_OP_UITOFP, x, tt);
     if (fi && ti)
@@ -267,18 +382,38 @@ static oxide_value *convert(tl *T, oxide_value *x, const oxide_type *from, const
                                                          : tl_cast(T, OXIDE_OP_FPTRUNC, x, tt);
 }
 
+/* y[i] = x[i] cast from one element type to another; fp8 on either side goes through f32. */
+static void convert_all(tl *T, oxide_value **x, oxide_value **y, uint32_t n, const oxide_type *from,
+                        const oxide_type *to) {
+    bool f8 = oxide__type_is_fp8(from), t8 = oxide__type_is_fp8(to);
+    if (from == to || (!f8 && !t8)) {
+        for (uint32_t i = 0; i < n && !T->st; i++)
+            y[i] = convert(T, x[i], from, to);
+        return;
+    }
+    if (f8)
+        fp8_to_f32(T, x, y, n, from);
+    else
+        for (uint32_t i = 0; i < n && !T->st; i++)
+            y[i] = convert(T, x[i], from, T->tf32);
+    if (t8)
+        fp8_from_f32(T, y, y, n, to);
+    else
+        for (uint32_t i = 0; i < n && !T->st; i++)
+            y[i] = convert(T, y[i], T->tf32, to);
+}
+
 static void emit_cast(tl *T, const oxide_inst *in) {
     tl_val *r = tl_val_of(T, in->result);
     const oxide_type *from = oxide__tile_scalar(in->operands[0]->type), *to = oxide__tile_scalar(in->result->type);
     if (r->uniform) {
-        r->scalar = convert(T, tl_val_of(T, in->operands[0])->scalar, from, to);
+        oxide_value *x = tl_val_of(T, in->operands[0])->scalar;
+        convert_all(T, &x, &r->scalar, 1, from, to);
         return;
     }
     oxide_value **src = tl_regs_in(T, in->operands[0], &r->L);
-    if (!(r->regs = tl_new_regs(T, &r->L)))
-        return;
-    for (uint32_t g = 0; g < 1u << r->L.nreg && src && !T->st; g++)
-        r->regs[g] = convert(T, src[g], from, to);
+    if (src && (r->regs = tl_new_regs(T, &r->L)))
+        convert_all(T, src, r->regs, 1u << r->L.nreg, from, to);
 }
 
 /* tile.arange's registers in layout L: each thread's coordinate plus the register's. */
@@ -300,11 +435,9 @@ static void emit_full(tl *T, const oxide_inst *in) {
     const oxide_type *e = oxide__tile_scalar(in->result->type);
     if (in->op == OXIDE_OP_TILE_SPLAT)
         r->scalar = tl_scalar_of(T, in->operands[0]);
-    else if (oxide__type_is_fp8(e)) {
-        double v;
-        oxide__round_fp8(e->kind, in->fvalue, &v);
-        tl_fail(T, OXIDE_ERROR_UNSUPPORTED, "fp8 tile.full is not lowered yet");
-    } else if (oxide__type_is_int(e))
+    else if (oxide__type_is_fp8(e))
+        r->scalar = tl_fp8_const(T, e, in->fvalue);
+    else if (oxide__type_is_int(e))
         r->scalar = tl_int(T, tl_elem(T, in->result->type), in->ivalue);
     else
         r->scalar = tl_flt(T, tl_elem(T, in->result->type), in->fvalue);
@@ -348,7 +481,7 @@ static void emit_inst(tl *T, const oxide_inst *in) {
     case OXIDE_OP_TILE_EXPAND_DIMS:
     case OXIDE_OP_TILE_RESHAPE:
     case OXIDE_OP_TILE_PERMUTE: tl_emit_shape(T, in); return;
-    case OXIDE_OP_TILE_PRINT: tl_fail(T, OXIDE_ERROR_UNSUPPORTED, "tile.print is not lowered yet"); return;
+    case OXIDE_OP_TILE_PRINT: tl_emit_print(T, in); return;
     default:
         if (in->result && in->result->type->kind == OXIDE_TYPE_TILE)
             emit_elementwise(T, in);

@@ -34,7 +34,7 @@ static void write_operand(tl *T, const oxide_value *v, oxide_value *base, uint32
     for (uint32_t d = 0; d < rank; d++)
         if (st[d] == es)
             vb = tl_run_along(&L, d);
-    while ((es << vb) > 16)
+    while ((es << vb) > 16 || vb > 3) /* 16 bytes, 8 elements (the widest vector) */
         vb--;
     uint32_t n = 1u << vb;
     oxide_type *et = tl_elem(T, v->type), *vt = NULL, *it = NULL;
@@ -93,10 +93,6 @@ void tl_emit_dot(tl *T, const oxide_inst *in) {
     }
     /* one mma step takes 32 bytes of K: 16 elements of 16 bits, 32 of fp8 */
     uint32_t esize = fp8 ? 1 : 2, kstep = 32 / esize;
-    if (K % kstep) {
-        tl_fail(T, OXIDE_ERROR_UNSUPPORTED, "an fp8 tile.dot needs K to be a multiple of 32, got K=%u", K);
-        return;
-    }
     /* orientation: K contiguous unless a 16-bit operand's registers run along M (A) or N (B) */
     tl_layout la_, lb_;
     const tl_layout *LA = layout_of(T, av, &la_), *LB = layout_of(T, bv, &lb_);

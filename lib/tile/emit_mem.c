@@ -116,7 +116,7 @@ oxide_value *tl_pack(tl *T, oxide_value *const *elems, uint32_t n) {
 /* Registers per vector access along the last dim of L (16 bytes at most, 4 at least), else 1. */
 static uint32_t vec_regs(const tl_layout *L, uint32_t es) {
     uint32_t vb = tl_run_along(L, L->rank - 1);
-    while ((es << vb) > 16)
+    while ((es << vb) > 16 || vb > 3) /* 16 bytes, 8 elements (the widest vector) */
         vb--;
     return (es << vb) >= 4 ? 1u << vb : 1;
 }
@@ -173,13 +173,9 @@ void tl_emit_load(tl *T, const oxide_inst *in) {
     oxide_type *et = tl_elem(T, in->result->type);
     const oxide_type *e = oxide__tile_scalar(in->result->type);
     oxide_value *pad;
-    if (oxide__type_is_fp8(e)) {
-        if (in->fvalue != 0) {
-            tl_fail(T, OXIDE_ERROR_UNSUPPORTED, "an fp8 load pads with 0 only in this version");
-            return;
-        }
-        pad = tl_int(T, et, 0);
-    } else
+    if (oxide__type_is_fp8(e))
+        pad = tl_fp8_const(T, e, in->fvalue);
+    else
         pad = oxide__type_is_int(e) ? tl_int(T, et, in->ivalue) : tl_flt(T, et, in->fvalue);
     oxide_value **inb = scratch(T, &r->L), **ptr = scratch(T, &r->L);
     if (!(r->regs = tl_new_regs(T, &r->L)) || !inb || !ptr)

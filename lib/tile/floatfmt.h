@@ -16,12 +16,13 @@ typedef struct oxide__ffmt {
     int mbits, ebits, bias;
     double max;        /* largest finite value */
     bool ieee_special; /* the all-ones exponent holds infinities and NaNs (e4m3: only S.1111.111 is NaN) */
+    uint32_t nan;      /* the NaN encode writes, sign aside: for fp8 the one PTX's conversions write */
 } oxide__ffmt;
 
-static const oxide__ffmt oxide__ffmt_f16 = {10, 5, 15, 65504.0, true};
-static const oxide__ffmt oxide__ffmt_bf16 = {7, 8, 127, 0x1.fep127, true};
-static const oxide__ffmt oxide__ffmt_e4m3 = {3, 4, 7, 448.0, false};
-static const oxide__ffmt oxide__ffmt_e5m2 = {2, 5, 15, 57344.0, true};
+static const oxide__ffmt oxide__ffmt_f16 = {10, 5, 15, 65504.0, true, 0x7e00};
+static const oxide__ffmt oxide__ffmt_bf16 = {7, 8, 127, 0x1.fep127, true, 0x7fc0};
+static const oxide__ffmt oxide__ffmt_e4m3 = {3, 4, 7, 448.0, false, 0x7f};
+static const oxide__ffmt oxide__ffmt_e5m2 = {2, 5, 15, 57344.0, true, 0x7f};
 
 /* v rounded to the format, to nearest with ties to even (subnormals included). A value beyond the
  * largest finite one becomes +-max when saturate is set (and always for e4m3, which has no
@@ -58,13 +59,11 @@ static inline double oxide__ffmt_decode(const oxide__ffmt *f, uint32_t bits) {
     return neg ? -v : v;
 }
 
-/* The bit pattern of v after oxide__ffmt_round(f, v, saturate). NaN is the quiet NaN (e4m3:
- * S.1111.111), with v's sign. */
+/* The bit pattern of v after oxide__ffmt_round(f, v, saturate). NaN is f->nan with v's sign. */
 static inline uint32_t oxide__ffmt_encode(const oxide__ffmt *f, double v, bool saturate) {
     uint32_t emask = (1u << f->ebits) - 1, sign = signbit(v) ? 1u << (f->ebits + f->mbits) : 0;
     if (isnan(v))
-        return sign | (f->ieee_special ? emask << f->mbits | 1u << (f->mbits - 1)
-                                       : (emask << f->mbits) | ((1u << f->mbits) - 1));
+        return sign | f->nan;
     v = fabs(oxide__ffmt_round(f, v, saturate));
     if (isinf(v))
         return sign | emask << f->mbits;

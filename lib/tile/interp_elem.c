@@ -74,7 +74,9 @@ ti_cell oxide__ti_convert(oxide_type_kind a, oxide_type_kind b, ti_cell x) {
     if (b == OXIDE_TYPE_I1)
         r.i = af ? (!isnan(x.f) && x.f != 0) : x.i != 0;
     else if (af && bf)
-        r.f = oxide__ti_round(b, x.f);
+        /* a NaN cast to fp8 is the canonical NaN, positive, as PTX's cvt writes it */
+        r.f = (b == OXIDE_TYPE_F8E4M3 || b == OXIDE_TYPE_F8E5M2) && a != b && isnan(x.f) ? fabs(x.f)
+                                                                                         : oxide__ti_round(b, x.f);
     else if (af)
         r.i = float_to_int(x.f, oxide__ti_bits(b), true);
     else if (bf)

@@ -63,8 +63,10 @@ static void write_elem(oxide_type_kind k, uint8_t *p, ti_cell c) {
         memcpy(p, &v, 4);
         break;
     }
-    case OXIDE_TYPE_F8E4M3: p[0] = (uint8_t)oxide__ffmt_encode(&oxide__ffmt_e4m3, c.f, true); break;
-    case OXIDE_TYPE_F8E5M2: p[0] = (uint8_t)oxide__ffmt_encode(&oxide__ffmt_e5m2, c.f, true); break;
+    /* fp8 elements hold fp8 values already (casts rounded and saturated them): an e5m2 infinity
+     * stays one, as the GPU stores the element's bits */
+    case OXIDE_TYPE_F8E4M3: p[0] = (uint8_t)oxide__ffmt_encode(&oxide__ffmt_e4m3, c.f, false); break;
+    case OXIDE_TYPE_F8E5M2: p[0] = (uint8_t)oxide__ffmt_encode(&oxide__ffmt_e5m2, c.f, false); break;
     default: { /* F16, BF16 */
         uint16_t v =
             (uint16_t)oxide__ffmt_encode(k == OXIDE_TYPE_F16 ? &oxide__ffmt_f16 : &oxide__ffmt_bf16, c.f, false);

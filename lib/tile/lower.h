@@ -8,6 +8,7 @@
  *   emit_mem.c loads, stores, atomic adds, and layout conversions through shared memory
  *   emit_dot.c tile.dot as mma.sync on fragments read with ldmatrix
  *   emit_red.c reductions (registers, then shuffles, then shared memory) and shape ops
+ *   emit_print.c tile.print as printf from the thread holding each element
  * Not installed. */
 #ifndef OXIDE_TILE_LOWER_H
 #define OXIDE_TILE_LOWER_H
@@ -142,6 +143,10 @@ oxide_value *tl_is_owner(tl *T, const tl_layout *L);
 oxide_value *tl_smem_at(tl *T, uint64_t bytes);
 oxide_value *tl_smem_elem(tl *T, oxide_value *base, oxide_value *index_i32, oxide_type *elem);
 
+/* fp8 elements (i8 bit patterns): a constant of an fp8 value, and one element's f32 value. */
+oxide_value *tl_fp8_const(tl *T, const oxide_type *elem, double v);
+oxide_value *tl_fp8_to_f32(tl *T, oxide_value *bits, const oxide_type *elem);
+
 /* ---- emit_mem.c ---- */
 void tl_emit_load(tl *T, const oxide_inst *in);
 void tl_emit_store(tl *T, const oxide_inst *in, bool atomic);
@@ -156,6 +161,9 @@ void tl_emit_dot(tl *T, const oxide_inst *in);
 /* ---- emit_red.c ---- */
 void tl_emit_reduce(tl *T, const oxide_inst *in);
 void tl_emit_shape(tl *T, const oxide_inst *in); /* broadcast, expand_dims, reshape, permute */
+
+/* ---- emit_print.c ---- */
+void tl_emit_print(tl *T, const oxide_inst *in);
 
 /* ---- emit.c: the whole of pass 2 (after assign.c) for T->src into T->k ---- */
 oxide_status tl_emit_kernel(tl *T);
