@@ -87,18 +87,21 @@ class Timer:
     def __init__(self, torch, runs):
         self.torch, self.runs = torch, runs
 
-    def pair(self, fa, fb, warmup=3):
+    def _head_start(self, n):
+        """A sleeping kernel first (about 0.5 ms a run), so the host queues every launch before
+        the GPU reaches them: the events then time the kernels, not the host's launch cost."""
+        if hasattr(self.torch.cuda, "_sleep"):
+            self.torch.cuda._sleep(n * 1_000_000)
+
+    def pair(self, fa, fb, warmup=3, runs=None):
         torch = self.torch
         for _ in range(warmup):
             fa()
             fb()
         torch.cuda.synchronize()
-        n = self.runs
+        n = runs or self.runs
         ev = [[torch.cuda.Event(enable_timing=True) for _ in range(4)] for _ in range(n)]
-        # A sleeping kernel first, so the host queues every launch before the GPU reaches them:
-        # the events then time the kernels, not the host's launch cost.
-        if hasattr(torch.cuda, "_sleep"):
-            torch.cuda._sleep(40_000_000)
+        self._head_start(n)
         for i, e in enumerate(ev):
             first, second = ((fa, 0), (fb, 2)) if i % 2 == 0 else ((fb, 2), (fa, 0))
             for f, j in (first, second):
@@ -110,14 +113,14 @@ class Timer:
         tb = statistics.median(e[2].elapsed_time(e[3]) for e in ev)
         return ta, tb
 
-    def one(self, f, warmup=3):
+    def one(self, f, warmup=3, runs=None):
         torch = self.torch
         for _ in range(warmup):
             f()
         torch.cuda.synchronize()
-        ev = [[torch.cuda.Event(enable_timing=True) for _ in range(2)] for _ in range(self.runs)]
-        if hasattr(torch.cuda, "_sleep"):
-            torch.cuda._sleep(40_000_000)
+        n = runs or self.runs
+        ev = [[torch.cuda.Event(enable_timing=True) for _ in range(2)] for _ in range(n)]
+        self._head_start(n)
         for e in ev:
             e[0].record()
             f()
@@ -137,6 +140,8 @@ class Bench:
         import oxide
         self.oxide, self.torch, self.only = oxide, torch, only
         self.timer = Timer(torch, runs)
+        # softmax and layernorm launches last well under a millisecond: five times the runs
+        self.short_runs = 5 * runs
         self.ks = oxide_kernels.Kernels()
         self.target = oxide.Device(0).target
         self.gen = torch.Generator(device="cuda").manual_seed(20240601)
@@ -162,10 +167,11 @@ class Bench:
             raise Failed(f"oxide's {kern.name} did not compile: {e}") from None
         return None
 
-    def row(self, name, peer, unit_per_ms, call, got, run_peer, check):
+    def row(self, name, peer, unit, call, got, run_peer, check, runs=None):
         """One `NAME@PEER oxide peer ratio` row: oxide's call writes `got`, run_peer returns the
-        peer's result, check(got, want) says what differs. unit_per_ms turns milliseconds into the
-        unit."""
+        peer's result, check(got, want) says what differs. unit is (name, its amount per
+        millisecond): ("TFLOP/s", flop / 1e9) or ("GB/s", bytes / 1e6)."""
+        unit_name, unit_per_ms = unit
         full = f"{name}@{peer}"
         if not wanted(full, self.only):
             return
@@ -173,8 +179,8 @@ class Bench:
             refused = self.oxide_ready(call)
             if refused is not None:
                 run_peer()
-                tp = self.timer.one(run_peer)
-                out(f"{full} UNSUPPORTED: {' '.join(refused.split())} (peer {unit_per_ms / tp:.1f})")
+                tp = self.timer.one(run_peer, runs=runs)
+                out(f"{full} UNSUPPORTED: {' '.join(refused.split())} (peer {unit_per_ms / tp:.1f} {unit_name})")
                 return
             run_ox = lambda: self.ks.launch(call)  # noqa: E731
             run_ox()
@@ -183,7 +189,7 @@ class Bench:
             bad = check(got, want)
             if bad:
                 raise Failed(f"WRONG: {bad}")
-            to, tp = self.timer.pair(run_ox, run_peer)
+            to, tp = self.timer.pair(run_ox, run_peer, runs=runs)
             out(f"{full} {unit_per_ms / to:.2f} {unit_per_ms / tp:.2f} {tp / to:.3f}")
         except Failed as f:
             self.failed += 1
@@ -194,6 +200,11 @@ class Bench:
             out(f"{full} ERROR: {type(e).__name__}: {e}")
             if isinstance(e, getattr(self.oxide, "DeviceFailedError", ())):
                 raise
+
+    def no_triton(self, stem, why):
+        if wanted(stem + "@triton", self.only):
+            self.failed += 1
+            out(f"{stem}@triton ERROR: no Triton peer ({why})")
 
     # ---- checks: oxide's output against the peer's, on the same inputs ----
     def rel_frobenius(self, limit):
@@ -218,16 +229,14 @@ class Bench:
         a, b = self.randn(M, K, dtype=torch.bfloat16), self.randn(K, N, dtype=torch.bfloat16)
         c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
         call = self.ks.matmul_call(a, b, c)
-        tf = 2.0 * M * N * K / 1e9  # TFLOP/s = tf / ms
+        tf = ("TFLOP/s", 2.0 * M * N * K / 1e9)
         ref = torch.empty_like(c)
         self.row(stem, "cublas", tf, call, c, lambda: torch.matmul(a, b, out=ref), self.rel_frobenius(1e-2))
         if not wanted(stem + "@triton", self.only):
             return
         peer, why = self.triton_matmul(a, b, torch.matmul(a, b, out=ref))
         if peer is None:
-            self.failed += 1
-            out(f"{stem}@triton ERROR: no Triton peer ({why})")
-            return
+            return self.no_triton(stem, why)
         tri = torch.empty_like(c)
         self.row(stem, "triton", tf, call, c, lambda: peer(a, b, tri), self.rel_frobenius(1e-2))
 
@@ -271,7 +280,7 @@ class Bench:
         def peer():
             # torch._scaled_mm at its fastest: fast accumulation (cuBLASLt's FAST_ACCUM)
             return torch._scaled_mm(a, b.t(), scale_a=ta, scale_b=tb, out_dtype=torch.bfloat16, use_fast_accum=True)
-        self.row(stem, "cublas", 2.0 * M * N * K / 1e9, self.ks.matmul_fp8_call(a, b, c, sa, sb), c, peer,
+        self.row(stem, "cublas", ("TFLOP/s", 2.0 * M * N * K / 1e9), self.ks.matmul_fp8_call(a, b, c, sa, sb), c, peer,
                  self.rel_frobenius(1e-2))
 
     # ---- softmax, layernorm ----
@@ -281,15 +290,14 @@ class Bench:
         x = self.randn(R, C, scale=3.0)
         y = torch.empty_like(x)
         call = self.ks.softmax_call(x, y)
-        gb = 2.0 * R * C * 4 / 1e6  # GB/s = gb / ms
+        gb = ("GB/s", 2.0 * R * C * 4 / 1e6)  # read + write
         ref = torch.empty_like(x)
         check = self.close(1e-4, 1e-7)
         if self.triton is not None:
-            self.row(stem, "triton", gb, call, y, lambda: self.triton.softmax(x, ref), check)
-        elif wanted(stem + "@triton", self.only):
-            self.failed += 1
-            out(f"{stem}@triton ERROR: no Triton peer ({self.triton_error})")
-        self.row(stem, "torch", gb, call, y, lambda: torch.softmax(x, dim=1), check)
+            self.row(stem, "triton", gb, call, y, lambda: self.triton.softmax(x, ref), check, runs=self.short_runs)
+        else:
+            self.no_triton(stem, self.triton_error)
+        self.row(stem, "torch", gb, call, y, lambda: torch.softmax(x, dim=1), check, runs=self.short_runs)
 
     def layernorm(self, stem, dims):
         torch = self.torch
@@ -298,15 +306,16 @@ class Bench:
         w, b = self.randn(C, dtype=torch.bfloat16), self.randn(C, dtype=torch.bfloat16)
         y = torch.empty_like(x)
         call = self.ks.layernorm_call(x, w, b, y, EPS)
-        gb = (2.0 * R * C + 2.0 * C) * 2 / 1e6
+        gb = ("GB/s", (2.0 * R * C + 2.0 * C) * 2 / 1e6)  # x and y, w and b
         ref = torch.empty_like(x)
         check = self.close(1e-2, 1e-2)
         if self.triton is not None:
-            self.row(stem, "triton", gb, call, y, lambda: self.triton.layernorm(x, w, b, ref, EPS), check)
-        elif wanted(stem + "@triton", self.only):
-            self.failed += 1
-            out(f"{stem}@triton ERROR: no Triton peer ({self.triton_error})")
-        self.row(stem, "torch", gb, call, y, lambda: torch.nn.functional.layer_norm(x, (C,), w, b, EPS), check)
+            self.row(stem, "triton", gb, call, y, lambda: self.triton.layernorm(x, w, b, ref, EPS), check,
+                     runs=self.short_runs)
+        else:
+            self.no_triton(stem, self.triton_error)
+        self.row(stem, "torch", gb, call, y, lambda: torch.nn.functional.layer_norm(x, (C,), w, b, EPS), check,
+                 runs=self.short_runs)
 
     def all(self):
         for stem, kind, dims in shape_rows():
