@@ -385,7 +385,7 @@ def main():
         out(f"SKIPPED: no torch ({e}); the peers and the inputs are torch's")
         return 77
     note(oxide_kernels.describe())
-    note(f"GPU {torch.cuda.get_device_name(0)}, torch {torch.__version__}, medians of {a.runs} runs")
+    note(f"GPU {torch.cuda.get_device_name(0)}, torch {torch.__version__}, medians of {a.runs} runs (softmax and layernorm {5 * a.runs})")
     b = Bench(torch, a.runs, a.only)
     b.all()
     failed = b.failed
