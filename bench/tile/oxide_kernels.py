@@ -1,0 +1,120 @@
+"""oxide's side of bench/tile: the example kernels of examples/python/tile_*.py, imported (never
+copied), with the tile sizes and warps a user would pick for each benchmark shape.
+
+The examples' decorators carry the hints their small self-checks need; where a benchmark shape
+wants other hints (8 warps for a 128x128 matmul tile) the same function is wrapped again with
+ot.Kernel(fn, **hints), so the kernel body is still the example's."""
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join(ROOT, "examples", "python")
+
+# The choices, stated (bench/README.md repeats them):
+MATMUL_BF16 = dict(BM=128, BN=128, BK=32, warps=8, stages=3)
+MATMUL_FP8 = dict(BM=128, BN=128, BK=64, warps=8, stages=3)
+SOFTMAX_TILE = 4096      # elements per program: R = SOFTMAX_TILE // C rows of C columns, 8 warps
+LAYERNORM_WARPS = 8      # one row per program, the whole row in one tile
+
+
+def _examples():
+    # oxide itself must be imported first: _tile_common puts bindings/python on sys.path, and the
+    # installed package (with its compiled extension) has to be the one already loaded.
+    import oxide  # noqa: F401
+    import oxide.tile  # noqa: F401
+    if EXAMPLES not in sys.path:
+        sys.path.insert(0, EXAMPLES)
+    import tile_layernorm
+    import tile_matmul
+    import tile_matmul_fp8
+    import tile_softmax
+    return tile_matmul, tile_matmul_fp8, tile_softmax, tile_layernorm
+
+
+def pow2(n):
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+class Kernels:
+    """The four oxide kernels, each with a `launch(...)` taking torch tensors and a
+    `specs(...)` giving ot.TensorSpec arguments for kernel.ir / kernel.compile without a GPU."""
+
+    def __init__(self):
+        import oxide.tile as ot
+        self.ot = ot
+        mm, mm8, sm, ln = _examples()
+        hints = lambda d: {k: d[k] for k in ("warps", "stages")}  # noqa: E731
+        self.matmul = ot.Kernel(mm.matmul.fn, **dict(mm.matmul.hints, **hints(MATMUL_BF16)))
+        self.matmul_fp8 = ot.Kernel(mm8.matmul_fp8.fn, **dict(mm8.matmul_fp8.hints, **hints(MATMUL_FP8)))
+        self.softmax = sm.softmax  # the example's own hints: 8 warps
+        self.layernorm = ot.Kernel(ln.layernorm.fn, **dict(ln.layernorm.hints, warps=LAYERNORM_WARPS))
+
+    # ---- arguments: (kernel, grid, args, constexprs) ----
+    def matmul_call(self, a, b, c):
+        M, N = c.shape
+        t = MATMUL_BF16
+        grid = (self.ot.cdiv(M, t["BM"]), self.ot.cdiv(N, t["BN"]))
+        return self.matmul, grid, (a, b, c), dict(BM=t["BM"], BN=t["BN"], BK=t["BK"])
+
+    def matmul_fp8_call(self, a, b, c, scale_a, scale_b):
+        M, N = c.shape
+        t = MATMUL_FP8
+        grid = (self.ot.cdiv(M, t["BM"]), self.ot.cdiv(N, t["BN"]))
+        return self.matmul_fp8, grid, (a, b, c, scale_a, scale_b), dict(BM=t["BM"], BN=t["BN"], BK=t["BK"])
+
+    def softmax_call(self, x, y):
+        rows, cols = x.shape
+        C = pow2(cols)
+        R = max(1, SOFTMAX_TILE // C)
+        return self.softmax, self.ot.cdiv(rows, R), (x, y), dict(R=R, C=C)
+
+    def layernorm_call(self, x, w, b, y, eps):
+        rows, cols = x.shape
+        return self.layernorm, rows, (x, w, b, y, eps), dict(R=1, BN=pow2(cols))
+
+    @staticmethod
+    def launch(call):
+        kern, grid, args, consts = call
+        kern[grid](*args, **consts)
+
+    # ---- the same calls on stand-ins, for the dry run ----
+    def dry_calls(self, shape_rows):
+        """[(row name, call)] with ot.TensorSpec stand-ins: what kernel.ir / compile need."""
+        ot = self.ot
+        S = ot.TensorSpec
+
+        class Shaped(S):
+            def __init__(self, dtype, shape):
+                super().__init__(dtype, len(shape))
+                self.shape = tuple(shape)
+
+        out = []
+        for name, kind, dims in shape_rows:
+            if kind == "matmul_bf16":
+                M, N, K = dims
+                call = self.matmul_call(Shaped(ot.bfloat16, (M, K)), Shaped(ot.bfloat16, (K, N)),
+                                        Shaped(ot.bfloat16, (M, N)))
+            elif kind == "matmul_fp8":
+                M, N, K = dims
+                call = self.matmul_fp8_call(Shaped(ot.float8_e4m3, (M, K)), Shaped(ot.float8_e4m3, (N, K)),
+                                            Shaped(ot.bfloat16, (M, N)), 0.5, 0.25)
+            elif kind == "softmax":
+                call = self.softmax_call(Shaped(ot.float32, dims), Shaped(ot.float32, dims))
+            else:
+                R, C = dims
+                call = self.layernorm_call(Shaped(ot.bfloat16, dims), Shaped(ot.bfloat16, (C,)),
+                                           Shaped(ot.bfloat16, (C,)), Shaped(ot.bfloat16, dims), 1e-5)
+            out.append((name, call))
+        return out
+
+
+def describe():
+    """One line naming oxide's choices, for the bench's header comment."""
+    m, f = MATMUL_BF16, MATMUL_FP8
+    return (f"oxide: bf16 matmul {m['BM']}x{m['BN']}x{m['BK']} tiles, {m['warps']} warps, {m['stages']} stages; "
+            f"fp8 matmul {f['BM']}x{f['BN']}x{f['BK']}, {f['warps']} warps; softmax {SOFTMAX_TILE // 1024}K "
+            f"elements per program, 8 warps; layernorm one row per program, {LAYERNORM_WARPS} warps")
+
