@@ -361,10 +361,10 @@ oxide_value *tl_fp8_to_f32(tl *T, oxide_value *x, const oxide_type *from) {
 /* tile.cast of one element between types that are not fp8: docs/tile.md gives the rounding and
  * saturation. */
 static oxide_value *convert(tl *T, oxide_value *x, const oxide_type *from, const oxide_type *to) {
+    if (from == to) /* a copy (fp8 included, which has no scalar type below) */
+        return x;
     oxide_type *ft = T->ctx->scalars[from->kind], *tt = T->ctx->scalars[to->kind];
     bool fi = oxide__type_is_int(from), ti = oxide__type_is_int(to);
-    if (from == to)
-        return x;
     if (to->kind == OXIDE_TYPE_I1) /* NaN is not non-zero: an ordered compare */
         return fi ? tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_NE, x, tl_int(T, ft, 0))
                   : tl_cmp(T, OXIDE_OP_FCMP, OXIDE_PRED_ONE, x, tl_flt(T, ft, 0));

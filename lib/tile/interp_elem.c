@@ -70,6 +70,8 @@ static double int_to_float(oxide_type_kind to, int64_t x, bool is_unsigned) {
 
 ti_cell oxide__ti_convert(oxide_type_kind a, oxide_type_kind b, ti_cell x) {
     ti_cell r;
+    if (a == b) /* a cast to the same element is a copy: an e5m2 infinity stays one */
+        return x;
     bool af = oxide__ti_is_float(a), bf = oxide__ti_is_float(b);
     if (b == OXIDE_TYPE_I1)
         r.i = af ? (!isnan(x.f) && x.f != 0) : x.i != 0;
