@@ -366,7 +366,11 @@ int tg_gen_finish(tg_gen *g) {
     dt_buf_printf(&text, "  ret\n}\n");
     dt_buf_printf(&json, "],\"body\":[");
     dt_buf_append(&json, &g->json);
-    dt_buf_printf(&json, "]}");
+    /* the IR too, for the interpreter's side of the comparison; the NumPy evaluator never reads it */
+    dt_buf_printf(&json, "],\"text\":\"");
+    for (const char *c = text.oom ? "" : text.p; *c; c++)
+        dt_buf_printf(&json, *c == '\n' ? "\\n" : *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
+    dt_buf_printf(&json, "\"}");
     free(g->body.p);
     free(g->json.p);
     if (text.oom || json.oom || g->body.oom || g->json.oom) {

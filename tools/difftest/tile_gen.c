@@ -383,7 +383,10 @@ static tg_val gen(tg_gen *g, tg_ty t, int depth) {
     if (t.e == TG_I1)
         return compare(g, &t, depth);
     /* weights of: unary binary fma select cast shape reduce dot loop branch splat(reduce) */
-    static const uint8_t w[] = {3, 5, 1, 2, 3, 4, 2, 3, 1, 1, 1};
+    uint8_t w[] = {3, 5, 1, 2, 3, 4, 2, 0, 1, 1, 1};
+    uint32_t r = t.rank;
+    if (t.e == TG_F32 && r >= 2 && t.s[r - 1] >= 16 && t.s[r - 2] >= 16)
+        w[7] = 10; /* a dot fits: make it likely */
     uint32_t total = 0, pick;
     for (size_t i = 0; i < sizeof w; i++)
         total += w[i];
@@ -455,7 +458,7 @@ int tg_generate(uint64_t seed, const char *name, tg_program *p) {
                                  TG_F16, TG_F16, TG_I32, TG_I32, TG_I8};
     tg_elem e = oe[tg_rnd(&g, sizeof oe / sizeof *oe)];
     uint32_t rank = 1 + tg_rnd(&g, 3);
-    tg_ty t = random_shape(&g, e, rank, e == TG_F32 && rank >= 2 && tg_chance(&g, 35));
+    tg_ty t = random_shape(&g, e, rank, e == TG_F32 && rank >= 2 && tg_chance(&g, 60));
     p->grid[0] = 1 + tg_rnd(&g, 3);
     p->grid[1] = rank >= 2 ? 1 + tg_rnd(&g, 2) : 1;
     p->grid[2] = 1;
