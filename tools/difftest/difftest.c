@@ -3,6 +3,7 @@
  *   oxide-difftest [--seed S] [--count N] [--gpu | --compile] [--batch B] [--jobs J] [--opt L]
  *                  [--target SM]
  *   oxide-difftest --print S
+ *   oxide-difftest --tile [the same options] | --tile --print S | --tile --json [--seed S] [--count N]
  *
  * Program i of a run is generated from seed S+i (gen.h), run in the interpreter (interp.h),
  * and with --gpu compiled (B kernels per module), run on GPU 0 and compared: integers bit for
@@ -16,7 +17,9 @@
  * oxide_module_verify; --compile also compiles them to PTX in batches (no GPU needed), which
  * measures the compile time a GPU run spends. OXIDE_DIFFTEST_COUNT in the environment overrides
  * --count (for scripts/gpu-check). Exit status: 0 all agree, 1 a mismatch or error, 2 bad usage,
- * 77 --gpu without a GPU (after the interpreter-side checks). */
+ * 77 --gpu without a GPU (after the interpreter-side checks).
+ * --tile runs tile programs instead (tile_gen.h, tile_run.c) through the same workers and summary;
+ * --tile --json prints each program's structure as one JSON line (for the NumPy evaluator). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -28,27 +31,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "driver.h"
 #include "gen.h"
 #include "interp.h"
 #include "ir.h"
 
-typedef struct opts {
-    uint64_t seed, count;
-    uint32_t batch, jobs;
-    bool gpu, compile; /* compile: without --gpu, also compile each batch to PTX */
-    int opt_level;
-    const char *target;
-} opts;
+typedef dt_opts opts;
+typedef dt_tally tally;
 
-typedef struct tally {
-    uint64_t programs, mismatches, errors;
-} tally;
-
-static double now(void) {
+double dt_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
+#define now dt_now
 
 /* ---- running a program in the interpreter ---- */
 
@@ -162,9 +158,11 @@ static char *module_text(const dt_program *const *ps, size_t n) {
 #define FULL_REPORTS 20
 static unsigned nreports;
 
+bool dt_report_full(void) { return ++nreports <= FULL_REPORTS; }
+
 static void report(const dt_program *p, const char *what) {
     printf("---- seed %" PRIu64 ": %s\n", p->seed, what);
-    if (++nreports > FULL_REPORTS) {
+    if (!dt_report_full()) {
         fflush(stdout);
         return;
     }
@@ -350,11 +348,9 @@ static int self_test(oxide_context *ctx) {
 
 /* ---- the runs ---- */
 
-typedef struct stats {
-    double t_gen, t_interp, t_compile, t_gpu;
-} stats;
-
-static stats st;
+typedef dt_stats stats;
+dt_stats dt_st;
+#define st dt_st
 
 static void name_of(uint64_t seed, char *buf, size_t n) { snprintf(buf, n, "k%" PRIu64, seed); }
 
@@ -599,7 +595,9 @@ static int work(const opts *o, uint32_t w, tally *t, char *skip, size_t skiplen)
         snprintf(skip, skiplen, "%s", oxide_last_error());
         dev = NULL;
     }
-    if (dev || (!o->gpu && o->compile))
+    if (o->tile && (dev || !o->gpu))
+        rc = dt_tile_work(ctx, o, dev, w, o->jobs, t);
+    else if (dev || (!o->gpu && o->compile))
         rc = gpu_range(ctx, o, dev, w, o->jobs, t);
     else if (!o->gpu)
         cpu_range(ctx, o, w, o->count, o->jobs, t);
@@ -625,12 +623,13 @@ static bool num(const char *s, uint64_t *out) {
 }
 
 int main(int argc, char **argv) {
-    opts o = {1, 1000, 64, 1, false, false, 3, NULL};
+    opts o = {1, 1000, 64, 1, false, false, 3, NULL, false};
     uint64_t v;
+    bool json = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--gpu") || !strcmp(a, "--compile")) {
-            *(a[2] == 'g' ? &o.gpu : &o.compile) = true;
+        if (!strcmp(a, "--gpu") || !strcmp(a, "--compile") || !strcmp(a, "--tile") || !strcmp(a, "--json")) {
+            *(a[2] == 'g' ? &o.gpu : a[2] == 'c' ? &o.compile : a[2] == 't' ? &o.tile : &json) = true;
             continue;
         }
         if (!val || !strcmp(a, "--target")) {
@@ -657,6 +656,8 @@ int main(int argc, char **argv) {
             o.jobs = (uint32_t)v;
         else if (!strcmp(a, "--opt") && v <= 3)
             o.opt_level = (int)v;
+        else if (!strcmp(a, "--print") && o.tile)
+            return dt_tile_print(v, 1, false);
         else if (!strcmp(a, "--print")) {
             dt_program p;
             char name[32];
@@ -681,9 +682,12 @@ int main(int argc, char **argv) {
         return 2;
     }
 
+    if (json)
+        return o.tile ? dt_tile_print(o.seed, o.count, true) : 2;
+
     double t0 = now();
     int failures = 0;
-    if (!o.gpu) {
+    if (!o.gpu && !o.tile) {
         oxide_context *ctx;
         if (oxide_context_create(&ctx) != OXIDE_OK)
             return 1;
@@ -769,8 +773,12 @@ int main(int argc, char **argv) {
         oxide_context *ctx;
         if (oxide_context_create(&ctx) != OXIDE_OK)
             return 1;
-        failures += self_test(ctx);
-        cpu_range(ctx, &c, 0, c.count, 1, &total);
+        if (o.tile)
+            failures += dt_tile_work(ctx, &c, NULL, 0, 1, &total) != 0;
+        else {
+            failures += self_test(ctx);
+            cpu_range(ctx, &c, 0, c.count, 1, &total);
+        }
         oxide_context_destroy(ctx);
     }
     double n = total.programs ? (double)total.programs : 1;
@@ -788,7 +796,7 @@ int main(int argc, char **argv) {
         printf("SKIPPED: no GPU (%s); interpreter checks %s\n", skip, pass ? "passed" : "FAILED");
         return pass ? 77 : 1;
     }
-    printf("%s: difftest programs=%" PRIu64 " mismatches=%" PRIu64 "%s\n", pass ? "PASSED" : "FAILED", total.programs,
-           total.mismatches, o.gpu ? " (GPU vs interpreter)" : " (interpreter)");
+    printf("%s: difftest programs=%" PRIu64 " mismatches=%" PRIu64 "%s%s\n", pass ? "PASSED" : "FAILED", total.programs,
+           total.mismatches, o.tile ? " tile" : "", o.gpu ? " (GPU vs interpreter)" : " (interpreter)");
     return pass ? 0 : 1;
 }
