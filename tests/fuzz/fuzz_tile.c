@@ -138,16 +138,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else if (oxide_module_print(m, &text) != OXIDE_OK) {
         __builtin_trap();
     } else if (strstr(text, "tile_kernel @")) { /* SIMT-only modules are fuzz_parse's */
-        /* The lowering's tile.cast indexes the context's scalar table by an fp8 type before it
-         * refuses fp8 (lib/tile/emit.c, convert(); reported with tests/ir/tile/casts.oxir as the
-         * reproducer): modules with fp8 skip the lowering until that is fixed. */
-        if (!strstr(text, "f8e")) {
-            st = oxide_module_lower_tile(m, opts, &lowered);
-            need_message(st);
-            if (st == OXIDE_OK) {
-                const char *ptx;
-                need_message(oxide_module_compile(m, opts, &ptx, NULL));
-            }
+        st = oxide_module_lower_tile(m, opts, &lowered);
+        need_message(st);
+        if (st == OXIDE_OK) {
+            const char *ptx;
+            need_message(oxide_module_compile(m, opts, &ptx, NULL));
         }
         interpret_all(m);
     }
