@@ -697,6 +697,22 @@ static void wgmma_seq(G *g, oxide_op o, unsigned nn, int64_t mode) {
     sink(g, d);
 }
 
+/* Two chained mma.sync; v 0: A and B straight from ldmatrix, as a GEMM has them; v 1: from
+ * arbitrary registers. */
+static void mma_sync_seq(G *g, oxide_op o, int v) {
+    oxide_value *a, *b;
+    if (v == 0) {
+        oxide_value *s = shared_ptr(g);
+        a = op(g, OXIDE_OP_LDMATRIX, &s, 1, vec_i32(g, 4), NULL, 0);
+        b = op(g, OXIDE_OP_LDMATRIX_TRANS, &s, 1, vec_i32(g, 2), NULL, 0);
+    } else {
+        a = input(g, vec_i32(g, 4));
+        b = input(g, vec_i32(g, 2));
+    }
+    oxide_value *d = op(g, o, (oxide_value *[]){a, b, input(g, g->v4f32)}, 3, NULL, NULL, 0);
+    sink(g, op(g, o, (oxide_value *[]){a, b, d}, 3, NULL, NULL, 0));
+}
+
 static int gen_tier2(G *g, oxide_op o, int v) {
     switch (o) {
     case OXIDE_OP_CP_ASYNC_CA:
@@ -736,27 +752,11 @@ static int gen_tier2(G *g, oxide_op o, int v) {
             op(g, o, (oxide_value *[]){s, input(g, t)}, 2, NULL, NULL, 0);
         break;
     }
-    case OXIDE_OP_MMA_BF16:
-    case OXIDE_OP_MMA_F16:
-    case OXIDE_OP_MMA_E4M3_E4M3:
-    case OXIDE_OP_MMA_E4M3_E5M2:
-    case OXIDE_OP_MMA_E5M2_E4M3:
-    case OXIDE_OP_MMA_E5M2_E5M2: {
+    OXIDE_CASE_MMA_SYNC:
         if (v >= 2)
             return 0;
-        oxide_value *a, *b;
-        if (v == 0) { /* fragments straight from ldmatrix, as a GEMM has them */
-            oxide_value *s = shared_ptr(g);
-            a = op(g, OXIDE_OP_LDMATRIX, &s, 1, vec_i32(g, 4), NULL, 0);
-            b = op(g, OXIDE_OP_LDMATRIX_TRANS, &s, 1, vec_i32(g, 2), NULL, 0);
-        } else {
-            a = input(g, vec_i32(g, 4));
-            b = input(g, vec_i32(g, 2));
-        }
-        oxide_value *d = op(g, o, (oxide_value *[]){a, b, input(g, g->v4f32)}, 3, NULL, NULL, 0);
-        sink(g, op(g, o, (oxide_value *[]){a, b, d}, 3, NULL, NULL, 0));
+        mma_sync_seq(g, o, v);
         break;
-    }
     case OXIDE_OP_CVT_E4M3X2_F32:
     case OXIDE_OP_CVT_E5M2X2_F32:
         if (v >= 1)
