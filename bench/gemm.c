@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define BENCH_NAME "bench/gemm"
 #include "bench_util.h"
 #include "oxide.h"
 #include "oxide_examples.h"
@@ -60,17 +61,6 @@ static oxide_device *dev;
 static oxide_stream *stream;
 static oxide_event *ev0, *ev1;
 static oxide_kernel *kernel;
-
-static void die(oxide_status st, const char *what) {
-    printf("FAILED: bench/gemm: %s: %s: %s\n", what, oxide_status_name(st), oxide_last_error());
-    exit(1);
-}
-#define TRY(call, what)                                                                                                \
-    do {                                                                                                               \
-        oxide_status st_ = (call);                                                                                     \
-        if (st_)                                                                                                       \
-            die(st_, what);                                                                                            \
-    } while (0)
 
 /* ---- cuBLAS, declared here rather than included so that the benchmark builds without its
  * headers; the values and layouts are cuBLAS's stable ABI (cublas_api.h, cublasLt.h,
@@ -168,21 +158,10 @@ static int cublas_load(void *lib) {
 
 /* ---- inputs ---- */
 
-static uint64_t rng;
-static uint64_t next_u64(void) {
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return rng * 0x2545F4914F6CDD1Dull;
-}
-
 /* n random bf16 in [-1, 1), none zero: an f32 rounded to nearest even */
 static void random_bf16(uint16_t *h, size_t n) {
     for (size_t i = 0; i < n; i++) {
-        float f;
-        do
-            f = -1.0f + 2.0f * (float)((next_u64() >> 40) * (1.0 / 16777216.0));
-        while (f == 0.0f);
+        float f = bench_f32(-1, 1);
         uint32_t u;
         memcpy(&u, &f, 4);
         u += 0x7fff + ((u >> 16) & 1);
@@ -355,7 +334,7 @@ static void report_mismatch(const problem *p, const float *x, const float *y) {
 static double spot_check(const problem *p, const uint16_t *a, const uint16_t *b, const float *c) {
     double worst = 0;
     for (int s = 0; s < SPOTS; s++) {
-        uint32_t i = (uint32_t)(next_u64() % p->m), j = (uint32_t)(next_u64() % p->n);
+        uint32_t i = (uint32_t)(bench_u64() % p->m), j = (uint32_t)(bench_u64() % p->n);
         double want = 0, mag = 0;
         for (uint32_t q = 0; q < p->k; q++) {
             double t = bf16_value(a[(size_t)i * p->k + q]) * bf16_value(b[(size_t)q * p->n + j]);
@@ -400,9 +379,9 @@ static void bench_shape(uint32_t m, uint32_t n, uint32_t k, void *cublas, void *
     launch_gemm_ex(&p);
     float *y = download(p.c_cb, nc);
     double err = rel_frobenius(x, y, nc);
-    uint64_t spots = rng; /* the same elements for both: replay the generator */
+    uint64_t spots = bench_rng; /* the same elements for both: replay the generator */
     double spot_ox = spot_check(&p, ha, hb, x);
-    rng = spots;
+    bench_rng = spots;
     double spot_cb = spot_check(&p, ha, hb, y);
     fprintf(stderr,
             "bench/gemm: %ux%ux%u: oxide vs cublasGemmEx: relative Frobenius error %.3g; worst of %d elements vs the "
@@ -521,7 +500,7 @@ int main(int argc, char **argv) {
 
     const char *s = getenv("OXIDE_SEED");
     uint64_t seed = s && *s ? strtoull(s, NULL, 0) : ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid();
-    rng = seed ? seed : 0x9E3779B97F4A7C15ull;
+    bench_rng = seed ? seed : 0x9E3779B97F4A7C15ull;
     fprintf(stderr, "bench/gemm: %s (%s, %d SMs), cuBLAS from %s%s; seed %llu; median of %d runs after %d warm-up\n",
             dname, target, sms, cb.path, cb.lt_create ? " (with cublasLt)" : " (no cublasLt)", (unsigned long long)seed,
             RUNS, WARMUP);

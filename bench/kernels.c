@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define BENCH_NAME "bench/kernels"
 #include "bench_util.h"
 #include "oxide.h"
 #include "oxide_examples.h"
@@ -52,30 +53,7 @@ static oxide_stream *stream;
 static char target[16];
 static int sms;
 
-static void die(oxide_status st, const char *what) {
-    fprintf(stderr, "bench/kernels: %s: %s: %s\n", what, oxide_status_name(st), oxide_last_error());
-    exit(1);
-}
-#define TRY(call, what)                                                                                                \
-    do {                                                                                                               \
-        oxide_status st_ = (call);                                                                                     \
-        if (st_)                                                                                                       \
-            die(st_, what);                                                                                            \
-    } while (0)
-
 /* ---- inputs ---- */
-
-static uint64_t rng = 0x243F6A8885A308D3ull;
-static uint64_t next_u64(void) {
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return rng * 0x2545F4914F6CDD1Dull;
-}
-static float next_f32(float lo, float hi) {
-    float f = lo + (hi - lo) * (float)((next_u64() >> 40) * (1.0 / 16777216.0));
-    return f != 0.0f ? f : lo;
-}
 
 /* A device buffer of n random floats in [lo, hi) (or uninitialised when lo == hi). */
 static oxide_buffer *random_f32(size_t n, float lo, float hi) {
@@ -84,7 +62,7 @@ static oxide_buffer *random_f32(size_t n, float lo, float hi) {
     if (lo != hi) {
         float *h = xmalloc(n * 4);
         for (size_t i = 0; i < n; i++)
-            h[i] = next_f32(lo, hi);
+            h[i] = bench_f32(lo, hi);
         TRY(oxide_memcpy_htod(dev, oxide_buffer_ptr(b), h, n * 4), "uploading");
         free(h);
     }
@@ -96,7 +74,7 @@ static oxide_buffer *random_bytes(size_t n) {
     TRY(oxide_buffer_alloc(dev, n, &b), "allocating");
     unsigned char *h = xmalloc(n);
     for (size_t i = 0; i < n; i += 8) {
-        uint64_t r = next_u64();
+        uint64_t r = bench_u64();
         for (size_t j = 0; j < 8 && i + j < n; j++)
             h[i + j] = (unsigned char)(r >> (8 * j));
     }
@@ -132,7 +110,7 @@ static oxide_arg in_bf16(job *j, size_t n) {
     TRY(oxide_buffer_alloc(dev, n * 2, &b), "allocating");
     uint16_t *h = xmalloc(n * 2);
     for (size_t i = 0; i < n; i++) {
-        float f = next_f32(-1, 1);
+        float f = bench_f32(-1, 1);
         uint32_t u;
         memcpy(&u, &f, 4);
         h[i] = (uint16_t)(u >> 16);
@@ -165,7 +143,7 @@ static void prepare(const char *name, job *j) {
         j->nargs = 3;
         geometry(j, (uint32_t)(big / (256 * OXIDE_EXAMPLE_VECADD_PER_THREAD)), 1, 256, 1);
     } else if (!strcmp(name, "saxpy")) {
-        j->args[0] = oxide_arg_f32(next_f32(0.5f, 1.5f));
+        j->args[0] = oxide_arg_f32(bench_f32(0.5f, 1.5f));
         j->args[1] = in_f32(j, big, -1, 1);
         j->args[2] = oxide_arg_from_buffer(keep(j, random_f32(big, -1, 1)), OXIDE_SCALAR_F32, 1); /* in place */
         j->nargs = 3;
@@ -459,7 +437,7 @@ static void bench_launch(void) {
             oxide_status st = oxide_kernel_launch(kern, stream, grid, block, 0, args, 3);
             double t1 = now_us();
             if (st)
-                die(st, "launching the empty kernel");
+                bench_die(st, "launching the empty kernel");
             if (round >= 0)
                 t_ox[round * BATCH + i] = t1 - t0;
         }

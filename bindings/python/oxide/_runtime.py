@@ -6,6 +6,7 @@ import threading
 from . import _interop
 from ._errors import LaunchError, NoDeviceError, NoDriverError, check, error_for
 from ._ffi import ffi, lib
+from ._handle import Owned
 from ._manifest import Manifest, read_manifest
 from ._types import SCALAR_ID, SIZE, TO_TYPESTR, numpy_dtype, scalar_bits, scalar_name
 
@@ -182,7 +183,7 @@ def synchronize(device=None):
 # streams and events
 
 
-class Stream:
+class Stream(Owned):
     """An ordered queue of work on one device. `Stream(device, non_blocking=False)` makes a new one;
     `Stream.wrap(handle)` wraps a CUstream made elsewhere (an int, or an object with
     `__cuda_stream__`, `.cuda_stream` or `.ptr`). `__cuda_stream__` lets other libraries use it."""
@@ -250,19 +251,12 @@ class Stream:
         ev.record(self)
         return ev
 
-    def close(self):
-        h, self._h = self._h, None
-        if h is not None and self._owned:
+    def _release(self, h):
+        if self._owned:
             lib.oxide_stream_destroy(h)
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    def __enter__(self):
-        return self
+    def close(self):
+        self._close()
 
     def __exit__(self, *exc):
         self.synchronize()
@@ -271,7 +265,7 @@ class Stream:
         return f"<oxide.Stream 0x{self.handle:x} on device {self.device.index}>"
 
 
-class Event:
+class Event(Owned):
     """A marker in a stream, with timing unless timing=False."""
 
     __slots__ = ("_h", "device", "__weakref__")
@@ -303,16 +297,11 @@ class Event:
         check(lib.oxide_event_elapsed_ms(self._h, end._h, ms))
         return ms[0]
 
-    def close(self):
-        h, self._h = self._h, None
-        if h is not None:
-            lib.oxide_event_destroy(h)
+    def _release(self, h):
+        lib.oxide_event_destroy(h)
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+    def close(self):
+        self._close()
 
 
 def resolve_stream(stream, device):
@@ -539,7 +528,7 @@ def _dims(d):
     return c
 
 
-class Module:
+class Module(Owned):
     """A module loaded on a device: `Module.load(path)` (PTX, or a cubin with `manifest=`),
     `Module.from_ptx(text)`. Kernels are attributes (`mod.vecadd`) or items (`mod["map<f32>"]`)."""
 
@@ -615,23 +604,12 @@ class Module:
     def __dir__(self):
         return list(super().__dir__()) + [k for k in self.kernels if k.isidentifier()]
 
-    def unload(self):
-        h, self._h = self.__dict__.get("_h"), None
+    def _release(self, h):
         self._kernels = {}
-        if h is not None:
-            lib.oxide_loaded_module_destroy(h)
+        lib.oxide_loaded_module_destroy(h)
 
-    def __del__(self):
-        try:
-            self.unload()
-        except Exception:
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.unload()
+    def unload(self):
+        self._close()
 
     def __repr__(self):
         return f"<oxide.Module kernels={list(self.kernels)} on device {self.device.index}>"
