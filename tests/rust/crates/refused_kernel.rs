@@ -5,18 +5,26 @@
 // liboxide sees it; it never runs.
 //
 // Each crate does `include!("../../refused_kernel.rs");` and then
-//     refused_kernel! { input: [VALUE; 4], kernel: pub fn bad_kernel(x: &[T], mut y: DisjointSlice<f32>) { .. } }
+//     refused_kernel! { input: [VALUE; 4], kernel: |x: &[ELEM], i| { ... } }
+// which makes the kernel `bad_kernel(x: &[ELEM], mut y: DisjointSlice<f32>)`: thread i writes the
+// block's value to y[i].
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
 use cuda_device::{cuda_module, kernel, thread, DisjointSlice};
 
 macro_rules! refused_kernel {
-    (input: $input:expr, kernel: $($kernel:tt)*) => {
+    (input: $input:expr, kernel: |$x:ident: &[$elem:ident], $i:ident| $body:block) => {
         #[cuda_module]
         mod kernels {
             use super::*;
 
             #[kernel]
-            $($kernel)*
+            pub fn bad_kernel($x: &[$elem], mut y: DisjointSlice<f32>) {
+                let idx = thread::index_1d();
+                let $i = idx.get();
+                if let Some(o) = y.get_mut(idx) {
+                    *o = $body;
+                }
+            }
         }
 
         fn main() {

@@ -3,13 +3,8 @@ include!("../../refused_kernel.rs");
 
 refused_kernel! {
     input: [1.0f32; 4],
-    kernel:
-    pub fn bad_kernel(x: &[f32], mut y: DisjointSlice<f32>) {
-        let idx = thread::index_1d();
-        let i = idx.get();
+    kernel: |x: &[f32], i| {
         let t = unsafe { core::arch::x86_64::_rdtsc() };
-        if let Some(o) = y.get_mut(idx) {
-            *o = x[i] + t as f32;
-        }
+        x[i] + t as f32
     }
 }
