@@ -32,6 +32,35 @@ static inline void bench_die(oxide_status st, const char *what) {
         if (st_)                                                                                                       \
             bench_die(st_, what);                                                                                      \
     } while (0)
+
+/* The GPU a benchmark runs on: device 0, or SKIPPED and exit 77 where there is none. */
+typedef struct bench_gpu {
+    oxide_device *dev;
+    int major, minor, sms;
+    const char *name;
+    char target[16]; /* what oxide compiles for there: the arch-specific target on Hopper and later */
+} bench_gpu;
+
+static inline void bench_gpu_open(bench_gpu *g) {
+    int count = 0;
+    oxide_status st = oxide_device_count(&count);
+    if (st == OXIDE_ERROR_NO_DRIVER || st == OXIDE_ERROR_NO_DEVICE || (!st && count == 0)) {
+        printf("SKIPPED: no GPU (%s)\n", st ? oxide_last_error() : "the driver sees no device");
+        exit(77);
+    }
+    TRY(st, "device count");
+    *g = (bench_gpu){.name = "?"};
+    TRY(oxide_device_get(0, &g->dev), "device");
+    TRY(oxide_device_compute_capability(g->dev, &g->major, &g->minor), "compute capability");
+    TRY(oxide_device_sm_count(g->dev, &g->sms), "SM count");
+    oxide_device_name(g->dev, &g->name);
+    if (g->major == 9 && g->minor == 0)
+        snprintf(g->target, sizeof g->target, "sm_90a");
+    else if (g->major >= 10)
+        snprintf(g->target, sizeof g->target, "sm_100a");
+    else
+        snprintf(g->target, sizeof g->target, "sm_%d%d", g->major, g->minor);
+}
 #endif
 
 /* Random inputs: xorshift64*, one stream per benchmark (set bench_rng to reseed or replay it). */

@@ -467,21 +467,11 @@ int main(int argc, char **argv) {
                 OXIDE_EXAMPLE_GEMM_MMA_BK);
         return 2;
     }
-    int count = 0;
-    oxide_status st = oxide_device_count(&count);
-    if (st == OXIDE_ERROR_NO_DRIVER || st == OXIDE_ERROR_NO_DEVICE || (!st && count == 0)) {
-        printf("SKIPPED: no GPU (%s)\n", st ? oxide_last_error() : "the driver sees no device");
-        return 77;
-    }
-    TRY(st, "device count");
-    TRY(oxide_device_get(0, &dev), "device");
-    int major, minor, sms = 0;
-    const char *dname = "?";
-    TRY(oxide_device_compute_capability(dev, &major, &minor), "compute capability");
-    oxide_device_sm_count(dev, &sms);
-    oxide_device_name(dev, &dname);
-    if (major * 10 + minor < 80) {
-        printf("SKIPPED: bench/gemm needs sm_80 or later for mma.sync bf16 (the GPU is sm_%d%d)\n", major, minor);
+    bench_gpu gpu;
+    bench_gpu_open(&gpu);
+    dev = gpu.dev;
+    if (gpu.major * 10 + gpu.minor < 80) {
+        printf("SKIPPED: bench/gemm needs sm_80 or later for mma.sync bf16 (the GPU is %s)\n", gpu.target);
         return 77;
     }
     void *lib = cublas_open();
@@ -490,23 +480,16 @@ int main(int argc, char **argv) {
                lib ? "cublasCreate_v2, cublasSetStream_v2, cublasSetWorkspace_v2 or cublasGemmEx missing" : dlerror());
         return 77;
     }
-    char target[16];
-    if (major == 9 && minor == 0)
-        snprintf(target, sizeof target, "sm_90a");
-    else if (major >= 10)
-        snprintf(target, sizeof target, "sm_100a");
-    else
-        snprintf(target, sizeof target, "sm_%d%d", major, minor);
 
     const char *s = getenv("OXIDE_SEED");
     uint64_t seed = s && *s ? strtoull(s, NULL, 0) : ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid();
     bench_rng = seed ? seed : 0x9E3779B97F4A7C15ull;
     fprintf(stderr, "bench/gemm: %s (%s, %d SMs), cuBLAS from %s%s; seed %llu; median of %d runs after %d warm-up\n",
-            dname, target, sms, cb.path, cb.lt_create ? " (with cublasLt)" : " (no cublasLt)", (unsigned long long)seed,
-            RUNS, WARMUP);
+            gpu.name, gpu.target, gpu.sms, cb.path, cb.lt_create ? " (with cublasLt)" : " (no cublasLt)",
+            (unsigned long long)seed, RUNS, WARMUP);
 
     oxide_loaded_module *lm;
-    compile_kernel(target, &lm);
+    compile_kernel(gpu.target, &lm);
     int regs = 0, spill = 0;
     oxide_kernel_get_attribute(kernel, OXIDE_KERNEL_NUM_REGS, &regs);
     oxide_kernel_get_attribute(kernel, OXIDE_KERNEL_LOCAL_BYTES, &spill);

@@ -50,8 +50,7 @@
 
 static oxide_device *dev;
 static oxide_stream *stream;
-static char target[16];
-static int sms;
+static bench_gpu gpu;
 
 /* ---- inputs ---- */
 
@@ -152,7 +151,7 @@ static void prepare(const char *name, job *j) {
         j->args[0] = in_f32(j, big, -1, 1);
         j->args[1] = out_f32(j, 1, 0);
         j->nargs = 2;
-        geometry(j, (uint32_t)sms * 8, 1, OXIDE_EXAMPLE_REDUCE_THREADS, 1);
+        geometry(j, (uint32_t)gpu.sms * 8, 1, OXIDE_EXAMPLE_REDUCE_THREADS, 1);
     } else if (!strcmp(name, "sgemm")) {
         const uint32_t n = 4096;
         j->args[0] = in_f32(j, (size_t)n * n, -1, 1);
@@ -201,7 +200,7 @@ static void prepare(const char *name, job *j) {
         TRY(oxide_memset(dev, oxide_buffer_ptr(bins), 0, OXIDE_EXAMPLE_HISTOGRAM_BINS, 4), "memset");
         j->args[1] = oxide_arg_from_buffer(keep(j, bins), OXIDE_SCALAR_U32, 1);
         j->nargs = 2;
-        geometry(j, (uint32_t)sms * 8, 1, OXIDE_EXAMPLE_HISTOGRAM_THREADS, 1);
+        geometry(j, (uint32_t)gpu.sms * 8, 1, OXIDE_EXAMPLE_HISTOGRAM_THREADS, 1);
     } else if (!strcmp(name, "cluster_dsmem")) {
         const uint32_t t = OXIDE_EXAMPLE_CLUSTER_THREADS, cs = OXIDE_EXAMPLE_CLUSTER_SIZE;
         j->args[0] = in_f32(j, big, -1, 1);
@@ -228,7 +227,7 @@ static char *compile_example(const char *name) {
     TRY(oxide_context_create(&ctx), "context");
     TRY(oxide_example_module(ctx, name, &mod), name);
     TRY(oxide_options_create(&o), "options");
-    TRY(oxide_options_set_target(o, target), "target");
+    TRY(oxide_options_set_target(o, gpu.target), "target");
     const char *ptx;
     size_t len;
     TRY(oxide_module_compile(mod, o, &ptx, &len), name);
@@ -396,7 +395,7 @@ static void bench_launch(void) {
     TRY(oxide_function_add_block(k, NULL, 0, &entry, NULL), "block");
     TRY(oxide_build_op(entry, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL), "ret");
     TRY(oxide_options_create(&o), "options");
-    TRY(oxide_options_set_target(o, target), "target");
+    TRY(oxide_options_set_target(o, gpu.target), "target");
     const char *ptx;
     size_t len;
     TRY(oxide_module_compile(mod, o, &ptx, &len), "compiling the empty kernel");
@@ -467,27 +466,10 @@ static void bench_launch(void) {
 int main(int argc, char **argv) {
     /* Optional argument: one kernel name (with vecadd, also vecadd_bw), or "launch". */
     const char *only = argc > 1 ? argv[1] : NULL;
-    int count = 0;
-    oxide_status st = oxide_device_count(&count);
-    if (st == OXIDE_ERROR_NO_DRIVER || st == OXIDE_ERROR_NO_DEVICE || (!st && count == 0)) {
-        printf("SKIPPED: no GPU (%s)\n", st ? oxide_last_error() : "the driver sees no device");
-        return 77;
-    }
-    TRY(st, "device count");
-    TRY(oxide_device_get(0, &dev), "device");
-    int major, minor;
-    const char *dname = "?";
-    TRY(oxide_device_compute_capability(dev, &major, &minor), "compute capability");
-    TRY(oxide_device_sm_count(dev, &sms), "SM count");
-    oxide_device_name(dev, &dname);
-    if (major == 9 && minor == 0)
-        snprintf(target, sizeof target, "sm_90a");
-    else if (major >= 10)
-        snprintf(target, sizeof target, "sm_100a");
-    else
-        snprintf(target, sizeof target, "sm_%d%d", major, minor);
-    fprintf(stderr, "bench/kernels: %s (%s, %d SMs); median of %d runs after %d warm-up\n", dname, target, sms, RUNS,
-            WARMUP);
+    bench_gpu_open(&gpu);
+    dev = gpu.dev;
+    fprintf(stderr, "bench/kernels: %s (%s, %d SMs); median of %d runs after %d warm-up\n", gpu.name, gpu.target,
+            gpu.sms, RUNS, WARMUP);
     TRY(oxide_stream_create(dev, OXIDE_STREAM_NON_BLOCKING, &stream), "stream");
     TRY(oxide_event_create(dev, 0, &ev0), "event");
     TRY(oxide_event_create(dev, 0, &ev1), "event");
@@ -498,7 +480,7 @@ int main(int argc, char **argv) {
         const oxide_example_kernel *k = &oxide_example_kernels[i];
         if (only && strcmp(only, k->name))
             continue;
-        if ((unsigned)(major * 10 + minor) < k->min_sm) {
+        if ((unsigned)(gpu.major * 10 + gpu.minor) < k->min_sm) {
             fprintf(stderr, "bench/kernels: %s needs sm_%u; skipped\n", k->name, k->min_sm);
             continue;
         }
