@@ -150,8 +150,7 @@ oxide_status oxide_example_gemm_mma(oxide_context *ctx, oxide_module *mod) {
     }
 
     /* k loop: block parameters are the accumulators, then kt */
-    oxide_type *lt[NACC + 1];
-    oxide_value *lp[NACC + 1], *init[NACC + 1], *res[NACC];
+    oxide_value *lp[NACC + 1], *res[NACC];
     /* vec<4 x f32> zeros: the bits of an i128 0 (constants are scalars) */
     oxide_type *i128 = NULL;
     if (!b.st)
@@ -160,22 +159,8 @@ oxide_status oxide_example_gemm_mma(oxide_context *ctx, oxide_module *mod) {
     if (!b.st)
         b.st = oxide_build_const_int(b.cur, i128, 0, &zero4);
     zero4 = kb_cast(&b, OXIDE_OP_BITCAST, zero4, b.v4f32);
-    for (int i = 0; i < NACC; i++) {
-        lt[i] = b.v4f32;
-        init[i] = zero4;
-    }
-    lt[NACC] = b.i32;
-    init[NACC] = I32(0);
-    oxide_block *loop = kb_block(&b, NACC + 1, lt, lp);
-    oxide_block *body = kb_block(&b, 0, NULL, NULL);
-    oxide_block *store = kb_block(&b, NACC, lt, res);
-    kb_br(&b, loop, init, NACC + 1);
-
-    kb_set(&b, loop);
+    kb_loop loop = kb_acc_loop(&b, NACC, b.v4f32, zero4, KT, lp, res);
     oxide_value *kt = lp[NACC];
-    kb_cond_br(&b, kb_icmp(&b, OXIDE_PRED_ULT, kt, KT), body, NULL, 0, store, lp, NACC);
-
-    kb_set(&b, body);
     /* step kt has landed (at most STAGES - 2 younger groups in flight), for every thread; and
      * everyone is done with the buffer the next copy overwrites (step kt - 1's) */
     imm_op(&b, OXIDE_OP_CP_ASYNC_WAIT, NULL, 0, NULL, STAGES - 2);
@@ -209,11 +194,11 @@ oxide_status oxide_example_gemm_mma(oxide_context *ctx, oxide_module *mod) {
                 acc[mi * NT + ni] = kb_op3(&b, OXIDE_OP_MMA_BF16, af[mi], bfr[ni], acc[mi * NT + ni]);
     }
     acc[NACC] = ADD(kt, I32(1));
-    kb_br(&b, loop, acc, NACC + 1);
+    kb_br(&b, loop.head, acc, NACC + 1);
 
     /* C fragment of an m16n8 tile: c0, c1 at row lane / 4, columns (lane % 4) * 2 + {0, 1};
      * c2, c3 eight rows further down */
-    kb_set(&b, store);
+    kb_set(&b, loop.exit);
     /* the zero-filling copies of the last steps must not outlive the block's shared memory */
     imm_op(&b, OXIDE_OP_CP_ASYNC_WAIT, NULL, 0, NULL, 0);
     oxide_value *crow = ADD(ADD(m0, wm), SHR(lane, I32(2)));

@@ -89,6 +89,29 @@ void kb_ret(kb *b) {
     CHECK(oxide_build_op(b->cur, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL));
 }
 
+kb_loop kb_acc_loop(kb *b, size_t n, oxide_type *t, oxide_value *init, oxide_value *limit, oxide_value **params,
+                    oxide_value **results) {
+    oxide_type *types[n + 1];
+    oxide_value *start[n + 1];
+    for (size_t i = 0; i < n; i++) {
+        types[i] = t;
+        start[i] = init;
+        results[i] = NULL;
+    }
+    for (size_t i = 0; i <= n; i++)
+        params[i] = NULL;
+    types[n] = b->i32;
+    start[n] = kb_i32(b, 0);
+    kb_loop l = {kb_block(b, n + 1, types, params), NULL};
+    oxide_block *body = kb_block(b, 0, NULL, NULL);
+    l.exit = kb_block(b, n, types, results);
+    kb_br(b, l.head, start, n + 1);
+    kb_set(b, l.head);
+    kb_cond_br(b, kb_icmp(b, OXIDE_PRED_ULT, params[n], limit), body, NULL, 0, l.exit, params, n);
+    kb_set(b, body);
+    return l;
+}
+
 oxide_value *kb_op(kb *b, oxide_op op, oxide_value *const *ops, size_t n, oxide_type *rt, const oxide_attr *attrs,
                    size_t nattrs) {
     GUARD(NULL);

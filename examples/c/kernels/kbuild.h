@@ -44,6 +44,18 @@ void kb_cond_br(kb *b, oxide_value *cond, oxide_block *t, oxide_value *const *ta
                 oxide_value *const *fargs, size_t nf);
 void kb_ret(kb *b);
 
+/* A loop whose block parameters are n accumulators of type t, all starting at init, then an i32
+ * counter from 0; it runs the body while counter < limit (the k loops of the GEMM kernels). From
+ * the current block it branches into the header and leaves the body current; params[0..n] gets
+ * the header's parameters (the accumulators, then the counter), results[0..n-1] the exit block's
+ * (the final accumulators). The body ends with kb_br(b, loop.head, next, n + 1), and the code
+ * after the loop starts with kb_set(b, loop.exit). */
+typedef struct kb_loop {
+    oxide_block *head, *exit;
+} kb_loop;
+kb_loop kb_acc_loop(kb *b, size_t n, oxide_type *t, oxide_value *init, oxide_value *limit, oxide_value **params,
+                    oxide_value **results);
+
 /* ---- values ---- */
 oxide_value *kb_op(kb *b, oxide_op op, oxide_value *const *ops, size_t n, oxide_type *rt, const oxide_attr *attrs,
                    size_t nattrs);

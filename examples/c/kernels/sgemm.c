@@ -86,24 +86,9 @@ oxide_status oxide_example_sgemm(oxide_context *ctx, oxide_module *mod) {
     oxide_value *fzero = kb_f32(&b, 0.0);
 
     /* k loop: block parameters are the accumulators, then k0. */
-    oxide_type *lt[NACC + 1];
-    oxide_value *lp[NACC + 1], *init[NACC + 1], *res[NACC];
-    for (int i = 0; i < NACC; i++) {
-        lt[i] = b.f32;
-        init[i] = fzero;
-    }
-    lt[NACC] = b.i32;
-    init[NACC] = I32(0);
-    oxide_block *loop = kb_block(&b, NACC + 1, lt, lp);
-    oxide_block *body = kb_block(&b, 0, NULL, NULL);
-    oxide_block *store = kb_block(&b, NACC, lt, res);
-    kb_br(&b, loop, init, NACC + 1);
-
-    kb_set(&b, loop);
+    oxide_value *lp[NACC + 1], *res[NACC];
+    kb_loop loop = kb_acc_loop(&b, NACC, b.f32, fzero, K, lp, res);
     oxide_value *k0 = lp[NACC];
-    kb_cond_br(&b, kb_icmp(&b, OXIDE_PRED_ULT, k0, K), body, NULL, 0, store, lp, NACC);
-
-    kb_set(&b, body);
     /* Stage the panels: A's float4 is scattered transposed, B's float4 stored as is. */
     oxide_value *av = kb_load(&b, b.v4f32, kb_gep(&b, A, ADD(a_base, k0), b.f32), 16);
     oxide_value *bv = kb_load(&b, b.v4f32, kb_gep(&b, B, ADD(b_base, MUL(k0, N)), b.f32), 16);
@@ -131,9 +116,9 @@ oxide_status oxide_example_sgemm(oxide_context *ctx, oxide_module *mod) {
     /* The next step overwrites the panels: every thread must be done reading them. */
     kb_barrier(&b);
     acc[NACC] = ADD(k0, I32(BK));
-    kb_br(&b, loop, acc, NACC + 1);
+    kb_br(&b, loop.head, acc, NACC + 1);
 
-    kb_set(&b, store);
+    kb_set(&b, loop.exit);
     oxide_value *crow = ADD(row0, a_frag_base), *ccol = ADD(col0, b_frag_base);
     for (int i = 0; i < TM; i++) {
         oxide_value *rowp = kb_gep(&b, C, ADD(MUL(ADD(crow, I32(i)), N), ccol), b.f32);
