@@ -96,13 +96,9 @@ oxide_status oxide_example_gemm_mma(oxide_context *ctx, oxide_module *mod) {
         b.st = oxide_type_vector(ctx, b.i32, 4, &v4i32);
     if (!b.st)
         b.st = oxide_type_vector(ctx, b.i32, 2, &v2i32);
-    oxide_value *alen, *blen, *clen;
-    oxide_value *A = kb_slice_param(&b, "a", OXIDE_SCALAR_BF16, 0, &alen);
-    oxide_value *B = kb_slice_param(&b, "b", OXIDE_SCALAR_BF16, 0, &blen);
-    oxide_value *C = kb_slice_param(&b, "c", OXIDE_SCALAR_F32, 1, &clen);
-    oxide_value *M = kb_scalar_param(&b, "m", OXIDE_SCALAR_U32);
-    oxide_value *N = kb_scalar_param(&b, "n", OXIDE_SCALAR_U32);
-    oxide_value *K = kb_scalar_param(&b, "k", OXIDE_SCALAR_U32);
+    kb_gemm g;
+    kb_gemm_params(&b, OXIDE_SCALAR_BF16, &g);
+    oxide_value *A = g.a, *B = g.b, *C = g.c, *M = g.m, *N = g.n, *K = g.k;
     /* 2 blocks per SM: 128 registers a thread holds the 64 accumulators and the fragments */
     if (!b.st)
         b.st = oxide_kernel_set_launch_bounds(b.fn, THREADS, 2);
@@ -118,13 +114,8 @@ oxide_status oxide_example_gemm_mma(oxide_context *ctx, oxide_module *mod) {
     misfit = kb_op2(&b, OXIDE_OP_OR, misfit, AND(K, I32(BK - 1)));
     oxide_value *bad = kb_icmp(&b, OXIDE_PRED_NE, misfit, I32(0));
     bad = kb_op2(&b, OXIDE_OP_OR, bad, kb_icmp(&b, OXIDE_PRED_EQ, K, I32(0)));
-    bad = kb_op2(&b, OXIDE_OP_OR, bad, kb_icmp(&b, OXIDE_PRED_UGT, MUL(M64, K64), alen));
-    bad = kb_op2(&b, OXIDE_OP_OR, bad, kb_icmp(&b, OXIDE_PRED_UGT, MUL(K64, N64), blen));
-    bad = kb_op2(&b, OXIDE_OP_OR, bad, kb_icmp(&b, OXIDE_PRED_UGT, MUL(M64, N64), clen));
-    oxide_block *start = kb_block(&b, 0, NULL, NULL), *done = kb_block(&b, 0, NULL, NULL);
-    kb_cond_br(&b, bad, done, NULL, 0, start, NULL, 0);
+    oxide_block *done = kb_gemm_guard(&b, &g, bad, M64, N64, K64);
 
-    kb_set(&b, start);
     oxide_value *smem = kb_op(&b, OXIDE_OP_DYN_SMEM, NULL, 0, b.sptr, NULL, 0);
     oxide_value *tid = kb_op0(&b, OXIDE_OP_TID_X);
     oxide_value *lane = AND(tid, I32(31)), *warp = SHR(tid, I32(5));

@@ -89,6 +89,27 @@ void kb_ret(kb *b) {
     CHECK(oxide_build_op(b->cur, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL));
 }
 
+void kb_gemm_params(kb *b, oxide_scalar elem, kb_gemm *g) {
+    g->a = kb_slice_param(b, "a", elem, 0, &g->alen);
+    g->b = kb_slice_param(b, "b", elem, 0, &g->blen);
+    g->c = kb_slice_param(b, "c", OXIDE_SCALAR_F32, 1, &g->clen);
+    g->m = kb_scalar_param(b, "m", OXIDE_SCALAR_U32);
+    g->n = kb_scalar_param(b, "n", OXIDE_SCALAR_U32);
+    g->k = kb_scalar_param(b, "k", OXIDE_SCALAR_U32);
+}
+
+oxide_block *kb_gemm_guard(kb *b, const kb_gemm *g, oxide_value *bad, oxide_value *m64, oxide_value *n64,
+                           oxide_value *k64) {
+    const oxide_op OR = OXIDE_OP_OR, MUL = OXIDE_OP_MUL;
+    bad = kb_op2(b, OR, bad, kb_icmp(b, OXIDE_PRED_UGT, kb_op2(b, MUL, m64, k64), g->alen));
+    bad = kb_op2(b, OR, bad, kb_icmp(b, OXIDE_PRED_UGT, kb_op2(b, MUL, k64, n64), g->blen));
+    bad = kb_op2(b, OR, bad, kb_icmp(b, OXIDE_PRED_UGT, kb_op2(b, MUL, m64, n64), g->clen));
+    oxide_block *start = kb_block(b, 0, NULL, NULL), *done = kb_block(b, 0, NULL, NULL);
+    kb_cond_br(b, bad, done, NULL, 0, start, NULL, 0);
+    kb_set(b, start);
+    return done;
+}
+
 kb_loop kb_acc_loop(kb *b, size_t n, oxide_type *t, oxide_value *init, oxide_value *limit, oxide_value **params,
                     oxide_value **results) {
     oxide_type *types[n + 1];
