@@ -36,12 +36,7 @@ static int run(ex_env *env, uint32_t m, uint32_t n, uint32_t k) {
     double bwant = 0;
     for (uint32_t i = 0; i < m; i++)
         for (uint32_t j = 0; j < n; j++) {
-            double want = 0, mag = 0;
-            for (uint32_t p = 0; p < k; p++) {
-                double t = (double)af[(size_t)i * k + p] * bf[(size_t)p * n + j];
-                want += t;
-                mag += fabs(t);
-            }
+            double mag, want = ex_gemm_ref(af, bf, n, k, i, j, &mag);
             /* bf16 products are exact in f32; k f32 additions (the tensor cores' rounding is not
              * quite round-to-nearest) err by about k * 2^-23 * sum |a*b| at worst. */
             float got = c[(size_t)i * n + j];

@@ -21,12 +21,7 @@ static void run(ex_env *env, uint32_t m, uint32_t n, uint32_t k) {
     double worst = 0;
     for (uint32_t i = 0; i < m; i++)
         for (uint32_t j = 0; j < n; j++) {
-            double want = 0, mag = 0;
-            for (uint32_t p = 0; p < k; p++) {
-                double t = (double)a[(size_t)i * k + p] * b[(size_t)p * n + j];
-                want += t;
-                mag += fabs(t);
-            }
+            double mag, want = ex_gemm_ref(a, b, n, k, i, j, &mag);
             /* k fused multiply-adds in f32: error bounded by about k * 2^-24 * sum |a*b|. */
             double err = fabs(c[(size_t)i * n + j] - want), tol = 1e-6 * k * mag + 1e-6;
             if (!(err <= tol))

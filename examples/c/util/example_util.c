@@ -1,6 +1,7 @@
 /* See example_util.h. */
 #include "example_util.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,4 +170,15 @@ float ex_from_bf16(uint16_t h) {
     float f;
     memcpy(&f, &u, 4);
     return f;
+}
+
+double ex_gemm_ref(const float *a, const float *b, uint32_t n, uint32_t k, uint32_t i, uint32_t j, double *mag) {
+    double want = 0, m = 0;
+    for (uint32_t p = 0; p < k; p++) {
+        double t = (double)a[(size_t)i * k + p] * b[(size_t)p * n + j];
+        want += t;
+        m += fabs(t);
+    }
+    *mag = m;
+    return want;
 }

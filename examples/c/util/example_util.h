@@ -47,6 +47,10 @@ void ex_launch(ex_env *env, const uint32_t grid[3], const uint32_t block[3], con
 void ex_launch_gemm(ex_env *env, const oxide_buffer *a, const oxide_buffer *b, const oxide_buffer *c, oxide_scalar elem,
                     uint32_t m, uint32_t n, uint32_t k, uint32_t bm, uint32_t bn, uint32_t threads);
 
+/* The CPU reference for one element of a row-major GEMM: C[i][j] of A (. x k) * B (k x n) in
+ * double precision; *mag gets sum |a b|, the scale of the kernel's rounding error. */
+double ex_gemm_ref(const float *a, const float *b, uint32_t n, uint32_t k, uint32_t i, uint32_t j, double *mag);
+
 /* bf16 from f32, rounded to nearest even (for finite inputs), and back (exact). */
 uint16_t ex_to_bf16(float f);
 float ex_from_bf16(uint16_t h);
