@@ -1,11 +1,11 @@
 """The base of the classes that own one liboxide handle (contexts, options, IR modules, streams,
-events, loaded modules): releasing it is written once, here."""
+events, device arrays, loaded modules): releasing it is written once, here."""
 
 
 class Owned:
     """Owns the liboxide handle in `_h`. `_close()` gives it to `_release` once and forgets it, so
     a second call, or one on an object whose __init__ failed, does nothing; the garbage collector
-    and `with` blocks call it. Subclasses name the public method (close, destroy, unload)."""
+    and `with` blocks call it. Subclasses name the public method (close, destroy, free, unload)."""
 
     __slots__ = ()
 

@@ -330,14 +330,14 @@ def _prod(shape):
     return n
 
 
-class DeviceArray:
+class DeviceArray(Owned):
     """Device memory holding a C-contiguous array of one scalar type.
 
     `DeviceArray.from_numpy(x)`, `.empty(shape, dtype)`, `.zeros(...)`; `.to_numpy()` copies back.
     It has `shape`, `dtype` (NumPy), `scalar` (oxide name, e.g. "f32"), `size`, `nbytes`, `ptr`,
     and `__cuda_array_interface__` so CuPy, PyTorch and Numba can use it without a copy."""
 
-    __slots__ = ("_buf", "ptr", "shape", "scalar", "size", "nbytes", "device", "_readonly", "_owner", "_row",
+    __slots__ = ("_h", "ptr", "shape", "scalar", "size", "nbytes", "device", "_readonly", "_owner", "_row",
                  "__weakref__")
 
     def __init__(self, shape, dtype="f32", device=None, *, readonly=False):
@@ -348,8 +348,8 @@ class DeviceArray:
         self.nbytes = self.size * SIZE[self.scalar]
         out = ffi.new("oxide_buffer **")
         check(lib.oxide_buffer_alloc(dev._h, max(self.nbytes, 1), out))
-        self._buf, self.device, self._owner = out[0], dev, None
-        self.ptr = lib.oxide_buffer_ptr(self._buf)
+        self._h, self.device, self._owner = out[0], dev, None
+        self.ptr = lib.oxide_buffer_ptr(self._h)
         self.readonly = readonly
 
     @classmethod
@@ -380,7 +380,7 @@ class DeviceArray:
         out = ffi.new("oxide_buffer **")
         check(lib.oxide_buffer_wrap(dev._h, ptr, max(n * SIZE[scalar], 1), out))
         a = object.__new__(cls)
-        a._buf, a.ptr, a.shape, a.scalar, a.size = out[0], ptr, tuple(shape), scalar, n
+        a._h, a.ptr, a.shape, a.scalar, a.size = out[0], ptr, tuple(shape), scalar, n
         a.nbytes, a.device, a._owner = n * SIZE[scalar], dev, obj
         a.readonly = not mutable
         return a
@@ -470,7 +470,7 @@ class DeviceArray:
         if _prod(shape) != self.size:
             raise ValueError(f"cannot reshape {self.size} elements into {shape}")
         v = object.__new__(DeviceArray)
-        v._buf, v.ptr, v.shape, v.scalar, v.size = None, self.ptr, shape, self.scalar, self.size
+        v._h, v.ptr, v.shape, v.scalar, v.size = None, self.ptr, shape, self.scalar, self.size
         v.nbytes, v.device, v._owner = self.nbytes, self.device, self
         v.readonly = self.readonly
         return v
@@ -482,16 +482,11 @@ class DeviceArray:
         return {"shape": self.shape, "typestr": TO_TYPESTR[self.scalar], "data": (self.ptr, self.readonly),
                 "version": 3, "strides": None, "stream": None}
 
-    def free(self):
-        b, self._buf = self._buf, None
-        if b is not None:
-            lib.oxide_buffer_free(b)
+    def _release(self, h):
+        lib.oxide_buffer_free(h)
 
-    def __del__(self):
-        try:
-            self.free()
-        except Exception:
-            pass
+    def free(self):
+        self._close()
 
     def __repr__(self):
         return f"<oxide.DeviceArray shape={self.shape} dtype={self.scalar} ptr=0x{self.ptr:x}>"
