@@ -1,4 +1,5 @@
-/* The benchmarks' small shared helpers: allocation that gives up loudly, medians, whole files. */
+/* The benchmarks' small shared helpers: failing loudly, allocation, random inputs, medians, whole
+ * files. A benchmark that wants TRY defines BENCH_NAME ("bench/gemm") before including this. */
 #ifndef OXIDE_BENCH_UTIL_H
 #define OXIDE_BENCH_UTIL_H
 
@@ -6,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "oxide.h"
 
 /* A benchmark cannot go on without its buffers: say FAILED (the line gpu-check reads) and stop. */
 static inline void *xmalloc(size_t n) {
@@ -15,6 +18,63 @@ static inline void *xmalloc(size_t n) {
         exit(1);
     }
     return p;
+}
+
+#ifdef BENCH_NAME
+/* A failed call ends the benchmark with the FAILED line gpu-check reads, naming the call. */
+static inline void bench_die(oxide_status st, const char *what) {
+    printf("FAILED: %s: %s: %s: %s\n", BENCH_NAME, what, oxide_status_name(st), oxide_last_error());
+    exit(1);
+}
+#define TRY(call, what)                                                                                                \
+    do {                                                                                                               \
+        oxide_status st_ = (call);                                                                                     \
+        if (st_)                                                                                                       \
+            bench_die(st_, what);                                                                                      \
+    } while (0)
+
+/* The GPU a benchmark runs on: device 0, or SKIPPED and exit 77 where there is none. */
+typedef struct bench_gpu {
+    oxide_device *dev;
+    int major, minor, sms;
+    const char *name;
+    char target[16]; /* what oxide compiles for there: the arch-specific target on Hopper and later */
+} bench_gpu;
+
+static inline void bench_gpu_open(bench_gpu *g) {
+    int count = 0;
+    oxide_status st = oxide_device_count(&count);
+    if (st == OXIDE_ERROR_NO_DRIVER || st == OXIDE_ERROR_NO_DEVICE || (!st && count == 0)) {
+        printf("SKIPPED: no GPU (%s)\n", st ? oxide_last_error() : "the driver sees no device");
+        exit(77);
+    }
+    TRY(st, "device count");
+    *g = (bench_gpu){.name = "?"};
+    TRY(oxide_device_get(0, &g->dev), "device");
+    TRY(oxide_device_compute_capability(g->dev, &g->major, &g->minor), "compute capability");
+    TRY(oxide_device_sm_count(g->dev, &g->sms), "SM count");
+    oxide_device_name(g->dev, &g->name);
+    if (g->major == 9 && g->minor == 0)
+        snprintf(g->target, sizeof g->target, "sm_90a");
+    else if (g->major >= 10)
+        snprintf(g->target, sizeof g->target, "sm_100a");
+    else
+        snprintf(g->target, sizeof g->target, "sm_%d%d", g->major, g->minor);
+}
+#endif
+
+/* Random inputs: xorshift64*, one stream per benchmark (set bench_rng to reseed or replay it). */
+static uint64_t bench_rng = 0x243F6A8885A308D3ull;
+static inline uint64_t bench_u64(void) {
+    bench_rng ^= bench_rng >> 12;
+    bench_rng ^= bench_rng << 25;
+    bench_rng ^= bench_rng >> 27;
+    return bench_rng * 0x2545F4914F6CDD1Dull;
+}
+/* Uniform in [lo, hi), never exactly zero (lo instead), so that an unwritten output shows. */
+static inline float bench_f32(float lo, float hi) {
+    float f = lo + (hi - lo) * (float)((bench_u64() >> 40) * (1.0 / 16777216.0));
+    return f != 0.0f ? f : lo;
 }
 
 static inline int cmp_double(const void *a, const void *b) {

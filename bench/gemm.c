@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define BENCH_NAME "bench/gemm"
 #include "bench_util.h"
 #include "oxide.h"
 #include "oxide_examples.h"
@@ -60,17 +61,6 @@ static oxide_device *dev;
 static oxide_stream *stream;
 static oxide_event *ev0, *ev1;
 static oxide_kernel *kernel;
-
-static void die(oxide_status st, const char *what) {
-    printf("FAILED: bench/gemm: %s: %s: %s\n", what, oxide_status_name(st), oxide_last_error());
-    exit(1);
-}
-#define TRY(call, what)                                                                                                \
-    do {                                                                                                               \
-        oxide_status st_ = (call);                                                                                     \
-        if (st_)                                                                                                       \
-            die(st_, what);                                                                                            \
-    } while (0)
 
 /* ---- cuBLAS, declared here rather than included so that the benchmark builds without its
  * headers; the values and layouts are cuBLAS's stable ABI (cublas_api.h, cublasLt.h,
@@ -168,21 +158,10 @@ static int cublas_load(void *lib) {
 
 /* ---- inputs ---- */
 
-static uint64_t rng;
-static uint64_t next_u64(void) {
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return rng * 0x2545F4914F6CDD1Dull;
-}
-
 /* n random bf16 in [-1, 1), none zero: an f32 rounded to nearest even */
 static void random_bf16(uint16_t *h, size_t n) {
     for (size_t i = 0; i < n; i++) {
-        float f;
-        do
-            f = -1.0f + 2.0f * (float)((next_u64() >> 40) * (1.0 / 16777216.0));
-        while (f == 0.0f);
+        float f = bench_f32(-1, 1);
         uint32_t u;
         memcpy(&u, &f, 4);
         u += 0x7fff + ((u >> 16) & 1);
@@ -355,7 +334,7 @@ static void report_mismatch(const problem *p, const float *x, const float *y) {
 static double spot_check(const problem *p, const uint16_t *a, const uint16_t *b, const float *c) {
     double worst = 0;
     for (int s = 0; s < SPOTS; s++) {
-        uint32_t i = (uint32_t)(next_u64() % p->m), j = (uint32_t)(next_u64() % p->n);
+        uint32_t i = (uint32_t)(bench_u64() % p->m), j = (uint32_t)(bench_u64() % p->n);
         double want = 0, mag = 0;
         for (uint32_t q = 0; q < p->k; q++) {
             double t = bf16_value(a[(size_t)i * p->k + q]) * bf16_value(b[(size_t)q * p->n + j]);
@@ -400,9 +379,9 @@ static void bench_shape(uint32_t m, uint32_t n, uint32_t k, void *cublas, void *
     launch_gemm_ex(&p);
     float *y = download(p.c_cb, nc);
     double err = rel_frobenius(x, y, nc);
-    uint64_t spots = rng; /* the same elements for both: replay the generator */
+    uint64_t spots = bench_rng; /* the same elements for both: replay the generator */
     double spot_ox = spot_check(&p, ha, hb, x);
-    rng = spots;
+    bench_rng = spots;
     double spot_cb = spot_check(&p, ha, hb, y);
     fprintf(stderr,
             "bench/gemm: %ux%ux%u: oxide vs cublasGemmEx: relative Frobenius error %.3g; worst of %d elements vs the "
@@ -488,21 +467,11 @@ int main(int argc, char **argv) {
                 OXIDE_EXAMPLE_GEMM_MMA_BK);
         return 2;
     }
-    int count = 0;
-    oxide_status st = oxide_device_count(&count);
-    if (st == OXIDE_ERROR_NO_DRIVER || st == OXIDE_ERROR_NO_DEVICE || (!st && count == 0)) {
-        printf("SKIPPED: no GPU (%s)\n", st ? oxide_last_error() : "the driver sees no device");
-        return 77;
-    }
-    TRY(st, "device count");
-    TRY(oxide_device_get(0, &dev), "device");
-    int major, minor, sms = 0;
-    const char *dname = "?";
-    TRY(oxide_device_compute_capability(dev, &major, &minor), "compute capability");
-    oxide_device_sm_count(dev, &sms);
-    oxide_device_name(dev, &dname);
-    if (major * 10 + minor < 80) {
-        printf("SKIPPED: bench/gemm needs sm_80 or later for mma.sync bf16 (the GPU is sm_%d%d)\n", major, minor);
+    bench_gpu gpu;
+    bench_gpu_open(&gpu);
+    dev = gpu.dev;
+    if (gpu.major * 10 + gpu.minor < 80) {
+        printf("SKIPPED: bench/gemm needs sm_80 or later for mma.sync bf16 (the GPU is %s)\n", gpu.target);
         return 77;
     }
     void *lib = cublas_open();
@@ -511,23 +480,16 @@ int main(int argc, char **argv) {
                lib ? "cublasCreate_v2, cublasSetStream_v2, cublasSetWorkspace_v2 or cublasGemmEx missing" : dlerror());
         return 77;
     }
-    char target[16];
-    if (major == 9 && minor == 0)
-        snprintf(target, sizeof target, "sm_90a");
-    else if (major >= 10)
-        snprintf(target, sizeof target, "sm_100a");
-    else
-        snprintf(target, sizeof target, "sm_%d%d", major, minor);
 
     const char *s = getenv("OXIDE_SEED");
     uint64_t seed = s && *s ? strtoull(s, NULL, 0) : ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid();
-    rng = seed ? seed : 0x9E3779B97F4A7C15ull;
+    bench_rng = seed ? seed : 0x9E3779B97F4A7C15ull;
     fprintf(stderr, "bench/gemm: %s (%s, %d SMs), cuBLAS from %s%s; seed %llu; median of %d runs after %d warm-up\n",
-            dname, target, sms, cb.path, cb.lt_create ? " (with cublasLt)" : " (no cublasLt)", (unsigned long long)seed,
-            RUNS, WARMUP);
+            gpu.name, gpu.target, gpu.sms, cb.path, cb.lt_create ? " (with cublasLt)" : " (no cublasLt)",
+            (unsigned long long)seed, RUNS, WARMUP);
 
     oxide_loaded_module *lm;
-    compile_kernel(target, &lm);
+    compile_kernel(gpu.target, &lm);
     int regs = 0, spill = 0;
     oxide_kernel_get_attribute(kernel, OXIDE_KERNEL_NUM_REGS, &regs);
     oxide_kernel_get_attribute(kernel, OXIDE_KERNEL_LOCAL_BYTES, &spill);

@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define BENCH_NAME "bench/kernels"
 #include "bench_util.h"
 #include "oxide.h"
 #include "oxide_examples.h"
@@ -49,33 +50,9 @@
 
 static oxide_device *dev;
 static oxide_stream *stream;
-static char target[16];
-static int sms;
-
-static void die(oxide_status st, const char *what) {
-    fprintf(stderr, "bench/kernels: %s: %s: %s\n", what, oxide_status_name(st), oxide_last_error());
-    exit(1);
-}
-#define TRY(call, what)                                                                                                \
-    do {                                                                                                               \
-        oxide_status st_ = (call);                                                                                     \
-        if (st_)                                                                                                       \
-            die(st_, what);                                                                                            \
-    } while (0)
+static bench_gpu gpu;
 
 /* ---- inputs ---- */
-
-static uint64_t rng = 0x243F6A8885A308D3ull;
-static uint64_t next_u64(void) {
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return rng * 0x2545F4914F6CDD1Dull;
-}
-static float next_f32(float lo, float hi) {
-    float f = lo + (hi - lo) * (float)((next_u64() >> 40) * (1.0 / 16777216.0));
-    return f != 0.0f ? f : lo;
-}
 
 /* A device buffer of n random floats in [lo, hi) (or uninitialised when lo == hi). */
 static oxide_buffer *random_f32(size_t n, float lo, float hi) {
@@ -84,7 +61,7 @@ static oxide_buffer *random_f32(size_t n, float lo, float hi) {
     if (lo != hi) {
         float *h = xmalloc(n * 4);
         for (size_t i = 0; i < n; i++)
-            h[i] = next_f32(lo, hi);
+            h[i] = bench_f32(lo, hi);
         TRY(oxide_memcpy_htod(dev, oxide_buffer_ptr(b), h, n * 4), "uploading");
         free(h);
     }
@@ -96,7 +73,7 @@ static oxide_buffer *random_bytes(size_t n) {
     TRY(oxide_buffer_alloc(dev, n, &b), "allocating");
     unsigned char *h = xmalloc(n);
     for (size_t i = 0; i < n; i += 8) {
-        uint64_t r = next_u64();
+        uint64_t r = bench_u64();
         for (size_t j = 0; j < 8 && i + j < n; j++)
             h[i + j] = (unsigned char)(r >> (8 * j));
     }
@@ -132,7 +109,7 @@ static oxide_arg in_bf16(job *j, size_t n) {
     TRY(oxide_buffer_alloc(dev, n * 2, &b), "allocating");
     uint16_t *h = xmalloc(n * 2);
     for (size_t i = 0; i < n; i++) {
-        float f = next_f32(-1, 1);
+        float f = bench_f32(-1, 1);
         uint32_t u;
         memcpy(&u, &f, 4);
         h[i] = (uint16_t)(u >> 16);
@@ -165,7 +142,7 @@ static void prepare(const char *name, job *j) {
         j->nargs = 3;
         geometry(j, (uint32_t)(big / (256 * OXIDE_EXAMPLE_VECADD_PER_THREAD)), 1, 256, 1);
     } else if (!strcmp(name, "saxpy")) {
-        j->args[0] = oxide_arg_f32(next_f32(0.5f, 1.5f));
+        j->args[0] = oxide_arg_f32(bench_f32(0.5f, 1.5f));
         j->args[1] = in_f32(j, big, -1, 1);
         j->args[2] = oxide_arg_from_buffer(keep(j, random_f32(big, -1, 1)), OXIDE_SCALAR_F32, 1); /* in place */
         j->nargs = 3;
@@ -174,7 +151,7 @@ static void prepare(const char *name, job *j) {
         j->args[0] = in_f32(j, big, -1, 1);
         j->args[1] = out_f32(j, 1, 0);
         j->nargs = 2;
-        geometry(j, (uint32_t)sms * 8, 1, OXIDE_EXAMPLE_REDUCE_THREADS, 1);
+        geometry(j, (uint32_t)gpu.sms * 8, 1, OXIDE_EXAMPLE_REDUCE_THREADS, 1);
     } else if (!strcmp(name, "sgemm")) {
         const uint32_t n = 4096;
         j->args[0] = in_f32(j, (size_t)n * n, -1, 1);
@@ -223,7 +200,7 @@ static void prepare(const char *name, job *j) {
         TRY(oxide_memset(dev, oxide_buffer_ptr(bins), 0, OXIDE_EXAMPLE_HISTOGRAM_BINS, 4), "memset");
         j->args[1] = oxide_arg_from_buffer(keep(j, bins), OXIDE_SCALAR_U32, 1);
         j->nargs = 2;
-        geometry(j, (uint32_t)sms * 8, 1, OXIDE_EXAMPLE_HISTOGRAM_THREADS, 1);
+        geometry(j, (uint32_t)gpu.sms * 8, 1, OXIDE_EXAMPLE_HISTOGRAM_THREADS, 1);
     } else if (!strcmp(name, "cluster_dsmem")) {
         const uint32_t t = OXIDE_EXAMPLE_CLUSTER_THREADS, cs = OXIDE_EXAMPLE_CLUSTER_SIZE;
         j->args[0] = in_f32(j, big, -1, 1);
@@ -250,7 +227,7 @@ static char *compile_example(const char *name) {
     TRY(oxide_context_create(&ctx), "context");
     TRY(oxide_example_module(ctx, name, &mod), name);
     TRY(oxide_options_create(&o), "options");
-    TRY(oxide_options_set_target(o, target), "target");
+    TRY(oxide_options_set_target(o, gpu.target), "target");
     const char *ptx;
     size_t len;
     TRY(oxide_module_compile(mod, o, &ptx, &len), name);
@@ -418,7 +395,7 @@ static void bench_launch(void) {
     TRY(oxide_function_add_block(k, NULL, 0, &entry, NULL), "block");
     TRY(oxide_build_op(entry, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL), "ret");
     TRY(oxide_options_create(&o), "options");
-    TRY(oxide_options_set_target(o, target), "target");
+    TRY(oxide_options_set_target(o, gpu.target), "target");
     const char *ptx;
     size_t len;
     TRY(oxide_module_compile(mod, o, &ptx, &len), "compiling the empty kernel");
@@ -459,7 +436,7 @@ static void bench_launch(void) {
             oxide_status st = oxide_kernel_launch(kern, stream, grid, block, 0, args, 3);
             double t1 = now_us();
             if (st)
-                die(st, "launching the empty kernel");
+                bench_die(st, "launching the empty kernel");
             if (round >= 0)
                 t_ox[round * BATCH + i] = t1 - t0;
         }
@@ -489,27 +466,10 @@ static void bench_launch(void) {
 int main(int argc, char **argv) {
     /* Optional argument: one kernel name (with vecadd, also vecadd_bw), or "launch". */
     const char *only = argc > 1 ? argv[1] : NULL;
-    int count = 0;
-    oxide_status st = oxide_device_count(&count);
-    if (st == OXIDE_ERROR_NO_DRIVER || st == OXIDE_ERROR_NO_DEVICE || (!st && count == 0)) {
-        printf("SKIPPED: no GPU (%s)\n", st ? oxide_last_error() : "the driver sees no device");
-        return 77;
-    }
-    TRY(st, "device count");
-    TRY(oxide_device_get(0, &dev), "device");
-    int major, minor;
-    const char *dname = "?";
-    TRY(oxide_device_compute_capability(dev, &major, &minor), "compute capability");
-    TRY(oxide_device_sm_count(dev, &sms), "SM count");
-    oxide_device_name(dev, &dname);
-    if (major == 9 && minor == 0)
-        snprintf(target, sizeof target, "sm_90a");
-    else if (major >= 10)
-        snprintf(target, sizeof target, "sm_100a");
-    else
-        snprintf(target, sizeof target, "sm_%d%d", major, minor);
-    fprintf(stderr, "bench/kernels: %s (%s, %d SMs); median of %d runs after %d warm-up\n", dname, target, sms, RUNS,
-            WARMUP);
+    bench_gpu_open(&gpu);
+    dev = gpu.dev;
+    fprintf(stderr, "bench/kernels: %s (%s, %d SMs); median of %d runs after %d warm-up\n", gpu.name, gpu.target,
+            gpu.sms, RUNS, WARMUP);
     TRY(oxide_stream_create(dev, OXIDE_STREAM_NON_BLOCKING, &stream), "stream");
     TRY(oxide_event_create(dev, 0, &ev0), "event");
     TRY(oxide_event_create(dev, 0, &ev1), "event");
@@ -520,7 +480,7 @@ int main(int argc, char **argv) {
         const oxide_example_kernel *k = &oxide_example_kernels[i];
         if (only && strcmp(only, k->name))
             continue;
-        if ((unsigned)(major * 10 + minor) < k->min_sm) {
+        if ((unsigned)(gpu.major * 10 + gpu.minor) < k->min_sm) {
             fprintf(stderr, "bench/kernels: %s needs sm_%u; skipped\n", k->name, k->min_sm);
             continue;
         }

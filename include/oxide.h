@@ -11,6 +11,9 @@
  *  - A compiler context (and all its modules) is used by one thread at a time; distinct contexts
  *    may be used in parallel. Runtime handles are safe to use from several threads.
  *  - A function that changes meaning gets a new name; signatures never change.
+ *
+ * One file of over 1,000 lines on purpose (as sqlite3.h): the whole contract, every type and
+ * ownership rule, in one place to read and to bind from every language.
  */
 #ifndef OXIDE_H
 #define OXIDE_H

@@ -45,6 +45,16 @@ typedef struct oxide_op_info {
 extern const oxide_op_info oxide_ops[OXIDE_OP_COUNT_];
 /* Look up an op by its text name; returns OXIDE_OP_COUNT_ if unknown. */
 oxide_op oxide__op_by_name(const char *name, size_t len);
+/* The case labels of the mma.sync rows (m16n8k16 bf16 and f16, m16n8k32 fp8 in every mix). They
+ * share one operand shape (A vec<4 x i32>, B vec<2 x i32>, C and D vec<4 x f32>), so the verifier,
+ * the lowering and the ptxas test treat them as one family: a new row joins all three here. */
+#define OXIDE_CASE_MMA_SYNC                                                                                            \
+    case OXIDE_OP_MMA_BF16:                                                                                            \
+    case OXIDE_OP_MMA_F16:                                                                                             \
+    case OXIDE_OP_MMA_E4M3_E4M3:                                                                                       \
+    case OXIDE_OP_MMA_E4M3_E5M2:                                                                                       \
+    case OXIDE_OP_MMA_E5M2_E4M3:                                                                                       \
+    case OXIDE_OP_MMA_E5M2_E5M2
 
 /* ---- errors ---- */
 

@@ -115,6 +115,24 @@ static LLVMValueRef lower_wgmma_desc(lw *L, const oxide_inst *in, LLVMValueRef *
     return d;
 }
 
+/* mma.sync: the intrinsic takes the fragments register by register, and returns D as a struct. */
+static LLVMValueRef lower_mma_sync(lw *L, const oxide_inst *in, LLVMValueRef *ops, LLVMTypeRef rt) {
+    /* f16 inputs travel as <2 x half>, bf16 and fp8 ones as the packed i32 */
+    LLVMTypeRef h2 = LLVMVectorType(LLVMHalfTypeInContext(L->c), 2);
+    LLVMValueRef a[10];
+    for (unsigned i = 0; i < 4; i++)
+        a[i] = elem_at(L, ops[0], i);
+    for (unsigned i = 0; i < 2; i++)
+        a[4 + i] = elem_at(L, ops[1], i);
+    if (in->op == OXIDE_OP_MMA_F16)
+        for (unsigned i = 0; i < 6; i++)
+            a[i] = LLVMBuildBitCast(L->b, a[i], h2, "");
+    for (unsigned i = 0; i < 4; i++)
+        a[6 + i] = elem_at(L, ops[2], i);
+    LLVMValueRef r = lw_call_intrinsic(L, oxide_ops[in->op].tmpl, NULL, 0, a, 10);
+    return r ? struct_to(L, r, rt, 4) : NULL;
+}
+
 LLVMValueRef lower_tier2(lw *L, const oxide_inst *in, LLVMValueRef *ops, unsigned n, LLVMTypeRef rt) {
     const char *tmpl = oxide_ops[in->op].tmpl;
     char name[128];
@@ -156,27 +174,8 @@ LLVMValueRef lower_tier2(lw *L, const oxide_inst *in, LLVMValueRef *ops, unsigne
         LLVMTypeRef pt = LLVMTypeOf(ops[0]);
         return lw_call_intrinsic(L, name, &pt, 1, a, 1 + k);
     }
-    case OXIDE_OP_MMA_BF16:
-    case OXIDE_OP_MMA_F16:
-    case OXIDE_OP_MMA_E4M3_E4M3:
-    case OXIDE_OP_MMA_E4M3_E5M2:
-    case OXIDE_OP_MMA_E5M2_E4M3:
-    case OXIDE_OP_MMA_E5M2_E5M2: {
-        /* f16 inputs travel as <2 x half>, bf16 and fp8 ones as the packed i32 */
-        LLVMTypeRef h2 = LLVMVectorType(LLVMHalfTypeInContext(L->c), 2);
-        LLVMValueRef a[10];
-        for (unsigned i = 0; i < 4; i++)
-            a[i] = elem_at(L, ops[0], i);
-        for (unsigned i = 0; i < 2; i++)
-            a[4 + i] = elem_at(L, ops[1], i);
-        if (in->op == OXIDE_OP_MMA_F16)
-            for (unsigned i = 0; i < 6; i++)
-                a[i] = LLVMBuildBitCast(L->b, a[i], h2, "");
-        for (unsigned i = 0; i < 4; i++)
-            a[6 + i] = elem_at(L, ops[2], i);
-        LLVMValueRef r = lw_call_intrinsic(L, tmpl, NULL, 0, a, 10);
-        return r ? struct_to(L, r, rt, 4) : NULL;
-    }
+    OXIDE_CASE_MMA_SYNC:
+        return lower_mma_sync(L, in, ops, rt);
     case OXIDE_OP_CVT_E4M3X2_F32:
     case OXIDE_OP_CVT_E5M2X2_F32: {
         /* PTX puts its first operand in the high byte; oxide's operand 0 is element 0, the low one */

@@ -85,6 +85,26 @@ static bool check_fp8_ptx(verifier *v, const oxide_inst *in) {
     return false;
 }
 
+/* mma.sync: A and B are packed registers whatever the input type, C and D four f32. */
+static bool check_mma_sync(verifier *v, const oxide_inst *in, const oxide_type *t0, const oxide_type *t1,
+                           const oxide_type *row) {
+    const oxide_op op = in->op;
+    const char *packed = op >= OXIDE_OP_MMA_E4M3_E4M3 ? "four packed fp8" : "two packed 16-bit";
+    if (!is_vec(t0, OXIDE_TYPE_I32, 4)) {
+        verify_report(v, "operand 0 (A: four registers of %s values) must be vec<4 x i32>, got %s", packed, tname(t0));
+        return false;
+    }
+    if (!is_vec(t1, OXIDE_TYPE_I32, 2)) {
+        verify_report(v, "operand 1 (B: two registers of %s values) must be vec<2 x i32>, got %s", packed, tname(t1));
+        return false;
+    }
+    if (!is_vec(row, OXIDE_TYPE_F32, 4)) {
+        verify_report(v, "operand 2 (the f32 accumulator) must be vec<4 x f32>, got %s", tname(row));
+        return false;
+    }
+    return op < OXIDE_OP_MMA_E4M3_E4M3 || check_fp8_ptx(v, in);
+}
+
 bool verify_hopper_op(verifier *v, const oxide_inst *in, const oxide_type *row) {
     const oxide_op op = in->op;
     const oxide_type *res = result_type(in), *t0 = operand_type(in, 0), *t1 = operand_type(in, 1);
@@ -125,29 +145,8 @@ bool verify_hopper_op(verifier *v, const oxide_inst *in, const oxide_type *row) 
             return false;
         }
         return true;
-    case OXIDE_OP_MMA_BF16:
-    case OXIDE_OP_MMA_F16:
-    case OXIDE_OP_MMA_E4M3_E4M3:
-    case OXIDE_OP_MMA_E4M3_E5M2:
-    case OXIDE_OP_MMA_E5M2_E4M3:
-    case OXIDE_OP_MMA_E5M2_E5M2: {
-        const char *packed = op >= OXIDE_OP_MMA_E4M3_E4M3 ? "four packed fp8" : "two packed 16-bit";
-        if (!is_vec(t0, OXIDE_TYPE_I32, 4)) {
-            verify_report(v, "operand 0 (A: four registers of %s values) must be vec<4 x i32>, got %s", packed,
-                          tname(t0));
-            return false;
-        }
-        if (!is_vec(t1, OXIDE_TYPE_I32, 2)) {
-            verify_report(v, "operand 1 (B: two registers of %s values) must be vec<2 x i32>, got %s", packed,
-                          tname(t1));
-            return false;
-        }
-        if (!is_vec(row, OXIDE_TYPE_F32, 4)) {
-            verify_report(v, "operand 2 (the f32 accumulator) must be vec<4 x f32>, got %s", tname(row));
-            return false;
-        }
-        return op < OXIDE_OP_MMA_E4M3_E4M3 || check_fp8_ptx(v, in);
-    }
+    OXIDE_CASE_MMA_SYNC:
+        return check_mma_sync(v, in, t0, t1, row);
     case OXIDE_OP_CVT_E4M3X2_F32:
     case OXIDE_OP_CVT_E5M2X2_F32:
         return check_type(v, row, OXIDE_TYPE_F32, 0, "operands 0 and 1 (element 0 and 1 of the pair)") &&

@@ -11,6 +11,9 @@
  *
  * docs/cpp.md is the guide. Lifetimes follow the C API: an IR Module, its Functions, Blocks and
  * Values must not outlive their Context; Kernels must not outlive their LoadedModule.
+ *
+ * One file of over 1,000 lines on purpose: header-only, so that a C++ program needs this file
+ * and liboxide, nothing else.
  */
 #ifndef OXIDE_HPP
 #define OXIDE_HPP

@@ -107,21 +107,9 @@ def header_cdef(text):
     return "\n".join(sorted(set(defines))) + "\n" + "".join(out)
 
 
-# DLPack (v0.8 ABI, the one every producer supports) for consuming __dlpack__ capsules, and a
-# small helper that reads a capsule's pointer without going through ctypes.
-EXTRA_CDEF = """
-typedef struct { int32_t device_type; int32_t device_id; } DLDevice;
-typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
-typedef struct {
-    void *data; DLDevice device; int32_t ndim; DLDataType dtype;
-    int64_t *shape; int64_t *strides; uint64_t byte_offset;
-} DLTensor;
-typedef struct DLManagedTensor {
-    DLTensor dl_tensor; void *manager_ctx; void (*deleter)(struct DLManagedTensor *self);
-} DLManagedTensor;
-"""
-
-EXTRA_SOURCE = """
+# DLPack (v0.8 ABI, the one every producer supports) for consuming __dlpack__ capsules: cffi needs
+# the layouts in both the declarations and the compiled source, so one text serves both.
+DLPACK = """
 typedef struct { int32_t device_type; int32_t device_id; } DLDevice;
 typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
 typedef struct {
@@ -138,13 +126,13 @@ def make_builder():
     inc, lib = find_oxide()
     header = Path(inc, "oxide.h").read_text()
     ffibuilder = FFI()
-    ffibuilder.cdef(header_cdef(header) + EXTRA_CDEF)
+    ffibuilder.cdef(header_cdef(header) + DLPACK)
     rpaths = ["$ORIGIN"]
     if os.environ.get("OXIDE_BUNDLE", "1") == "0":
         rpaths.append(os.path.abspath(lib))
     ffibuilder.set_source(
         "oxide._oxide_cffi",
-        '#include "oxide.h"\n' + EXTRA_SOURCE,
+        '#include "oxide.h"\n' + DLPACK,
         include_dirs=[inc],
         library_dirs=[lib],
         libraries=["oxide"],

@@ -21,8 +21,7 @@ int main(void) {
                         oxide_arg_from_buffer(dout, OXIDE_SCALAR_F32, 1)};
     /* The cluster shape comes from the kernel's manifest. */
     uint32_t block[3] = {t, 1, 1}, grid[3] = {clusters * cs, 1, 1};
-    ex_check(&env, oxide_kernel_launch(env.kernel, NULL, grid, block, 0, args, 2), "launch");
-    ex_check(&env, oxide_device_synchronize(env.dev), "synchronize");
+    ex_launch(&env, grid, block, args, 2);
     ex_download(&env, out, dout, nout * 4);
 
     for (uint32_t c = 0; c < clusters; c++)

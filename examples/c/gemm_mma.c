@@ -3,25 +3,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "example_util.h"
 #include "oxide_examples.h"
-
-/* f32 -> bf16 bits, rounding to nearest even (the inputs are finite) */
-static uint16_t to_bf16(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    u += 0x7fff + ((u >> 16) & 1);
-    return (uint16_t)(u >> 16);
-}
-
-static float from_bf16(uint16_t h) {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
 
 /* Returns 0 when every element matches; else prints what is wrong and returns 1, so that the
  * other shapes still run and the log shows which of them fail. */
@@ -32,24 +16,16 @@ static int run(ex_env *env, uint32_t m, uint32_t n, uint32_t k) {
     ex_fill_f32(af, na, -1.0f, 1.0f);
     ex_fill_f32(bf, nb, -1.0f, 1.0f);
     for (size_t i = 0; i < na; i++)
-        af[i] = from_bf16(a[i] = to_bf16(af[i]));
+        af[i] = ex_from_bf16(a[i] = ex_to_bf16(af[i]));
     for (size_t i = 0; i < nb; i++)
-        bf[i] = from_bf16(b[i] = to_bf16(bf[i]));
+        bf[i] = ex_from_bf16(b[i] = ex_to_bf16(bf[i]));
     oxide_buffer *da = ex_upload(env, a, na * 2), *db = ex_upload(env, b, nb * 2), *dc = ex_upload(env, NULL, nc * 4);
     /* NaN everywhere first, so that elements the kernel never writes show as such */
     ex_check(env, oxide_memset(env->dev, oxide_buffer_ptr(dc), 0x7fc00000u, nc, 4), "memset");
 
-    oxide_arg args[] = {oxide_arg_from_buffer(da, OXIDE_SCALAR_BF16, 0),
-                        oxide_arg_from_buffer(db, OXIDE_SCALAR_BF16, 0),
-                        oxide_arg_from_buffer(dc, OXIDE_SCALAR_F32, 1),
-                        oxide_arg_u32(m),
-                        oxide_arg_u32(n),
-                        oxide_arg_u32(k)};
-    uint32_t block[3] = {OXIDE_EXAMPLE_GEMM_MMA_THREADS, 1, 1};
-    uint32_t grid[3] = {n / OXIDE_EXAMPLE_GEMM_MMA_BN, m / OXIDE_EXAMPLE_GEMM_MMA_BM, 1};
-    /* smem 0: the manifest's dynamic shared memory (more than 48 KiB, opted in by the launch) */
-    ex_check(env, oxide_kernel_launch(env->kernel, NULL, grid, block, 0, args, 6), "launch");
-    ex_check(env, oxide_device_synchronize(env->dev), "synchronize");
+    /* the manifest's dynamic shared memory: more than 48 KiB, opted in by the launch */
+    ex_launch_gemm(env, da, db, dc, OXIDE_SCALAR_BF16, m, n, k, OXIDE_EXAMPLE_GEMM_MMA_BM, OXIDE_EXAMPLE_GEMM_MMA_BN,
+                   OXIDE_EXAMPLE_GEMM_MMA_THREADS);
     ex_download(env, c, dc, nc * 4);
 
     /* Every element is checked before the verdict, and the first few misses are printed with
@@ -60,12 +36,7 @@ static int run(ex_env *env, uint32_t m, uint32_t n, uint32_t k) {
     double bwant = 0;
     for (uint32_t i = 0; i < m; i++)
         for (uint32_t j = 0; j < n; j++) {
-            double want = 0, mag = 0;
-            for (uint32_t p = 0; p < k; p++) {
-                double t = (double)af[(size_t)i * k + p] * bf[(size_t)p * n + j];
-                want += t;
-                mag += fabs(t);
-            }
+            double mag, want = ex_gemm_ref(af, bf, n, k, i, j, &mag);
             /* bf16 products are exact in f32; k f32 additions (the tensor cores' rounding is not
              * quite round-to-nearest) err by about k * 2^-23 * sum |a*b| at worst. */
             float got = c[(size_t)i * n + j];

@@ -26,8 +26,7 @@ int main(void) {
     int sms = 0;
     ex_check(&env, oxide_device_sm_count(env.dev, &sms), "SM count");
     uint32_t block[3] = {OXIDE_EXAMPLE_HISTOGRAM_THREADS, 1, 1}, grid[3] = {(uint32_t)sms * 4, 1, 1};
-    ex_check(&env, oxide_kernel_launch(env.kernel, NULL, grid, block, 0, args, 2), "launch");
-    ex_check(&env, oxide_device_synchronize(env.dev), "synchronize");
+    ex_launch(&env, grid, block, args, 2);
     ex_download(&env, got, db, sizeof got);
 
     for (int i = 0; i < 256; i++)

@@ -25,8 +25,7 @@ int main(void) {
     ex_check(&env, oxide_device_sm_count(env.dev, &sms), "SM count");
     /* Enough blocks to fill the GPU several times over; each thread then sums a strided run. */
     uint32_t block[3] = {OXIDE_EXAMPLE_REDUCE_THREADS, 1, 1}, grid[3] = {(uint32_t)sms * 8, 1, 1};
-    ex_check(&env, oxide_kernel_launch(env.kernel, NULL, grid, block, 0, args, 2), "launch");
-    ex_check(&env, oxide_device_synchronize(env.dev), "synchronize");
+    ex_launch(&env, grid, block, args, 2);
     float got;
     ex_download(&env, &got, dout, 4);
 

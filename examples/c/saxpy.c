@@ -18,8 +18,7 @@ int main(void) {
     oxide_arg args[] = {oxide_arg_f32(alpha), oxide_arg_from_buffer(dx, OXIDE_SCALAR_F32, 0),
                         oxide_arg_from_buffer(dy, OXIDE_SCALAR_F32, 1)};
     uint32_t block[3] = {256, 1, 1}, grid[3] = {(uint32_t)((n + 255) / 256), 1, 1};
-    ex_check(&env, oxide_kernel_launch(env.kernel, NULL, grid, block, 0, args, 3), "launch");
-    ex_check(&env, oxide_device_synchronize(env.dev), "synchronize");
+    ex_launch(&env, grid, block, args, 3);
     ex_download(&env, got, dy, n * 4);
 
     for (size_t i = 0; i < n; i++) {

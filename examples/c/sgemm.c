@@ -14,27 +14,14 @@ static void run(ex_env *env, uint32_t m, uint32_t n, uint32_t k) {
     oxide_buffer *da = ex_upload(env, a, (size_t)m * k * 4), *db = ex_upload(env, b, (size_t)k * n * 4);
     oxide_buffer *dc = ex_upload(env, NULL, (size_t)m * n * 4);
 
-    oxide_arg args[] = {oxide_arg_from_buffer(da, OXIDE_SCALAR_F32, 0),
-                        oxide_arg_from_buffer(db, OXIDE_SCALAR_F32, 0),
-                        oxide_arg_from_buffer(dc, OXIDE_SCALAR_F32, 1),
-                        oxide_arg_u32(m),
-                        oxide_arg_u32(n),
-                        oxide_arg_u32(k)};
-    uint32_t block[3] = {OXIDE_EXAMPLE_SGEMM_THREADS, 1, 1};
-    uint32_t grid[3] = {n / OXIDE_EXAMPLE_SGEMM_BN, m / OXIDE_EXAMPLE_SGEMM_BM, 1};
-    ex_check(env, oxide_kernel_launch(env->kernel, NULL, grid, block, 0, args, 6), "launch");
-    ex_check(env, oxide_device_synchronize(env->dev), "synchronize");
+    ex_launch_gemm(env, da, db, dc, OXIDE_SCALAR_F32, m, n, k, OXIDE_EXAMPLE_SGEMM_BM, OXIDE_EXAMPLE_SGEMM_BN,
+                   OXIDE_EXAMPLE_SGEMM_THREADS);
     ex_download(env, c, dc, (size_t)m * n * 4);
 
     double worst = 0;
     for (uint32_t i = 0; i < m; i++)
         for (uint32_t j = 0; j < n; j++) {
-            double want = 0, mag = 0;
-            for (uint32_t p = 0; p < k; p++) {
-                double t = (double)a[(size_t)i * k + p] * b[(size_t)p * n + j];
-                want += t;
-                mag += fabs(t);
-            }
+            double mag, want = ex_gemm_ref(a, b, n, k, i, j, &mag);
             /* k fused multiply-adds in f32: error bounded by about k * 2^-24 * sum |a*b|. */
             double err = fabs(c[(size_t)i * n + j] - want), tol = 1e-6 * k * mag + 1e-6;
             if (!(err <= tol))

@@ -21,8 +21,7 @@ int main(void) {
     uint32_t rows_per_block = OXIDE_EXAMPLE_SOFTMAX_THREADS / 32;
     uint32_t block[3] = {OXIDE_EXAMPLE_SOFTMAX_THREADS, 1, 1},
              grid[3] = {(rows + rows_per_block - 1) / rows_per_block, 1, 1};
-    ex_check(&env, oxide_kernel_launch(env.kernel, NULL, grid, block, 0, args, 4), "launch");
-    ex_check(&env, oxide_device_synchronize(env.dev), "synchronize");
+    ex_launch(&env, grid, block, args, 4);
     ex_download(&env, y, dy, n * 4);
 
     double worst = 0;

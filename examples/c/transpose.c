@@ -18,8 +18,7 @@ int main(void) {
                         oxide_arg_u32(rows), oxide_arg_u32(cols)};
     const uint32_t t = OXIDE_EXAMPLE_TRANSPOSE_TILE;
     uint32_t block[3] = {t, OXIDE_EXAMPLE_TRANSPOSE_ROWS, 1}, grid[3] = {(cols + t - 1) / t, (rows + t - 1) / t, 1};
-    ex_check(&env, oxide_kernel_launch(env.kernel, NULL, grid, block, 0, args, 4), "launch");
-    ex_check(&env, oxide_device_synchronize(env.dev), "synchronize");
+    ex_launch(&env, grid, block, args, 4);
     ex_download(&env, y, dy, n * 4);
 
     for (uint32_t r = 0; r < rows; r++)

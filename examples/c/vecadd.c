@@ -19,8 +19,7 @@ int main(void) {
                         oxide_arg_from_buffer(dout, OXIDE_SCALAR_F32, 1)};
     const size_t per_block = 256 * OXIDE_EXAMPLE_VECADD_PER_THREAD;
     uint32_t block[3] = {256, 1, 1}, grid[3] = {(uint32_t)((n + per_block - 1) / per_block), 1, 1};
-    ex_check(&env, oxide_kernel_launch(env.kernel, NULL, grid, block, 0, args, 3), "launch");
-    ex_check(&env, oxide_device_synchronize(env.dev), "synchronize");
+    ex_launch(&env, grid, block, args, 3);
     ex_download(&env, out, dout, n * 4);
 
     for (size_t i = 0; i < n; i++)

@@ -1,27 +1,14 @@
-// vecadd in C++ with oxide.hpp: build the kernel with the IR builder, compile it to PTX, load it,
-// launch it on 1,024 floats and check the result. Without a GPU it stops after the compile.
-#include "oxide.hpp"
+// vecadd in C++ with oxide.hpp: build the kernel with the IR builder (vecadd_kernel.hpp), compile
+// it to PTX, load it, launch it on 1,024 floats and check the result. Without a GPU it stops after
+// the compile.
+#include "vecadd_kernel.hpp"
 
 #include <cstdio>
 #include <vector>
 
 int main() try {
     oxide::Context ctx;
-    auto m = ctx.create_module("vecadd");
-    auto k = m.add_kernel("vecadd");
-    auto a = k.slice_param("a", OXIDE_SCALAR_F32);
-    auto b = k.slice_param("b", OXIDE_SCALAR_F32);
-    auto c = k.slice_param("c", OXIDE_SCALAR_F32, /*is_mutable=*/true);
-    auto entry = k.block(), body = k.block(), done = k.block();
-    auto i = entry.global_id_x(ctx.i64());
-    entry.cond_br(entry.icmp(OXIDE_PRED_ULT, i, c.len), body, done);
-    auto f32 = ctx.f32();
-    auto x = body.load(f32, body.offset(a.ptr, i, f32), 4);
-    auto y = body.load(f32, body.offset(b.ptr, i, f32), 4);
-    body.store(body.add(x, y), body.offset(c.ptr, i, f32), 4);
-    body.br(done);
-    done.ret();
-    std::string ptx = m.compile(oxide::Options().target("sm_90a"));
+    std::string ptx = build_vecadd(ctx, "sm_90a");
     std::printf("compiled vecadd: %zu bytes of PTX\n", ptx.size());
 
     if (oxide::Device::count() == 0) {

@@ -95,6 +95,53 @@ static inline double now_us(void) {
     return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
+/* The operands of a vecadd kernel (a, b, out: f32 slices; tests/gpu/data's and the example's):
+ * n random floats in a and b, on the host and on the device, and a checked launch over n elements
+ * in blocks of 256. */
+typedef struct vecadd_io {
+    size_t n;
+    float *a, *b, *out;
+    oxide_buffer *da, *db, *dout;
+    oxide_arg args[3];
+    uint32_t grid[3], block[3];
+} vecadd_io;
+
+static inline void vecadd_io_make(vecadd_io *v, oxide_device *dev, size_t n) {
+    *v = (vecadd_io){.n = n, .a = malloc(n * 4), .b = malloc(n * 4), .out = malloc(n * 4)};
+    if (!v->a || !v->b || !v->out) {
+        printf("FAILED: out of host memory for %zu floats\n", n);
+        exit(1);
+    }
+    for (size_t i = 0; i < n; i++)
+        v->a[i] = rng_f32(), v->b[i] = rng_f32();
+    MUST(oxide_buffer_alloc(dev, n * 4, &v->da));
+    MUST(oxide_buffer_alloc(dev, n * 4, &v->db));
+    MUST(oxide_buffer_alloc(dev, n * 4, &v->dout));
+    OK(oxide_memcpy_htod(dev, oxide_buffer_ptr(v->da), v->a, n * 4));
+    OK(oxide_memcpy_htod(dev, oxide_buffer_ptr(v->db), v->b, n * 4));
+    v->args[0] = oxide_arg_from_buffer(v->da, OXIDE_SCALAR_F32, 0);
+    v->args[1] = oxide_arg_from_buffer(v->db, OXIDE_SCALAR_F32, 0);
+    v->args[2] = oxide_arg_from_buffer(v->dout, OXIDE_SCALAR_F32, 1);
+    v->grid[0] = (uint32_t)((n + 255) / 256), v->grid[1] = v->grid[2] = 1;
+    v->block[0] = 256, v->block[1] = v->block[2] = 1;
+}
+
+/* Copies out back; the number of its elements that are not a + b. */
+static inline size_t vecadd_io_wrong(vecadd_io *v, oxide_device *dev) {
+    OK(oxide_memcpy_dtoh(dev, v->out, oxide_buffer_ptr(v->dout), v->n * 4));
+    size_t bad = 0;
+    for (size_t i = 0; i < v->n; i++)
+        bad += v->out[i] != v->a[i] + v->b[i];
+    return bad;
+}
+
+static inline void vecadd_io_free(vecadd_io *v) {
+    oxide_buffer_free(v->da);
+    oxide_buffer_free(v->db);
+    oxide_buffer_free(v->dout);
+    free(v->a), free(v->b), free(v->out);
+}
+
 static inline int finish(const char *name, const char *figure) {
     int checks = check_passed + check_failed;
     if (check_failed) {

@@ -57,26 +57,17 @@ static void test_lookup(void) {
 }
 
 static void test_vecadd(void) {
-    const size_t n = (1u << 22) + 3; /* not a multiple of the block */
-    float *a = malloc(n * 4), *b = malloc(n * 4), *out = malloc(n * 4);
-    for (size_t i = 0; i < n; i++)
-        a[i] = rng_f32(), b[i] = rng_f32();
-    oxide_buffer *da, *db, *dout;
-    MUST(oxide_buffer_alloc(dev, n * 4, &da));
-    MUST(oxide_buffer_alloc(dev, n * 4, &db));
-    MUST(oxide_buffer_alloc(dev, n * 4, &dout));
+    vecadd_io v;
+    vecadd_io_make(&v, dev, (1u << 22) + 3); /* not a multiple of the block */
+    const size_t n = v.n;
+    float *a = v.a, *b = v.b, *out = v.out;
+    oxide_buffer *da = v.da, *db = v.db, *dout = v.dout;
+    const oxide_arg *args = v.args;
+    const uint32_t *grid = v.grid, *block = v.block;
     CHECK(oxide_buffer_size(da) == n * 4 && oxide_buffer_ptr(da) % 256 == 0 && oxide_buffer_get_device(da) == dev);
-    OK(oxide_memcpy_htod(dev, oxide_buffer_ptr(da), a, n * 4));
-    OK(oxide_memcpy_htod(dev, oxide_buffer_ptr(db), b, n * 4));
     oxide_kernel *k = kernel("vecadd");
-    oxide_arg args[3] = {oxide_arg_from_buffer(da, OXIDE_SCALAR_F32, 0), oxide_arg_from_buffer(db, OXIDE_SCALAR_F32, 0),
-                         oxide_arg_from_buffer(dout, OXIDE_SCALAR_F32, 1)};
-    uint32_t grid[3] = {(uint32_t)((n + 255) / 256), 1, 1}, block[3] = {256, 1, 1};
     OK(oxide_kernel_launch(k, NULL, grid, block, 0, args, 3));
-    OK(oxide_memcpy_dtoh(dev, out, oxide_buffer_ptr(dout), n * 4));
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++)
-        bad += out[i] != a[i] + b[i];
+    size_t bad = vecadd_io_wrong(&v, dev);
     CHECK(bad == 0);
 
     /* the same through the raw path: one pointer per PTX parameter */
@@ -125,11 +116,7 @@ static void test_vecadd(void) {
     FAILS_WITH(oxide_kernel_launch(k, NULL, grid, huge_block, 0, args, 3), OXIDE_ERROR_CUDA, "launch vecadd",
                "block 4096x1x1");
     OK(oxide_device_check(dev)); /* a refused launch is not a fault */
-
-    oxide_buffer_free(da);
-    oxide_buffer_free(db);
-    oxide_buffer_free(dout);
-    free(a), free(b), free(out);
+    vecadd_io_free(&v);
 }
 
 static void test_scalars_bytes_tma(void) {

@@ -697,6 +697,54 @@ static void wgmma_seq(G *g, oxide_op o, unsigned nn, int64_t mode) {
     sink(g, d);
 }
 
+/* A bulk tensor copy with what it needs around it: v 0..4, 1..5 dimensions with the descriptor
+ * parameter; v 5, two dimensions with a descriptor in global memory. */
+static void tma_seq(G *g, oxide_op o, int v) {
+    unsigned dims = v < 5 ? (unsigned)v + 1 : 2;
+    oxide_value *ops[10];
+    size_t n = 0;
+    oxide_value *desc = v < 5 ? g->desc : addr(g, g->p, 128);
+    oxide_value *s = shared_ptr(g), *bar = addr(g, s, 1016);
+    if (o == OXIDE_OP_TMA_STORE) {
+        ops[n++] = desc;
+        ops[n++] = s;
+    } else {
+        ops[n++] = s;
+        ops[n++] = desc;
+        ops[n++] = bar;
+        if (o == OXIDE_OP_TMA_LOAD_MULTICAST)
+            ops[n++] = input(g, g->i32);
+    }
+    for (unsigned i = 0; i < dims; i++)
+        ops[n++] = input(g, g->i32);
+    if (o != OXIDE_OP_TMA_STORE)
+        op(g, OXIDE_OP_MBARRIER_INIT, (oxide_value *[]){bar, ci(g, g->i32, 1)}, 2, NULL, NULL, 0);
+    op(g, o, ops, n, NULL, NULL, 0);
+    if (o == OXIDE_OP_TMA_STORE) {
+        op(g, OXIDE_OP_BULK_COMMIT, NULL, 0, NULL, NULL, 0);
+        imm_op(g, OXIDE_OP_BULK_WAIT_READ, NULL, 0, NULL, 0);
+    } else {
+        sink(g,
+             op(g, OXIDE_OP_MBARRIER_ARRIVE_EXPECT_TX, (oxide_value *[]){bar, ci(g, g->i32, 4096)}, 2, NULL, NULL, 0));
+    }
+}
+
+/* Two chained mma.sync; v 0: A and B straight from ldmatrix, as a GEMM has them; v 1: from
+ * arbitrary registers. */
+static void mma_sync_seq(G *g, oxide_op o, int v) {
+    oxide_value *a, *b;
+    if (v == 0) {
+        oxide_value *s = shared_ptr(g);
+        a = op(g, OXIDE_OP_LDMATRIX, &s, 1, vec_i32(g, 4), NULL, 0);
+        b = op(g, OXIDE_OP_LDMATRIX_TRANS, &s, 1, vec_i32(g, 2), NULL, 0);
+    } else {
+        a = input(g, vec_i32(g, 4));
+        b = input(g, vec_i32(g, 2));
+    }
+    oxide_value *d = op(g, o, (oxide_value *[]){a, b, input(g, g->v4f32)}, 3, NULL, NULL, 0);
+    sink(g, op(g, o, (oxide_value *[]){a, b, d}, 3, NULL, NULL, 0));
+}
+
 static int gen_tier2(G *g, oxide_op o, int v) {
     switch (o) {
     case OXIDE_OP_CP_ASYNC_CA:
@@ -736,27 +784,11 @@ static int gen_tier2(G *g, oxide_op o, int v) {
             op(g, o, (oxide_value *[]){s, input(g, t)}, 2, NULL, NULL, 0);
         break;
     }
-    case OXIDE_OP_MMA_BF16:
-    case OXIDE_OP_MMA_F16:
-    case OXIDE_OP_MMA_E4M3_E4M3:
-    case OXIDE_OP_MMA_E4M3_E5M2:
-    case OXIDE_OP_MMA_E5M2_E4M3:
-    case OXIDE_OP_MMA_E5M2_E5M2: {
+    OXIDE_CASE_MMA_SYNC:
         if (v >= 2)
             return 0;
-        oxide_value *a, *b;
-        if (v == 0) { /* fragments straight from ldmatrix, as a GEMM has them */
-            oxide_value *s = shared_ptr(g);
-            a = op(g, OXIDE_OP_LDMATRIX, &s, 1, vec_i32(g, 4), NULL, 0);
-            b = op(g, OXIDE_OP_LDMATRIX_TRANS, &s, 1, vec_i32(g, 2), NULL, 0);
-        } else {
-            a = input(g, vec_i32(g, 4));
-            b = input(g, vec_i32(g, 2));
-        }
-        oxide_value *d = op(g, o, (oxide_value *[]){a, b, input(g, g->v4f32)}, 3, NULL, NULL, 0);
-        sink(g, op(g, o, (oxide_value *[]){a, b, d}, 3, NULL, NULL, 0));
+        mma_sync_seq(g, o, v);
         break;
-    }
     case OXIDE_OP_CVT_E4M3X2_F32:
     case OXIDE_OP_CVT_E5M2X2_F32:
         if (v >= 1)
@@ -779,39 +811,11 @@ static int gen_tier2(G *g, oxide_op o, int v) {
     }
     case OXIDE_OP_TMA_LOAD:
     case OXIDE_OP_TMA_LOAD_MULTICAST:
-    case OXIDE_OP_TMA_STORE: {
-        /* 1..5 dimensions with the descriptor parameter, then one with a descriptor in global memory */
+    case OXIDE_OP_TMA_STORE:
         if (v >= 6)
             return 0;
-        unsigned dims = v < 5 ? (unsigned)v + 1 : 2;
-        oxide_value *ops[10];
-        size_t n = 0;
-        oxide_value *desc = v < 5 ? g->desc : addr(g, g->p, 128);
-        oxide_value *s = shared_ptr(g), *bar = addr(g, s, 1016);
-        if (o == OXIDE_OP_TMA_STORE) {
-            ops[n++] = desc;
-            ops[n++] = s;
-        } else {
-            ops[n++] = s;
-            ops[n++] = desc;
-            ops[n++] = bar;
-            if (o == OXIDE_OP_TMA_LOAD_MULTICAST)
-                ops[n++] = input(g, g->i32);
-        }
-        for (unsigned i = 0; i < dims; i++)
-            ops[n++] = input(g, g->i32);
-        if (o != OXIDE_OP_TMA_STORE)
-            op(g, OXIDE_OP_MBARRIER_INIT, (oxide_value *[]){bar, ci(g, g->i32, 1)}, 2, NULL, NULL, 0);
-        op(g, o, ops, n, NULL, NULL, 0);
-        if (o == OXIDE_OP_TMA_STORE) {
-            op(g, OXIDE_OP_BULK_COMMIT, NULL, 0, NULL, NULL, 0);
-            imm_op(g, OXIDE_OP_BULK_WAIT_READ, NULL, 0, NULL, 0);
-        } else {
-            sink(g, op(g, OXIDE_OP_MBARRIER_ARRIVE_EXPECT_TX, (oxide_value *[]){bar, ci(g, g->i32, 4096)}, 2, NULL,
-                       NULL, 0));
-        }
+        tma_seq(g, o, v);
         break;
-    }
     case OXIDE_OP_WGMMA_BF16:
     case OXIDE_OP_WGMMA_F16: {
         /* N = 64, 128, 256 plain, then N = 128 with each mode bit and N = 8 */

@@ -269,6 +269,18 @@ fn time_one(ctx: &CudaContext, s: &CudaStream, mut f: impl FnMut()) -> f64 {
     e1.elapsed_ms_since(&e0).unwrap() as f64
 }
 
+/// oxide's C (x) is not cuBLAS's (y): the FAILED line, with what helps to tell why.
+fn fail_mismatch(shape: &str, x: &[u16], y: &[u16], n: usize, err: f64) -> ! {
+    println!("FAILED: bench/gemm_hopper: {shape}: oxide's C differs from cuBLAS's: relative Frobenius error {err:.4e} (limit {TOLERANCE})");
+    let nans = x.iter().filter(|&&v| v & 0x7fff > 0x7f80).count();
+    println!("  {nans} of {} elements of oxide's C are NaN (unwritten)", x.len());
+    let off = (0..x.len()).filter(|&i| x[i] != y[i]).take(8);
+    for i in off {
+        println!("  C[{}][{}]: oxide {}, cuBLAS {}", i / n, i % n, f32_of(x[i]), f32_of(y[i]));
+    }
+    exit(1);
+}
+
 fn main() {
     let ctx = match CudaContext::new(0) {
         Ok(c) => c,
@@ -375,21 +387,14 @@ fn main() {
         let y = c_cb.to_host_vec(&s).unwrap();
         let err = rel_frobenius(&x, &y);
         eprintln!("bench/gemm_hopper: {shape}: oxide vs cublasGemmEx (bf16 C): relative Frobenius error {err:.3e}");
-        if !(err < TOLERANCE) {
-            println!("FAILED: bench/gemm_hopper: {shape}: oxide's C differs from cuBLAS's: relative Frobenius error {err:.4e} (limit {TOLERANCE})");
-            let nans = x.iter().filter(|&&v| v & 0x7fff > 0x7f80).count();
-            println!("  {nans} of {nc} elements of oxide's C are NaN (unwritten)");
-            let off = (0..nc).filter(|&i| x[i] != y[i]).take(8);
-            for i in off {
-                println!("  C[{}][{}]: oxide {}, cuBLAS {}", i / n, i % n, f32_of(x[i]), f32_of(y[i]));
-            }
-            exit(1);
+        if err.is_nan() || err >= TOLERANCE {
+            fail_mismatch(&shape, &x, &y, n, err);
         }
         let mut plan = plan;
         if let Some((lt, p)) = &plan {
             lt_run(lt, p);
             let e = rel_frobenius(&c_lt.to_host_vec(&s).unwrap(), &y);
-            if !(e < TOLERANCE) {
+            if e.is_nan() || e >= TOLERANCE {
                 eprintln!("bench/gemm_hopper: WARNING: cublasLt differs from cublasGemmEx ({e:.3e}): left out");
                 plan = None;
             }

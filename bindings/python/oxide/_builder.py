@@ -17,6 +17,7 @@
 from . import _ops
 from ._errors import check
 from ._ffi import ffi, lib
+from ._handle import Owned
 from ._manifest import Manifest
 from ._types import SCALAR_ID, scalar_name
 
@@ -35,7 +36,7 @@ PREDS = {n: i for i, n in enumerate(
 _ENUM_ATTRS = {_ops._K_SCOPE: ("scope", SCOPES), _ops._K_ORDER: ("order", ORDERS), _ops._K_PRED: ("pred", PREDS)}
 
 
-class Context:
+class Context(Owned):
     """A compiler context: owns types and every IR module made in it. Use from one thread at a time."""
 
     def __init__(self):
@@ -44,22 +45,11 @@ class Context:
         self._h = out[0]
         self._types = {}
 
+    def _release(self, h):
+        lib.oxide_context_destroy(h)
+
     def close(self):
-        h, self._h = self._h, None
-        if h is not None:
-            lib.oxide_context_destroy(h)
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+        self._close()
 
     def _wrap_type(self, h):
         t = self._types.get(h)
@@ -147,7 +137,7 @@ class Type:
         return f"<oxide.Type {self.name}>"
 
 
-class Options:
+class Options(Owned):
     """Compile options: target ("sm_90a"), ptx_version ((8, 5) or None), opt_level (0..3),
     fast_math, line_info."""
 
@@ -170,13 +160,8 @@ class Options:
     def target(self):
         return ffi.string(lib.oxide_options_get_target(self._h)).decode()
 
-    def __del__(self):
-        h, self._h = getattr(self, "_h", None), None
-        if h is not None:
-            try:
-                lib.oxide_options_destroy(h)
-            except Exception:
-                pass
+    def _release(self, h):
+        lib.oxide_options_destroy(h)
 
 
 def _options(opts, kw):
@@ -187,7 +172,7 @@ def _options(opts, kw):
     return Options(**kw)
 
 
-class IRModule:
+class IRModule(Owned):
     """An IR module: kernels, device functions and globals. Compile with `.compile(target=...)`."""
 
     def __init__(self, ctx, h):
@@ -270,16 +255,12 @@ class IRModule:
         """The manifest the compiled PTX carries."""
         return Manifest.from_ptx(self.compile(opts, **kw))
 
-    def destroy(self):
-        h, self._h = self._h, None
-        if h is not None and self.ctx._h is not None:
+    def _release(self, h):
+        if self.ctx._h is not None:  # a destroyed context took its modules with it
             lib.oxide_module_destroy(h)
 
-    def __del__(self):
-        try:
-            self.destroy()
-        except Exception:
-            pass
+    def destroy(self):
+        self._close()
 
 
 class Function:

@@ -6,6 +6,7 @@ import threading
 from . import _interop
 from ._errors import LaunchError, NoDeviceError, NoDriverError, check, error_for
 from ._ffi import ffi, lib
+from ._handle import Owned
 from ._manifest import Manifest, read_manifest
 from ._types import SCALAR_ID, SIZE, TO_TYPESTR, numpy_dtype, scalar_bits, scalar_name
 
@@ -182,7 +183,7 @@ def synchronize(device=None):
 # streams and events
 
 
-class Stream:
+class Stream(Owned):
     """An ordered queue of work on one device. `Stream(device, non_blocking=False)` makes a new one;
     `Stream.wrap(handle)` wraps a CUstream made elsewhere (an int, or an object with
     `__cuda_stream__`, `.cuda_stream` or `.ptr`). `__cuda_stream__` lets other libraries use it."""
@@ -250,19 +251,12 @@ class Stream:
         ev.record(self)
         return ev
 
-    def close(self):
-        h, self._h = self._h, None
-        if h is not None and self._owned:
+    def _release(self, h):
+        if self._owned:
             lib.oxide_stream_destroy(h)
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    def __enter__(self):
-        return self
+    def close(self):
+        self._close()
 
     def __exit__(self, *exc):
         self.synchronize()
@@ -271,7 +265,7 @@ class Stream:
         return f"<oxide.Stream 0x{self.handle:x} on device {self.device.index}>"
 
 
-class Event:
+class Event(Owned):
     """A marker in a stream, with timing unless timing=False."""
 
     __slots__ = ("_h", "device", "__weakref__")
@@ -303,16 +297,11 @@ class Event:
         check(lib.oxide_event_elapsed_ms(self._h, end._h, ms))
         return ms[0]
 
-    def close(self):
-        h, self._h = self._h, None
-        if h is not None:
-            lib.oxide_event_destroy(h)
+    def _release(self, h):
+        lib.oxide_event_destroy(h)
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+    def close(self):
+        self._close()
 
 
 def resolve_stream(stream, device):
@@ -341,14 +330,14 @@ def _prod(shape):
     return n
 
 
-class DeviceArray:
+class DeviceArray(Owned):
     """Device memory holding a C-contiguous array of one scalar type.
 
     `DeviceArray.from_numpy(x)`, `.empty(shape, dtype)`, `.zeros(...)`; `.to_numpy()` copies back.
     It has `shape`, `dtype` (NumPy), `scalar` (oxide name, e.g. "f32"), `size`, `nbytes`, `ptr`,
     and `__cuda_array_interface__` so CuPy, PyTorch and Numba can use it without a copy."""
 
-    __slots__ = ("_buf", "ptr", "shape", "scalar", "size", "nbytes", "device", "_readonly", "_owner", "_row",
+    __slots__ = ("_h", "ptr", "shape", "scalar", "size", "nbytes", "device", "_readonly", "_owner", "_row",
                  "__weakref__")
 
     def __init__(self, shape, dtype="f32", device=None, *, readonly=False):
@@ -359,8 +348,8 @@ class DeviceArray:
         self.nbytes = self.size * SIZE[self.scalar]
         out = ffi.new("oxide_buffer **")
         check(lib.oxide_buffer_alloc(dev._h, max(self.nbytes, 1), out))
-        self._buf, self.device, self._owner = out[0], dev, None
-        self.ptr = lib.oxide_buffer_ptr(self._buf)
+        self._h, self.device, self._owner = out[0], dev, None
+        self.ptr = lib.oxide_buffer_ptr(self._h)
         self.readonly = readonly
 
     @classmethod
@@ -391,7 +380,7 @@ class DeviceArray:
         out = ffi.new("oxide_buffer **")
         check(lib.oxide_buffer_wrap(dev._h, ptr, max(n * SIZE[scalar], 1), out))
         a = object.__new__(cls)
-        a._buf, a.ptr, a.shape, a.scalar, a.size = out[0], ptr, tuple(shape), scalar, n
+        a._h, a.ptr, a.shape, a.scalar, a.size = out[0], ptr, tuple(shape), scalar, n
         a.nbytes, a.device, a._owner = n * SIZE[scalar], dev, obj
         a.readonly = not mutable
         return a
@@ -481,7 +470,7 @@ class DeviceArray:
         if _prod(shape) != self.size:
             raise ValueError(f"cannot reshape {self.size} elements into {shape}")
         v = object.__new__(DeviceArray)
-        v._buf, v.ptr, v.shape, v.scalar, v.size = None, self.ptr, shape, self.scalar, self.size
+        v._h, v.ptr, v.shape, v.scalar, v.size = None, self.ptr, shape, self.scalar, self.size
         v.nbytes, v.device, v._owner = self.nbytes, self.device, self
         v.readonly = self.readonly
         return v
@@ -493,16 +482,11 @@ class DeviceArray:
         return {"shape": self.shape, "typestr": TO_TYPESTR[self.scalar], "data": (self.ptr, self.readonly),
                 "version": 3, "strides": None, "stream": None}
 
-    def free(self):
-        b, self._buf = self._buf, None
-        if b is not None:
-            lib.oxide_buffer_free(b)
+    def _release(self, h):
+        lib.oxide_buffer_free(h)
 
-    def __del__(self):
-        try:
-            self.free()
-        except Exception:
-            pass
+    def free(self):
+        self._close()
 
     def __repr__(self):
         return f"<oxide.DeviceArray shape={self.shape} dtype={self.scalar} ptr=0x{self.ptr:x}>"
@@ -539,7 +523,7 @@ def _dims(d):
     return c
 
 
-class Module:
+class Module(Owned):
     """A module loaded on a device: `Module.load(path)` (PTX, or a cubin with `manifest=`),
     `Module.from_ptx(text)`. Kernels are attributes (`mod.vecadd`) or items (`mod["map<f32>"]`)."""
 
@@ -615,23 +599,12 @@ class Module:
     def __dir__(self):
         return list(super().__dir__()) + [k for k in self.kernels if k.isidentifier()]
 
-    def unload(self):
-        h, self._h = self.__dict__.get("_h"), None
+    def _release(self, h):
         self._kernels = {}
-        if h is not None:
-            lib.oxide_loaded_module_destroy(h)
+        lib.oxide_loaded_module_destroy(h)
 
-    def __del__(self):
-        try:
-            self.unload()
-        except Exception:
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.unload()
+    def unload(self):
+        self._close()
 
     def __repr__(self):
         return f"<oxide.Module kernels={list(self.kernels)} on device {self.device.index}>"

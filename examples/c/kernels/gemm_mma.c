@@ -96,13 +96,9 @@ oxide_status oxide_example_gemm_mma(oxide_context *ctx, oxide_module *mod) {
         b.st = oxide_type_vector(ctx, b.i32, 4, &v4i32);
     if (!b.st)
         b.st = oxide_type_vector(ctx, b.i32, 2, &v2i32);
-    oxide_value *alen, *blen, *clen;
-    oxide_value *A = kb_slice_param(&b, "a", OXIDE_SCALAR_BF16, 0, &alen);
-    oxide_value *B = kb_slice_param(&b, "b", OXIDE_SCALAR_BF16, 0, &blen);
-    oxide_value *C = kb_slice_param(&b, "c", OXIDE_SCALAR_F32, 1, &clen);
-    oxide_value *M = kb_scalar_param(&b, "m", OXIDE_SCALAR_U32);
-    oxide_value *N = kb_scalar_param(&b, "n", OXIDE_SCALAR_U32);
-    oxide_value *K = kb_scalar_param(&b, "k", OXIDE_SCALAR_U32);
+    kb_gemm g;
+    kb_gemm_params(&b, OXIDE_SCALAR_BF16, &g);
+    oxide_value *A = g.a, *B = g.b, *C = g.c, *M = g.m, *N = g.n, *K = g.k;
     /* 2 blocks per SM: 128 registers a thread holds the 64 accumulators and the fragments */
     if (!b.st)
         b.st = oxide_kernel_set_launch_bounds(b.fn, THREADS, 2);
@@ -118,13 +114,8 @@ oxide_status oxide_example_gemm_mma(oxide_context *ctx, oxide_module *mod) {
     misfit = kb_op2(&b, OXIDE_OP_OR, misfit, AND(K, I32(BK - 1)));
     oxide_value *bad = kb_icmp(&b, OXIDE_PRED_NE, misfit, I32(0));
     bad = kb_op2(&b, OXIDE_OP_OR, bad, kb_icmp(&b, OXIDE_PRED_EQ, K, I32(0)));
-    bad = kb_op2(&b, OXIDE_OP_OR, bad, kb_icmp(&b, OXIDE_PRED_UGT, MUL(M64, K64), alen));
-    bad = kb_op2(&b, OXIDE_OP_OR, bad, kb_icmp(&b, OXIDE_PRED_UGT, MUL(K64, N64), blen));
-    bad = kb_op2(&b, OXIDE_OP_OR, bad, kb_icmp(&b, OXIDE_PRED_UGT, MUL(M64, N64), clen));
-    oxide_block *start = kb_block(&b, 0, NULL, NULL), *done = kb_block(&b, 0, NULL, NULL);
-    kb_cond_br(&b, bad, done, NULL, 0, start, NULL, 0);
+    oxide_block *done = kb_gemm_guard(&b, &g, bad, M64, N64, K64);
 
-    kb_set(&b, start);
     oxide_value *smem = kb_op(&b, OXIDE_OP_DYN_SMEM, NULL, 0, b.sptr, NULL, 0);
     oxide_value *tid = kb_op0(&b, OXIDE_OP_TID_X);
     oxide_value *lane = AND(tid, I32(31)), *warp = SHR(tid, I32(5));
@@ -150,8 +141,7 @@ oxide_status oxide_example_gemm_mma(oxide_context *ctx, oxide_module *mod) {
     }
 
     /* k loop: block parameters are the accumulators, then kt */
-    oxide_type *lt[NACC + 1];
-    oxide_value *lp[NACC + 1], *init[NACC + 1], *res[NACC];
+    oxide_value *lp[NACC + 1], *res[NACC];
     /* vec<4 x f32> zeros: the bits of an i128 0 (constants are scalars) */
     oxide_type *i128 = NULL;
     if (!b.st)
@@ -160,22 +150,8 @@ oxide_status oxide_example_gemm_mma(oxide_context *ctx, oxide_module *mod) {
     if (!b.st)
         b.st = oxide_build_const_int(b.cur, i128, 0, &zero4);
     zero4 = kb_cast(&b, OXIDE_OP_BITCAST, zero4, b.v4f32);
-    for (int i = 0; i < NACC; i++) {
-        lt[i] = b.v4f32;
-        init[i] = zero4;
-    }
-    lt[NACC] = b.i32;
-    init[NACC] = I32(0);
-    oxide_block *loop = kb_block(&b, NACC + 1, lt, lp);
-    oxide_block *body = kb_block(&b, 0, NULL, NULL);
-    oxide_block *store = kb_block(&b, NACC, lt, res);
-    kb_br(&b, loop, init, NACC + 1);
-
-    kb_set(&b, loop);
+    kb_loop loop = kb_acc_loop(&b, NACC, b.v4f32, zero4, KT, lp, res);
     oxide_value *kt = lp[NACC];
-    kb_cond_br(&b, kb_icmp(&b, OXIDE_PRED_ULT, kt, KT), body, NULL, 0, store, lp, NACC);
-
-    kb_set(&b, body);
     /* step kt has landed (at most STAGES - 2 younger groups in flight), for every thread; and
      * everyone is done with the buffer the next copy overwrites (step kt - 1's) */
     imm_op(&b, OXIDE_OP_CP_ASYNC_WAIT, NULL, 0, NULL, STAGES - 2);
@@ -209,11 +185,11 @@ oxide_status oxide_example_gemm_mma(oxide_context *ctx, oxide_module *mod) {
                 acc[mi * NT + ni] = kb_op3(&b, OXIDE_OP_MMA_BF16, af[mi], bfr[ni], acc[mi * NT + ni]);
     }
     acc[NACC] = ADD(kt, I32(1));
-    kb_br(&b, loop, acc, NACC + 1);
+    kb_br(&b, loop.head, acc, NACC + 1);
 
     /* C fragment of an m16n8 tile: c0, c1 at row lane / 4, columns (lane % 4) * 2 + {0, 1};
      * c2, c3 eight rows further down */
-    kb_set(&b, store);
+    kb_set(&b, loop.exit);
     /* the zero-filling copies of the last steps must not outlive the block's shared memory */
     imm_op(&b, OXIDE_OP_CP_ASYNC_WAIT, NULL, 0, NULL, 0);
     oxide_value *crow = ADD(ADD(m0, wm), SHR(lane, I32(2)));

@@ -89,6 +89,50 @@ void kb_ret(kb *b) {
     CHECK(oxide_build_op(b->cur, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL));
 }
 
+void kb_gemm_params(kb *b, oxide_scalar elem, kb_gemm *g) {
+    g->a = kb_slice_param(b, "a", elem, 0, &g->alen);
+    g->b = kb_slice_param(b, "b", elem, 0, &g->blen);
+    g->c = kb_slice_param(b, "c", OXIDE_SCALAR_F32, 1, &g->clen);
+    g->m = kb_scalar_param(b, "m", OXIDE_SCALAR_U32);
+    g->n = kb_scalar_param(b, "n", OXIDE_SCALAR_U32);
+    g->k = kb_scalar_param(b, "k", OXIDE_SCALAR_U32);
+}
+
+oxide_block *kb_gemm_guard(kb *b, const kb_gemm *g, oxide_value *bad, oxide_value *m64, oxide_value *n64,
+                           oxide_value *k64) {
+    const oxide_op OR = OXIDE_OP_OR, MUL = OXIDE_OP_MUL;
+    bad = kb_op2(b, OR, bad, kb_icmp(b, OXIDE_PRED_UGT, kb_op2(b, MUL, m64, k64), g->alen));
+    bad = kb_op2(b, OR, bad, kb_icmp(b, OXIDE_PRED_UGT, kb_op2(b, MUL, k64, n64), g->blen));
+    bad = kb_op2(b, OR, bad, kb_icmp(b, OXIDE_PRED_UGT, kb_op2(b, MUL, m64, n64), g->clen));
+    oxide_block *start = kb_block(b, 0, NULL, NULL), *done = kb_block(b, 0, NULL, NULL);
+    kb_cond_br(b, bad, done, NULL, 0, start, NULL, 0);
+    kb_set(b, start);
+    return done;
+}
+
+kb_loop kb_acc_loop(kb *b, size_t n, oxide_type *t, oxide_value *init, oxide_value *limit, oxide_value **params,
+                    oxide_value **results) {
+    oxide_type *types[n + 1];
+    oxide_value *start[n + 1];
+    for (size_t i = 0; i < n; i++) {
+        types[i] = t;
+        start[i] = init;
+        results[i] = NULL;
+    }
+    for (size_t i = 0; i <= n; i++)
+        params[i] = NULL;
+    types[n] = b->i32;
+    start[n] = kb_i32(b, 0);
+    kb_loop l = {kb_block(b, n + 1, types, params), NULL};
+    oxide_block *body = kb_block(b, 0, NULL, NULL);
+    l.exit = kb_block(b, n, types, results);
+    kb_br(b, l.head, start, n + 1);
+    kb_set(b, l.head);
+    kb_cond_br(b, kb_icmp(b, OXIDE_PRED_ULT, params[n], limit), body, NULL, 0, l.exit, params, n);
+    kb_set(b, body);
+    return l;
+}
+
 oxide_value *kb_op(kb *b, oxide_op op, oxide_value *const *ops, size_t n, oxide_type *rt, const oxide_attr *attrs,
                    size_t nattrs) {
     GUARD(NULL);

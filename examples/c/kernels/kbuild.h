@@ -44,6 +44,31 @@ void kb_cond_br(kb *b, oxide_value *cond, oxide_block *t, oxide_value *const *ta
                 oxide_value *const *fargs, size_t nf);
 void kb_ret(kb *b);
 
+/* The GEMM kernels' interface (oxide_examples.h): a, b: [elem]; c: mut [f32]; m, n, k: u32. */
+typedef struct kb_gemm {
+    oxide_value *a, *b, *c, *m, *n, *k;
+    oxide_value *alen, *blen, *clen; /* the slices' i64 element counts */
+} kb_gemm;
+void kb_gemm_params(kb *b, oxide_scalar elem, kb_gemm *g);
+/* The end of a GEMM kernel's entry checks: when bad (an i1: a shape the tiling does not cover) or
+ * a slice shorter than m x k, k x n or m x n (m64, n64, k64: the sizes as i64), the kernel does
+ * nothing rather than touch memory outside its slices. Leaves the block that does the work
+ * current and returns the block to end in (it is left empty). */
+oxide_block *kb_gemm_guard(kb *b, const kb_gemm *g, oxide_value *bad, oxide_value *m64, oxide_value *n64,
+                           oxide_value *k64);
+
+/* A loop whose block parameters are n accumulators of type t, all starting at init, then an i32
+ * counter from 0; it runs the body while counter < limit (the k loops of the GEMM kernels). From
+ * the current block it branches into the header and leaves the body current; params[0..n] gets
+ * the header's parameters (the accumulators, then the counter), results[0..n-1] the exit block's
+ * (the final accumulators). The body ends with kb_br(b, loop.head, next, n + 1), and the code
+ * after the loop starts with kb_set(b, loop.exit). */
+typedef struct kb_loop {
+    oxide_block *head, *exit;
+} kb_loop;
+kb_loop kb_acc_loop(kb *b, size_t n, oxide_type *t, oxide_value *init, oxide_value *limit, oxide_value **params,
+                    oxide_value **results);
+
 /* ---- values ---- */
 oxide_value *kb_op(kb *b, oxide_op op, oxide_value *const *ops, size_t n, oxide_type *rt, const oxide_attr *attrs,
                    size_t nattrs);

@@ -34,13 +34,9 @@ static oxide_value *extract(kb *b, oxide_value *vec, int i) {
 oxide_status oxide_example_sgemm(oxide_context *ctx, oxide_module *mod) {
     kb b;
     kb_begin(&b, ctx, mod, "sgemm");
-    oxide_value *alen, *blen, *clen;
-    oxide_value *A = kb_slice_param(&b, "a", OXIDE_SCALAR_F32, 0, &alen);
-    oxide_value *B = kb_slice_param(&b, "b", OXIDE_SCALAR_F32, 0, &blen);
-    oxide_value *C = kb_slice_param(&b, "c", OXIDE_SCALAR_F32, 1, &clen);
-    oxide_value *M = kb_scalar_param(&b, "m", OXIDE_SCALAR_U32);
-    oxide_value *N = kb_scalar_param(&b, "n", OXIDE_SCALAR_U32);
-    oxide_value *K = kb_scalar_param(&b, "k", OXIDE_SCALAR_U32);
+    kb_gemm g;
+    kb_gemm_params(&b, OXIDE_SCALAR_F32, &g);
+    oxide_value *A = g.a, *B = g.b, *C = g.c, *M = g.m, *N = g.n, *K = g.k;
     /* 2 blocks per SM caps registers at 128 a thread: room for the 64 accumulators and both
      * fragments without spilling. */
     if (!b.st)
@@ -56,13 +52,8 @@ oxide_status oxide_example_sgemm(oxide_context *ctx, oxide_module *mod) {
     misfit = kb_op2(&b, OXIDE_OP_OR, misfit, kb_op2(&b, OXIDE_OP_AND, N, I32(BN - 1)));
     misfit = kb_op2(&b, OXIDE_OP_OR, misfit, kb_op2(&b, OXIDE_OP_AND, K, I32(BK - 1)));
     oxide_value *bad = kb_icmp(&b, OXIDE_PRED_NE, misfit, I32(0));
-    bad = kb_op2(&b, OXIDE_OP_OR, bad, kb_icmp(&b, OXIDE_PRED_UGT, MUL(M64, K64), alen));
-    bad = kb_op2(&b, OXIDE_OP_OR, bad, kb_icmp(&b, OXIDE_PRED_UGT, MUL(K64, N64), blen));
-    bad = kb_op2(&b, OXIDE_OP_OR, bad, kb_icmp(&b, OXIDE_PRED_UGT, MUL(M64, N64), clen));
-    oxide_block *start = kb_block(&b, 0, NULL, NULL), *done = kb_block(&b, 0, NULL, NULL);
-    kb_cond_br(&b, bad, done, NULL, 0, start, NULL, 0);
+    oxide_block *done = kb_gemm_guard(&b, &g, bad, M64, N64, K64);
 
-    kb_set(&b, start);
     oxide_value *As = kb_shared_array(&b, "sgemm_as", b.f32, BK * BM, 16); /* As[k][m] */
     oxide_value *Bs = kb_shared_array(&b, "sgemm_bs", b.f32, BK * BN, 16); /* Bs[k][n] */
     oxide_value *tid = kb_op0(&b, OXIDE_OP_TID_X);
@@ -86,24 +77,9 @@ oxide_status oxide_example_sgemm(oxide_context *ctx, oxide_module *mod) {
     oxide_value *fzero = kb_f32(&b, 0.0);
 
     /* k loop: block parameters are the accumulators, then k0. */
-    oxide_type *lt[NACC + 1];
-    oxide_value *lp[NACC + 1], *init[NACC + 1], *res[NACC];
-    for (int i = 0; i < NACC; i++) {
-        lt[i] = b.f32;
-        init[i] = fzero;
-    }
-    lt[NACC] = b.i32;
-    init[NACC] = I32(0);
-    oxide_block *loop = kb_block(&b, NACC + 1, lt, lp);
-    oxide_block *body = kb_block(&b, 0, NULL, NULL);
-    oxide_block *store = kb_block(&b, NACC, lt, res);
-    kb_br(&b, loop, init, NACC + 1);
-
-    kb_set(&b, loop);
+    oxide_value *lp[NACC + 1], *res[NACC];
+    kb_loop loop = kb_acc_loop(&b, NACC, b.f32, fzero, K, lp, res);
     oxide_value *k0 = lp[NACC];
-    kb_cond_br(&b, kb_icmp(&b, OXIDE_PRED_ULT, k0, K), body, NULL, 0, store, lp, NACC);
-
-    kb_set(&b, body);
     /* Stage the panels: A's float4 is scattered transposed, B's float4 stored as is. */
     oxide_value *av = kb_load(&b, b.v4f32, kb_gep(&b, A, ADD(a_base, k0), b.f32), 16);
     oxide_value *bv = kb_load(&b, b.v4f32, kb_gep(&b, B, ADD(b_base, MUL(k0, N)), b.f32), 16);
@@ -131,9 +107,9 @@ oxide_status oxide_example_sgemm(oxide_context *ctx, oxide_module *mod) {
     /* The next step overwrites the panels: every thread must be done reading them. */
     kb_barrier(&b);
     acc[NACC] = ADD(k0, I32(BK));
-    kb_br(&b, loop, acc, NACC + 1);
+    kb_br(&b, loop.head, acc, NACC + 1);
 
-    kb_set(&b, store);
+    kb_set(&b, loop.exit);
     oxide_value *crow = ADD(row0, a_frag_base), *ccol = ADD(col0, b_frag_base);
     for (int i = 0; i < TM; i++) {
         oxide_value *rowp = kb_gep(&b, C, ADD(MUL(ADD(crow, I32(i)), N), ccol), b.f32);

@@ -1,6 +1,7 @@
 /* See example_util.h. */
 #include "example_util.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,4 +139,46 @@ oxide_buffer *ex_upload(ex_env *env, const void *host, size_t bytes) {
 
 void ex_download(ex_env *env, void *host, const oxide_buffer *buf, size_t bytes) {
     ex_check(env, oxide_memcpy_dtoh(env->dev, host, oxide_buffer_ptr(buf), bytes), "copy from the device");
+}
+
+void ex_launch(ex_env *env, const uint32_t grid[3], const uint32_t block[3], const oxide_arg *args, size_t nargs) {
+    ex_check(env, oxide_kernel_launch(env->kernel, NULL, grid, block, 0, args, nargs), "launch");
+    ex_check(env, oxide_device_synchronize(env->dev), "synchronize");
+}
+
+void ex_launch_gemm(ex_env *env, const oxide_buffer *a, const oxide_buffer *b, const oxide_buffer *c, oxide_scalar elem,
+                    uint32_t m, uint32_t n, uint32_t k, uint32_t bm, uint32_t bn, uint32_t threads) {
+    oxide_arg args[] = {oxide_arg_from_buffer(a, elem, 0),
+                        oxide_arg_from_buffer(b, elem, 0),
+                        oxide_arg_from_buffer(c, OXIDE_SCALAR_F32, 1),
+                        oxide_arg_u32(m),
+                        oxide_arg_u32(n),
+                        oxide_arg_u32(k)};
+    uint32_t block[3] = {threads, 1, 1}, grid[3] = {n / bn, m / bm, 1};
+    ex_launch(env, grid, block, args, 6);
+}
+
+uint16_t ex_to_bf16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u += 0x7fff + ((u >> 16) & 1);
+    return (uint16_t)(u >> 16);
+}
+
+float ex_from_bf16(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+double ex_gemm_ref(const float *a, const float *b, uint32_t n, uint32_t k, uint32_t i, uint32_t j, double *mag) {
+    double want = 0, m = 0;
+    for (uint32_t p = 0; p < k; p++) {
+        double t = (double)a[(size_t)i * k + p] * b[(size_t)p * n + j];
+        want += t;
+        m += fabs(t);
+    }
+    *mag = m;
+    return want;
 }

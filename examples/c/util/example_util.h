@@ -40,6 +40,21 @@ uint64_t ex_rand_u64(void);
 float ex_rand_f32(float lo, float hi);
 void ex_fill_f32(float *x, size_t n, float lo, float hi);
 
+/* Launches the example's kernel (dynamic shared memory as its manifest says) and waits for it. */
+void ex_launch(ex_env *env, const uint32_t grid[3], const uint32_t block[3], const oxide_arg *args, size_t nargs);
+/* The GEMM examples' interface, (a, b, c: mut f32, m, n, k) with A and B of type elem: one block of
+ * `threads` per bm x bn tile of C (m x n). */
+void ex_launch_gemm(ex_env *env, const oxide_buffer *a, const oxide_buffer *b, const oxide_buffer *c, oxide_scalar elem,
+                    uint32_t m, uint32_t n, uint32_t k, uint32_t bm, uint32_t bn, uint32_t threads);
+
+/* The CPU reference for one element of a row-major GEMM: C[i][j] of A (. x k) * B (k x n) in
+ * double precision; *mag gets sum |a b|, the scale of the kernel's rounding error. */
+double ex_gemm_ref(const float *a, const float *b, uint32_t n, uint32_t k, uint32_t i, uint32_t j, double *mag);
+
+/* bf16 from f32, rounded to nearest even (for finite inputs), and back (exact). */
+uint16_t ex_to_bf16(float f);
+float ex_from_bf16(uint16_t h);
+
 /* Device buffer holding n bytes copied from host (host may be NULL: left uninitialised). */
 oxide_buffer *ex_upload(ex_env *env, const void *host, size_t bytes);
 void ex_download(ex_env *env, void *host, const oxide_buffer *buf, size_t bytes);

@@ -37,8 +37,8 @@ fn bitcode_for(arg: &str) -> Option<PathBuf> {
     None
 }
 
-pub fn main(args: &[String]) -> i32 {
-    // Expand @response files rustc may use for long command lines.
+/// The linker's arguments with the @response files rustc may use for long command lines expanded.
+fn expand_response_files(args: &[String]) -> Vec<String> {
     let mut flat: Vec<String> = Vec::new();
     for a in args {
         if let Some(f) = a.strip_prefix('@') {
@@ -49,6 +49,27 @@ pub fn main(args: &[String]) -> i32 {
         }
         flat.push(a.clone());
     }
+    flat
+}
+
+/// Assembles the object that carries the PTX file into the program (`OXIDE_PTX`, `OXIDE_PTX_LEN`).
+fn ptx_object(ptx_dir: &Path, prog: &str, ptx_file: &Path, ptx_len: usize) -> Result<PathBuf, String> {
+    let asm = ptx_dir.join(format!("{}.oxide_ptx.s", prog));
+    let obj = ptx_dir.join(format!("{}.oxide_ptx.o", prog));
+    let text = format!(
+        ".section .oxide_ptx,\"a\",@progbits\n.globl OXIDE_PTX\n.type OXIDE_PTX,@object\nOXIDE_PTX:\n.incbin \"{}\"\n.byte 0\n.size OXIDE_PTX, . - OXIDE_PTX\n\
+         .section .rodata.oxide_ptx_len,\"a\",@progbits\n.balign 8\n.globl OXIDE_PTX_LEN\n.type OXIDE_PTX_LEN,@object\nOXIDE_PTX_LEN:\n.quad {}\n.size OXIDE_PTX_LEN, 8\n\
+         .section .note.GNU-stack,\"\",@progbits\n",
+        ptx_file.display(), ptx_len);
+    std::fs::write(&asm, text).map_err(|e| format!("{}: {}", asm.display(), e))?;
+    match Command::new(real_linker()).arg("-c").arg(&asm).arg("-o").arg(&obj).status() {
+        Ok(s) if s.success() => Ok(obj),
+        _ => Err(format!("could not assemble {}", asm.display())),
+    }
+}
+
+pub fn main(args: &[String]) -> i32 {
+    let flat = expand_response_files(args);
     let out = flat.iter().position(|a| a == "-o").and_then(|i| flat.get(i + 1)).cloned().unwrap_or_default();
     let out_name = Path::new(&out).file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
     let uses_oxide = flat
@@ -163,24 +184,13 @@ pub fn main(args: &[String]) -> i32 {
         }
         let _ = std::fs::write(&key_file, &key);
     }
-    // the object carrying the PTX
-    let asm = ptx_dir.join(format!("{}.oxide_ptx.s", prog));
-    let obj = ptx_dir.join(format!("{}.oxide_ptx.o", prog));
-    let text = format!(
-        ".section .oxide_ptx,\"a\",@progbits\n.globl OXIDE_PTX\n.type OXIDE_PTX,@object\nOXIDE_PTX:\n.incbin \"{}\"\n.byte 0\n.size OXIDE_PTX, . - OXIDE_PTX\n\
-         .section .rodata.oxide_ptx_len,\"a\",@progbits\n.balign 8\n.globl OXIDE_PTX_LEN\n.type OXIDE_PTX_LEN,@object\nOXIDE_PTX_LEN:\n.quad {}\n.size OXIDE_PTX_LEN, 8\n\
-         .section .note.GNU-stack,\"\",@progbits\n",
-        ptx_file.display(), ptx.len());
-    if std::fs::write(&asm, text).is_err() {
-        return 1;
-    }
-    match Command::new(real_linker()).arg("-c").arg(&asm).arg("-o").arg(&obj).status() {
-        Ok(s) if s.success() => {}
-        _ => {
-            eprintln!("cargo-oxide linker: could not assemble {}", asm.display());
+    let obj = match ptx_object(&ptx_dir, &prog, &ptx_file, ptx.len()) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("cargo-oxide linker: {}", e);
             return 1;
         }
-    }
+    };
     // rustc hides a successful linker's output: the summary goes beside the PTX
     let _ = std::fs::write(
         ptx_dir.join(format!("{}.log", prog)),

@@ -342,7 +342,11 @@ fn build(args: &[String], run: bool) -> i32 {
     if code != 0 || module_out.is_none() {
         return code;
     }
-    // --module: the PTX the linker kept for the program, with the export names applied
+    write_module(&cargo_args, example, &module_out.unwrap(), &exports)
+}
+
+/// `--module OUT`: the PTX the linker kept for the program, with the export names applied.
+fn write_module(cargo_args: &[String], example: Option<String>, out: &str, exports: &[String]) -> i32 {
     let release = cargo_args.iter().any(|a| a == "--release" || a == "-r");
     let target = std::env::var("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| find_target_dir());
     let dir = target.join(if release { "release" } else { "debug" }).join("oxide");
@@ -351,7 +355,7 @@ fn build(args: &[String], run: bool) -> i32 {
         .position(|a| a == "-p" || a == "--package" || a == "--bin")
         .and_then(|i| cargo_args.get(i + 1))
         .cloned()
-        .or(example.clone());
+        .or(example);
     let ptx = match want {
         Some(p) => dir.join(format!("{}.ptx", p.replace('-', "_"))),
         None => {
@@ -381,8 +385,7 @@ fn build(args: &[String], run: bool) -> i32 {
             return 1;
         }
     };
-    let out = module_out.unwrap();
-    match std::fs::write(&out, link::export_names(&text, &exports)) {
+    match std::fs::write(out, link::export_names(&text, exports)) {
         Ok(()) => {
             println!("wrote {} ({} kernels)", out, text.matches(".entry ").count());
             0

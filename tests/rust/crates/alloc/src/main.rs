@@ -1,25 +1,10 @@
-use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
-use cuda_device::{cuda_module, kernel, thread, DisjointSlice};
+//! A kernel that allocates (a Vec): the GPU has no heap, so the build must refuse it.
+include!("../../refused_kernel.rs");
 
-#[cuda_module]
-mod kernels {
-    use super::*;
-
-    #[kernel]
-    pub fn bad_kernel(x: &[f32], mut y: DisjointSlice<f32>) {
-        let idx = thread::index_1d();
-        let i = idx.get();
+refused_kernel! {
+    input: [1.0f32; 4],
+    kernel: |x: &[f32], i| {
         let v: Vec<f32> = x.iter().map(|a| a * 2.0).collect();
-        if let Some(o) = y.get_mut(idx) {
-            *o = v[i];
-        }
+        v[i]
     }
-}
-
-fn main() {
-    let ctx = CudaContext::new(0).unwrap();
-    let s = ctx.default_stream();
-    let x = DeviceBuffer::from_host(&s, &[1.0f32; 4]).unwrap();
-    let mut y = DeviceBuffer::<f32>::zeroed(&s, 4).unwrap();
-    kernels::load(&ctx).unwrap().bad_kernel(&s, LaunchConfig::for_num_elems(4), &x, &mut y).unwrap();
 }

@@ -1,5 +1,5 @@
-// The vecadd kernel written through oxide.hpp's builder (shared by the tests, the example and the
-// benchmark): out[i] = a[i] + b[i] for i < min of the three lengths.
+// The vecadd kernel written through oxide.hpp's builder: out[i] = a[i] + b[i] for i < min of the
+// three lengths. The example (vecadd.cpp) runs it; the C++ tests and bench/launch_cpp reuse it.
 #pragma once
 #include "oxide.hpp"
 
