@@ -76,8 +76,13 @@ static bool assign_inst(as *A, const oxide_inst *in) {
             const tl_val *sv = sib ? tl_val_of(T, sib) : NULL;
             if (sv && !decided(sv) && !A->force)
                 return false;
+            /* take the layout of the tile it meets outright: the emission moves the (smaller)
+             * operand into what that maps back to first, if it is not there already */
             const tl_layout *hint = sv && sv->has_layout ? &sv->L : reduced_from(T, in, rt);
-            tl_layout_broadcast(&r->L, &from, rt, T->warps, hint);
+            if (hint)
+                r->L = *hint, r->L.rank = (uint8_t)rt->rank;
+            else
+                tl_layout_broadcast(&r->L, &from, rt, T->warps, NULL);
             break;
         }
         case OXIDE_OP_TILE_PERMUTE: tl_layout_permute(&r->L, &from, rt, in->perm); break;
@@ -87,17 +92,25 @@ static bool assign_inst(as *A, const oxide_inst *in) {
         break;
     }
     default: {
-        /* elementwise: the first operand with a layout leads; uniform operands follow any */
-        const tl_val *lead = NULL;
+        /* elementwise: the first operand with a layout leads, one holding data before an index
+         * tile (which is rebuilt in any layout: a mask meets the tile it selects from); uniform
+         * operands follow any */
+        const tl_val *lead = NULL, *index = NULL;
         bool waiting = false;
         for (uint32_t i = 0; i < in->noperands && !lead; i++) {
             if (!is_tile(in->operands[i]))
                 continue;
             const tl_val *o = tl_val_of(T, in->operands[i]);
             waiting |= !decided(o);
-            if (o->has_layout)
+            if (o->has_layout && o->flex)
+                index = index ? index : o;
+            else if (o->has_layout)
                 lead = o;
         }
+        if (!lead && index && (!waiting || A->force))
+            lead = index;
+        else if (!lead && index)
+            return false;
         if (!lead && waiting && !A->force)
             return false;
         if (!lead && !waiting) {
