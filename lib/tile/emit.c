@@ -188,11 +188,42 @@ oxide_value *tl_smem_elem(tl *T, oxide_value *base, oxide_value *index, oxide_ty
 
 static bool is_half(const oxide_type *t) { return t->kind == OXIDE_TYPE_F16 || t->kind == OXIDE_TYPE_BF16; }
 
+/* Integer division, remainder and shifts as docs/tile.md defines them for every input, where
+ * LLVM leaves some undefined (poison, which may become anything): x / 0 is -1 and x % 0 is x,
+ * MIN / -1 is MIN and MIN % -1 is 0; a shift by the width or more gives 0, or the sign (ashr).
+ * NULL when op is not one of these. */
+static oxide_value *defined_int_op(tl *T, oxide_op op, oxide_value *a, oxide_value *b) {
+    bool div = op == OXIDE_OP_SDIV || op == OXIDE_OP_UDIV, rem = op == OXIDE_OP_SREM || op == OXIDE_OP_UREM;
+    bool shift = op == OXIDE_OP_SHL || op == OXIDE_OP_LSHR || op == OXIDE_OP_ASHR;
+    if (!a || !b || !oxide__type_is_int(a->type) || (!div && !rem && !shift))
+        return NULL;
+    oxide_type *t = a->type;
+    unsigned w = oxide__type_bits(t);
+    if (shift) {
+        oxide_value *big = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_UGE, b, tl_int(T, t, w));
+        oxide_value *amt = tl_sel(T, big, tl_int(T, t, op == OXIDE_OP_ASHR ? w - 1 : 0), b);
+        oxide_value *r = tl_op2(T, op, a, amt);
+        return op == OXIDE_OP_ASHR ? r : tl_sel(T, big, tl_int(T, t, 0), r);
+    }
+    oxide_value *zero = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, b, tl_int(T, t, 0)), *bad = zero;
+    if (op == OXIDE_OP_SDIV || op == OXIDE_OP_SREM) {
+        int64_t min = w >= 64 ? INT64_MIN : w == 1 ? -1 : -((int64_t)1 << (w - 1));
+        oxide_value *ovf = tl_op2(T, OXIDE_OP_AND, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, a, tl_int(T, t, min)),
+                                  tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, b, tl_int(T, t, -1)));
+        bad = tl_op2(T, OXIDE_OP_OR, zero, ovf);
+    }
+    oxide_value *r = tl_op2(T, op, a, tl_sel(T, bad, tl_int(T, t, 1), b));
+    return tl_sel(T, zero, div ? tl_int(T, t, -1) : a, r);
+}
+
 /* Builds op like the source instruction in (its attributes copied) on scalar operands; f16 and
  * bf16 operands of float rows are widened to f32 and a float result rounded back. */
 static oxide_value *like(tl *T, const oxide_inst *in, oxide_value **ops, oxide_type *rt) {
     if (T->st)
         return NULL;
+    oxide_value *defined = in->noperands == 2 ? defined_int_op(T, in->op, ops[0], ops[1]) : NULL;
+    if (defined || T->st)
+        return defined;
     const oxide_op_info *row = &oxide_ops[in->op];
     oxide_type *half = NULL;
     for (uint32_t i = 0; i < in->noperands; i++) {

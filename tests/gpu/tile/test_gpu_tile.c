@@ -349,12 +349,15 @@ static void test_attention(int causal) {
                 for (int j = 0; j <= last; j++)
                     acc += p[j] * f32_from_bf16(v[((size_t)h * S + j) * D + c]);
                 double want = acc / sum, got = f32_from_bf16(o[((size_t)h * S + i) * D + c]);
-                double err = fabs(got - want) / (fabs(want) + 0.05);
+                /* p is rounded to bf16 before the second dot and the output to bf16: two bf16
+                 * ulps of the output, and 0.02 for the sum of the p roundings (|v| < 2) */
+                double err = fabs(got - want) / (2.0 / 128 * fabs(want) + 0.02);
                 worst = err > worst ? err : worst;
-                bad += !(err < 3e-2);
+                bad += !(err <= 1);
             }
         }
-    CHECK(bad == 0, "attention (causal %d): %d of %zu wrong (worst relative error %.3g)", causal, bad, n, worst);
+    CHECK(bad == 0, "attention (causal %d): %d of %zu wrong (worst error %.3g of the tolerance)", causal, bad, n,
+          worst);
     free(p), free(q), free(kk), free(v), free(o);
     oxide_buffer_free(vq.buf), oxide_buffer_free(vk.buf), oxide_buffer_free(vv.buf), oxide_buffer_free(vo.buf);
     oxide_loaded_module_destroy(lm);
