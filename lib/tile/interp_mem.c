@@ -136,7 +136,7 @@ static void print_value(ti_state *s, const oxide_inst *in) {
     oxide_type_kind k = ti_kind(t);
     uint32_t idx[3] = {0, 0, 0};
     for (uint64_t e = 0; e < x->n; e++, next_index(t, idx)) {
-        char line[320], val[64], where[48] = "";
+        char line[400], val[64], where[48] = ""; /* room for the longest of each part */
         size_t n = 0;
         for (uint32_t d = 0; t->kind == OXIDE_TYPE_TILE && d < t->rank; d++)
             n += (size_t)snprintf(where + n, sizeof where - n, "%s%u", d ? "," : "[", idx[d]);

@@ -271,7 +271,7 @@ static void test_i32(void) {
     int32_t x[256], y[256], o[12][256];
     static const int32_t special[] = {0, -1, 1, INT32_MIN, INT32_MAX, 31, 32, 33, -32};
     for (int i = 0; i < 256; i++) {
-        x[i] = (int32_t)rnd() * (i % 3 ? 1 : 65537);
+        x[i] = (int32_t)((uint32_t)rnd() * (i % 3 ? 1u : 65537u)); /* wraps, as intended */
         y[i] = i % 4 == 0 ? special[(i / 4) % 9] : i % 4 == 1 ? (int32_t)(rnd() % 40) : (int32_t)rnd();
         if (i % 16 == 5)
             x[i] = INT32_MIN, y[i] = -1;
