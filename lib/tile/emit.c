@@ -1,6 +1,7 @@
 /* Pass 2: the SIMT kernel. Each source block becomes one block whose parameters are the
  * registers of its tile parameters; scalar ops are copied; elementwise ops run once per register
  * (f16 and bf16 computed in f32 and rounded, as docs/tile.md says); the rest is in emit_*.c. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -391,6 +392,22 @@ oxide_value *tl_fp8_to_f32(tl *T, oxide_value *x, const oxide_type *from) {
 
 /* tile.cast of one element between types that are not fp8: docs/tile.md gives the rounding and
  * saturation. */
+/* Toward zero, saturating, NaN to 0 (docs/tile.md): what PTX's cvt.rzi does, spelled out because
+ * LLVM's fptosi of an out-of-range value is poison, which it may fold to anything. */
+static oxide_value *float_to_int(tl *T, oxide_value *x, oxide_type *to) {
+    unsigned w = oxide__type_bits(to);
+    double hi = ldexp(1.0, (int)w - 1);
+    oxide_value *nan = tl_cmp(T, OXIDE_OP_FCMP, OXIDE_PRED_UNO, x, x);
+    oxide_value *big = tl_cmp(T, OXIDE_OP_FCMP, OXIDE_PRED_OGE, x, tl_flt(T, x->type, hi));
+    oxide_value *small = tl_cmp(T, OXIDE_OP_FCMP, OXIDE_PRED_OLT, x, tl_flt(T, x->type, -hi));
+    oxide_value *out = tl_op2(T, OXIDE_OP_OR, nan, tl_op2(T, OXIDE_OP_OR, big, small));
+    oxide_value *r = tl_cast(T, OXIDE_OP_FPTOSI, tl_sel(T, out, tl_flt(T, x->type, 0), x), to);
+    int64_t max = w >= 64 ? INT64_MAX : (int64_t)((1ull << (w - 1)) - 1);
+    r = tl_sel(T, big, tl_int(T, to, max), r);
+    r = tl_sel(T, small, tl_int(T, to, -max - 1), r);
+    return tl_sel(T, nan, tl_int(T, to, 0), r);
+}
+
 static oxide_value *convert(tl *T, oxide_value *x, const oxide_type *from, const oxide_type *to) {
     if (from == to) /* a copy (fp8 included, which has no scalar type below) */
         return x;
@@ -405,8 +422,8 @@ static oxide_value *convert(tl *T, oxide_value *x, const oxide_type *from, const
         return tl_cast(T, oxide__type_bits(from) > oxide__type_bits(to) ? OXIDE_OP_TRUNC : OXIDE_OP_SEXT, x, tt);
     if (fi)
         return tl_cast(T, OXIDE_OP_SITOFP, x, tt);
-    if (ti) /* PTX's cvt.rzi saturates and takes NaN to 0 */
-        return tl_cast(T, OXIDE_OP_FPTOSI, is_half(from) ? tl_cast(T, OXIDE_OP_FPEXT, x, T->tf32) : x, tt);
+    if (ti)
+        return float_to_int(T, is_half(from) ? tl_cast(T, OXIDE_OP_FPEXT, x, T->tf32) : x, tt);
     if (is_half(from) && is_half(to))
         x = tl_cast(T, OXIDE_OP_FPEXT, x, T->tf32), from = T->tf32;
     return oxide__type_bits(from) < oxide__type_bits(to) ? tl_cast(T, OXIDE_OP_FPEXT, x, tt)
