@@ -546,7 +546,10 @@ static oxide_status parse_module(P *p) {
 
 oxide_status oxide_module_parse(oxide_context *ctx, const char *text, size_t len, oxide_module **out) {
     if (!ctx || !out || (!text && len))
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_parse: NULL argument");
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_parse: %s is NULL",
+                           !ctx   ? "ctx"
+                           : !out ? "out"
+                                  : "text (with len > 0)");
     if (len >= UINT32_MAX / 2)
         return oxide__fail(OXIDE_ERROR_PARSE, "1:1: input of %zu bytes is too large", len);
     P p = {.ctx = ctx, .src = text ? text : "", .len = len};
