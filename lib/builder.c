@@ -22,7 +22,7 @@ static bool valid_symbol(const char *s) {
 
 oxide_status oxide_module_create(oxide_context *ctx, const char *name, oxide_module **out) {
     if (!ctx || !out)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_create: NULL argument");
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_create: %s is NULL", !ctx ? "ctx" : "out");
     if (!valid_symbol(name))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_create: '%.64s' is not a valid module name",
                            name ? name : "(null)");
@@ -90,7 +90,7 @@ static oxide_status check_new_symbol(oxide_module *mod, const char *name, const 
 static oxide_status add_function(oxide_module *mod, const char *name, bool kernel, oxide_type *ret,
                                  oxide_function **out, const char *what) {
     if (!mod || !out)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: NULL argument", what);
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", what, !mod ? "mod" : "out");
     oxide_status st = check_new_symbol(mod, name, what);
     if (st)
         return st;
@@ -128,7 +128,10 @@ oxide_status oxide_module_add_function(oxide_module *mod, const char *name, oxid
 
 oxide_status oxide_module_get_function(oxide_module *mod, const char *name, oxide_function **out) {
     if (!mod || !name || !out)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_get_function: NULL argument");
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_get_function: %s is NULL",
+                           !mod    ? "mod"
+                           : !name ? "name"
+                                   : "out");
     oxide_function *f = oxide__module_find_function(mod, name);
     if (!f)
         return oxide__fail(OXIDE_ERROR_NOT_FOUND, "module %s has no function named '%.64s'", mod->name, name);
@@ -140,7 +143,7 @@ oxide_status oxide_module_add_global(oxide_module *mod, const char *name, oxide_
                                      uint32_t align, const void *init, size_t init_size, oxide_global **out) {
     const char *what = "oxide_module_add_global";
     if (!mod || !type || !out)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: NULL argument", what);
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", what, !mod ? "mod" : !type ? "type" : "out");
     oxide_status st = check_new_symbol(mod, name, what);
     if (st)
         return st;
@@ -238,7 +241,10 @@ static oxide_status new_param(oxide_function *fn, const char *name, oxide_type *
 
 oxide_status oxide_function_add_param(oxide_function *fn, const char *name, oxide_type *type, oxide_value **out) {
     if (!fn || !type || !out)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_function_add_param: NULL argument");
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_function_add_param: %s is NULL",
+                           !fn     ? "fn"
+                           : !type ? "type"
+                                   : "out");
     if (fn->is_kernel)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
                            "oxide_function_add_param: @%s is a kernel; use oxide_kernel_add_*_param", fn->name);
@@ -252,7 +258,10 @@ oxide_status oxide_function_add_param(oxide_function *fn, const char *name, oxid
 static oxide_status add_iface(oxide_function *k, const char *name, oxide_iface_param proto, oxide_type *t0,
                               oxide_type *t1, oxide_value **v0, oxide_value **v1, const char *what) {
     if (!k || !v0 || (t1 && !v1))
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: NULL argument", what);
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", what,
+                           !k    ? "kernel"
+                           : !v0 ? (t1 ? "ptr_out" : "out")
+                                 : "len_out");
     if (!k->is_kernel)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: @%s is not a kernel; use oxide_function_add_param", what,
                            k->name);
@@ -291,14 +300,30 @@ static oxide_status add_iface(oxide_function *k, const char *name, oxide_iface_p
 /* fp8 is refused here: it has no scalar IR type and no meaning outside a tensor's elements. */
 static bool valid_scalar(oxide_scalar s) { return oxide_scalar_name(s) != NULL && !oxide__scalar_is_fp8(s); }
 
+/* The kernel and element type of a slice or pointer parameter. */
+static oxide_status check_elem(const oxide_function *k, oxide_scalar elem, const char *what) {
+    if (!k)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: kernel is NULL", what);
+    if (!valid_scalar(elem))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                           "%s: %d is not an element type (use an OXIDE_SCALAR_* value; fp8 elements are for "
+                           "tensors of tile kernels)",
+                           what, (int)elem);
+    return OXIDE_OK;
+}
+
 oxide_status oxide_kernel_add_scalar_param(oxide_function *k, const char *name, oxide_scalar type, oxide_value **out) {
     if (k && oxide__scalar_is_fp8(type))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
                            "oxide_kernel_add_scalar_param: parameter '%s' of @%s: %s is a tensor element type only "
                            "(pass an f16, bf16 or f32 scalar and convert in the kernel)",
                            name ? name : "(null)", k->name, oxide_scalar_name(type));
-    if (!valid_scalar(type) || !k)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_kernel_add_scalar_param: bad kernel or scalar type");
+    if (!k)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_kernel_add_scalar_param: kernel is NULL");
+    if (!valid_scalar(type))
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                           "oxide_kernel_add_scalar_param: %d is not an oxide_scalar (use an OXIDE_SCALAR_* value)",
+                           (int)type);
     oxide_iface_param p = {.kind = OXIDE_PARAM_SCALAR, .scalar = type};
     return add_iface(k, name, p, oxide__scalar_ir_type(k->mod->ctx, type), NULL, out, NULL,
                      "oxide_kernel_add_scalar_param");
@@ -306,8 +331,9 @@ oxide_status oxide_kernel_add_scalar_param(oxide_function *k, const char *name, 
 
 oxide_status oxide_kernel_add_slice_param(oxide_function *k, const char *name, oxide_scalar elem, int is_mutable,
                                           oxide_value **ptr_out, oxide_value **len_out) {
-    if (!valid_scalar(elem) || !k)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_kernel_add_slice_param: bad kernel or element type");
+    oxide_status st = check_elem(k, elem, "oxide_kernel_add_slice_param");
+    if (st)
+        return st;
     oxide_type *ptr;
     oxide_type_pointer(k->mod->ctx, OXIDE_AS_GLOBAL, &ptr);
     oxide_iface_param p = {.kind = OXIDE_PARAM_SLICE, .scalar = elem, .is_mutable = is_mutable != 0};
@@ -317,8 +343,9 @@ oxide_status oxide_kernel_add_slice_param(oxide_function *k, const char *name, o
 
 oxide_status oxide_kernel_add_ptr_param(oxide_function *k, const char *name, oxide_scalar elem, int is_mutable,
                                         oxide_value **out) {
-    if (!valid_scalar(elem) || !k)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_kernel_add_ptr_param: bad kernel or element type");
+    oxide_status st = check_elem(k, elem, "oxide_kernel_add_ptr_param");
+    if (st)
+        return st;
     oxide_type *ptr;
     oxide_type_pointer(k->mod->ctx, OXIDE_AS_GLOBAL, &ptr);
     oxide_iface_param p = {.kind = OXIDE_PARAM_PTR, .scalar = elem, .is_mutable = is_mutable != 0};
@@ -327,7 +354,9 @@ oxide_status oxide_kernel_add_ptr_param(oxide_function *k, const char *name, oxi
 
 oxide_status oxide_kernel_add_bytes_param(oxide_function *k, const char *name, uint32_t size, uint32_t align,
                                           oxide_value **out) {
-    if (!k || size == 0 || size > 4096 || align == 0 || align > 16 || (align & (align - 1)))
+    if (!k)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_kernel_add_bytes_param: kernel is NULL");
+    if (size == 0 || size > 4096 || align == 0 || align > 16 || (align & (align - 1)))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
                            "oxide_kernel_add_bytes_param: need size 1..4096 and a power-of-two align up to 16 "
                            "(got size %u, align %u)",
@@ -438,7 +467,10 @@ oxide_status oxide_function_add_block(oxide_function *fn, oxide_type *const *par
                                       oxide_value **param_values) {
     const char *what = "oxide_function_add_block";
     if (!fn || !out || (nparams && !params))
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: NULL argument", what);
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", what,
+                           !fn    ? "fn"
+                           : !out ? "out"
+                                  : "params (with nparams > 0)");
     if (fn->blocks.len == 0 && nparams)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: the entry block of @%s cannot have parameters", what,
                            fn->name);
@@ -706,11 +738,12 @@ static bool block_terminated(const oxide_block *b) {
 
 oxide_status oxide__build(oxide_block *block, oxide_op op, oxide_value *const *operands, size_t n,
                           oxide_type *result_type, const oxide_attr *attrs, size_t nattrs, oxide_inst **out) {
-    if (!block)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "building an op: block is NULL");
     if ((unsigned)op >= OXIDE_OP_COUNT_)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "building an op: unknown op %d", (int)op);
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_build_op: unknown op %d (use an OXIDE_OP_* value)",
+                           (int)op);
     const oxide_op_info *info = &oxide_ops[op];
+    if (!block)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': block is NULL", info->name);
     oxide_function *fn = block->fn;
     if (block_terminated(block))
         return oxide__fail(OXIDE_ERROR_STATE, "'%s': block ^%u of @%s already ends in a terminator", info->name,

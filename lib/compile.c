@@ -122,9 +122,12 @@ oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, 
 
 oxide_status oxide_module_get_llvm_ir(oxide_module *mod, const char **out) {
     if (!mod || !out)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_get_llvm_ir: NULL argument");
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_get_llvm_ir: %s is NULL", !mod ? "mod" : "out");
     if (!mod->llvm_ir)
-        return oxide__fail(OXIDE_ERROR_STATE, "module %s has not been compiled yet (oxide_module_compile)", mod->name);
+        return oxide__fail(
+            OXIDE_ERROR_STATE,
+            "oxide_module_get_llvm_ir: module %s has not been compiled yet: call oxide_module_compile first",
+            mod->name);
     *out = mod->llvm_ir;
     return OXIDE_OK;
 }

@@ -110,7 +110,7 @@ void oxide_options_destroy(oxide_options *opts) { free(opts); }
 
 oxide_status oxide_options_set_target(oxide_options *opts, const char *sm) {
     if (!opts || !sm)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_options_set_target: NULL argument");
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_options_set_target: %s is NULL", !opts ? "opts" : "sm");
     for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
         if (!strcmp(targets[i].name, sm)) {
             strcpy(opts->target, targets[i].name);
@@ -118,8 +118,9 @@ oxide_status oxide_options_set_target(oxide_options *opts, const char *sm) {
             opts->arch_specific = targets[i].arch_specific;
             return OXIDE_OK;
         }
-    return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
-                       "unknown target '%.32s': use one of sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a", sm);
+    return oxide__fail(
+        OXIDE_ERROR_INVALID_ARGUMENT,
+        "oxide_options_set_target: unknown target '%.32s': use one of sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a", sm);
 }
 
 oxide_status oxide_options_set_ptx_version(oxide_options *opts, int major, int minor) {
@@ -129,7 +130,9 @@ oxide_status oxide_options_set_ptx_version(oxide_options *opts, int major, int m
     /* LLVM 22's NVPTX backend emits PTX ISA 6.0 up to 9.0. */
     if (!choose && (minor < 0 || minor > 9 || major * 10 + minor < 60 || major * 10 + minor > 90))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
-                           "PTX ISA version %d.%d is outside what oxide can emit (6.0 to 9.0)", major, minor);
+                           "oxide_options_set_ptx_version: PTX ISA version %d.%d is outside what oxide can emit "
+                           "(6.0 to 9.0, or 0.0 to let oxide choose)",
+                           major, minor);
     opts->ptx_major = major;
     opts->ptx_minor = minor;
     return OXIDE_OK;
@@ -263,7 +266,7 @@ oxide_status oxide__type_intern(oxide_context *ctx, const oxide_type *proto, oxi
 
 oxide_status oxide_type_scalar(oxide_context *ctx, oxide_type_kind kind, oxide_type **out) {
     if (!ctx || !out)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_scalar: NULL argument");
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_scalar: %s is NULL", !ctx ? "ctx" : "out");
     if (kind == OXIDE_TYPE_F8E4M3 || kind == OXIDE_TYPE_F8E5M2) {
         oxide_type proto = {.kind = kind};
         return intern(ctx, &proto, out);
@@ -276,7 +279,7 @@ oxide_status oxide_type_scalar(oxide_context *ctx, oxide_type_kind kind, oxide_t
 
 oxide_status oxide_type_pointer(oxide_context *ctx, oxide_addrspace as, oxide_type **out) {
     if (!ctx || !out)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_pointer: NULL argument");
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_pointer: %s is NULL", !ctx ? "ctx" : "out");
     if (as != OXIDE_AS_GENERIC && as != OXIDE_AS_GLOBAL && as != OXIDE_AS_SHARED && as != OXIDE_AS_CONSTANT &&
         as != OXIDE_AS_LOCAL && as != OXIDE_AS_PARAM)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_pointer: unknown address space %d", (int)as);
@@ -319,7 +322,10 @@ static bool sized(const oxide_type *t) { return oxide__type_has_layout(t); }
 
 oxide_status oxide_type_vector(oxide_context *ctx, oxide_type *elem, uint32_t count, oxide_type **out) {
     if (!ctx || !elem || !out)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_vector: NULL argument");
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_vector: %s is NULL",
+                           !ctx    ? "ctx"
+                           : !elem ? "elem"
+                                   : "out");
     if (!(oxide__type_is_int(elem) || oxide__type_is_float(elem) || oxide__type_is_ptr(elem)) ||
         elem->kind == OXIDE_TYPE_I1)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
@@ -332,7 +338,10 @@ oxide_status oxide_type_vector(oxide_context *ctx, oxide_type *elem, uint32_t co
 
 oxide_status oxide_type_array(oxide_context *ctx, oxide_type *elem, uint64_t count, oxide_type **out) {
     if (!ctx || !elem || !out)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_array: NULL argument");
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_array: %s is NULL",
+                           !ctx    ? "ctx"
+                           : !elem ? "elem"
+                                   : "out");
     uint64_t esize = sized(elem) ? oxide__type_size(elem) : 0;
     if (!sized(elem) || count == 0 || count > (1ull << 40) || (esize && count > (1ull << 40) / esize))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
@@ -342,9 +351,14 @@ oxide_status oxide_type_array(oxide_context *ctx, oxide_type *elem, uint64_t cou
 }
 
 oxide_status oxide_type_struct(oxide_context *ctx, oxide_type *const *fields, size_t nfields, oxide_type **out) {
-    if (!ctx || !fields || !out || nfields == 0 || nfields > 65536)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
-                           "oxide_type_struct: need 1..65536 fields and non-NULL arguments");
+    if (!ctx || !fields || !out)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_struct: %s is NULL",
+                           !ctx      ? "ctx"
+                           : !fields ? "fields"
+                                     : "out");
+    if (nfields == 0 || nfields > 65536)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_type_struct: %zu fields (a struct has 1 to 65536)",
+                           nfields);
     for (size_t i = 0; i < nfields; i++)
         if (!fields[i] || !sized(fields[i]) || oxide__type_size(fields[i]) > (1ull << 40) / nfields)
             return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,

@@ -1,5 +1,6 @@
-/* What the text parser's files share: lib/parse_lex.c (tokens, numbers, error messages) and
- * lib/parse.c (the grammar). Not installed. */
+/* What the text parser's files share: lib/parse_lex.c (tokens, numbers, error messages),
+ * lib/parse.c (the module level: types, values, globals, signatures) and lib/parse_body.c
+ * (function bodies: blocks and instructions). Not installed. */
 #ifndef OXIDE_PARSE_H
 #define OXIDE_PARSE_H
 
@@ -40,6 +41,33 @@ oxide_status get_u64(P *p, uint64_t max, uint64_t *out);
 oxide_status get_u32(P *p, uint32_t *out);
 oxide_status get_i64(P *p, int64_t *out);
 oxide_status get_double(P *p, double *out);
+
+/* One function while its text is read: lib/parse.c fills it from the signature, lib/parse_body.c
+ * reads the body. */
+typedef struct {
+    oxide_function *fn;
+    uint32_t body, end;  /* tokens after "{" NL, up to the closing "}" */
+    oxide_strmap vals;   /* %key -> oxide_value */
+    oxide_strmap blocks; /* ^key -> pblock (lib/parse_body.c) */
+    oxide_strmap owner;  /* %key -> 1 + index of the block defining it */
+} pfunc;
+
+/* lib/parse.c, for the bodies. */
+/* The name after a sigil (%x, ^x, @x), NUL-terminated, in scratch memory. */
+char *sym_name(P *p, const tok *t);
+/* Insert or overwrite. Keys must outlive the map (they point into the source or scratch). */
+oxide_status map_put(P *p, oxide_strmap *m, const char *k, uint32_t n, void *v);
+oxide_status parse_type(P *p, int depth, oxide_type **out);
+/* %123 is an unnamed value (the printer's numbering, *name = NULL); %name sets a name. */
+oxide_status value_key(P *p, const tok *t, const char **name);
+/* Fails if t's %name is already defined; checked before the builder sees the name, so that the
+ * message points at the name. */
+oxide_status fresh(P *p, pfunc *pf, const tok *t);
+oxide_status define_tok(P *p, pfunc *pf, const tok *t, oxide_value *v);
+/* Reads a %name and finds its value. */
+oxide_status use_value(P *p, pfunc *pf, oxide_value **out);
+/* lib/parse_body.c: the blocks and instructions of pf, once every signature is known. */
+oxide_status parse_body(P *p, pfunc *pf);
 
 static inline bool is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 static inline bool is_digit(int c) { return c >= '0' && c <= '9'; }

@@ -373,7 +373,7 @@ static void put_global(buf *b, const oxide_global *g) {
 
 oxide_status oxide_module_print(oxide_module *mod, const char **out) {
     if (!mod || !out)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_print: NULL argument");
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_print: %s is NULL", !mod ? "mod" : "out");
     buf b = {0};
     oxide__sbuf_puts(&b.s, "module @");
     oxide__sbuf_puts(&b.s, mod->name);

@@ -750,6 +750,71 @@ static void test_reporting(void) {
     oxide_module_destroy(m);
 }
 
+/* A public function's argument errors start with the function's name and say which argument
+ * (docs/design.md section 2); compared whole, so that the prefix is checked too. */
+static void refused(int line, const char *call, oxide_status st, oxide_status want, const char *msg) {
+    bool ok = st == want && !strcmp(oxide_last_error(), msg);
+    ok ? check_passed++ : check_failed++;
+    if (!ok)
+        printf("FAIL %s:%d: %s: got %s \"%s\", want %s \"%s\"\n", __FILE__, line, call, oxide_status_name(st),
+               oxide_last_error(), oxide_status_name(want), msg);
+}
+#define REFUSED(call, want, msg) refused(__LINE__, #call, (call), want, msg)
+
+static void test_argument_messages(void) {
+    const oxide_status INV = OXIDE_ERROR_INVALID_ARGUMENT;
+    oxide_type *t;
+    oxide_module *m;
+    oxide_function *f;
+    oxide_block *b;
+    oxide_value *v, *v2;
+    const char *s;
+    REFUSED(oxide_options_set_target(SM80, NULL), INV, "oxide_options_set_target: sm is NULL");
+    REFUSED(oxide_options_set_target(SM80, "sm_70"), INV,
+            "oxide_options_set_target: unknown target 'sm_70': use one of sm_80, sm_86, sm_89, sm_90, sm_90a, sm_100a");
+    REFUSED(oxide_options_set_ptx_version(SM80, 5, 0), INV,
+            "oxide_options_set_ptx_version: PTX ISA version 5.0 is outside what oxide can emit (6.0 to 9.0, or 0.0 "
+            "to let oxide choose)");
+    REFUSED(oxide_type_scalar(NULL, OXIDE_TYPE_I32, &t), INV, "oxide_type_scalar: ctx is NULL");
+    REFUSED(oxide_type_pointer(C, OXIDE_AS_GLOBAL, NULL), INV, "oxide_type_pointer: out is NULL");
+    REFUSED(oxide_type_vector(C, NULL, 4, &t), INV, "oxide_type_vector: elem is NULL");
+    REFUSED(oxide_type_array(C, ti32, 4, NULL), INV, "oxide_type_array: out is NULL");
+    REFUSED(oxide_type_struct(C, NULL, 1, &t), INV, "oxide_type_struct: fields is NULL");
+    REFUSED(oxide_type_struct(C, &ti32, 0, &t), INV, "oxide_type_struct: 0 fields (a struct has 1 to 65536)");
+    REFUSED(oxide_module_create(C, "m", NULL), INV, "oxide_module_create: out is NULL");
+    REFUSED(oxide_module_parse(C, NULL, 4, &m), INV, "oxide_module_parse: text (with len > 0) is NULL");
+    MUST(oxide_module_create(C, "m", &m));
+    REFUSED(oxide_module_add_kernel(m, "k", NULL), INV, "oxide_module_add_kernel: out is NULL");
+    REFUSED(oxide_module_add_function(NULL, "g", ti32, &f), INV, "oxide_module_add_function: mod is NULL");
+    REFUSED(oxide_module_get_function(m, NULL, &f), INV, "oxide_module_get_function: name is NULL");
+    REFUSED(oxide_module_add_global(m, "gl", NULL, OXIDE_AS_GLOBAL, 0, NULL, 0, NULL), INV,
+            "oxide_module_add_global: type is NULL");
+    REFUSED(oxide_module_print(m, NULL), INV, "oxide_module_print: out is NULL");
+    REFUSED(oxide_module_get_llvm_ir(m, &s), OXIDE_ERROR_STATE,
+            "oxide_module_get_llvm_ir: module m has not been compiled yet: call oxide_module_compile first");
+    MUST(oxide_module_add_kernel(m, "k", &f));
+    REFUSED(oxide_kernel_add_scalar_param(NULL, "n", OXIDE_SCALAR_I32, &v), INV,
+            "oxide_kernel_add_scalar_param: kernel is NULL");
+    REFUSED(oxide_kernel_add_scalar_param(f, "n", (oxide_scalar)999, &v), INV,
+            "oxide_kernel_add_scalar_param: 999 is not an oxide_scalar (use an OXIDE_SCALAR_* value)");
+    REFUSED(oxide_kernel_add_slice_param(f, "x", (oxide_scalar)999, 0, &v, &v2), INV,
+            "oxide_kernel_add_slice_param: 999 is not an element type (use an OXIDE_SCALAR_* value; fp8 elements "
+            "are for tensors of tile kernels)");
+    REFUSED(oxide_kernel_add_slice_param(f, "x", OXIDE_SCALAR_F32, 0, &v, NULL), INV,
+            "oxide_kernel_add_slice_param: len_out is NULL");
+    REFUSED(oxide_kernel_add_ptr_param(NULL, "p", OXIDE_SCALAR_F32, 0, &v), INV,
+            "oxide_kernel_add_ptr_param: kernel is NULL");
+    REFUSED(oxide_kernel_add_bytes_param(NULL, "b", 8, 8, &v), INV, "oxide_kernel_add_bytes_param: kernel is NULL");
+    REFUSED(oxide_function_add_param(f, "a", NULL, &v), INV, "oxide_function_add_param: type is NULL");
+    REFUSED(oxide_function_add_block(f, NULL, 1, &b, NULL), INV,
+            "oxide_function_add_block: params (with nparams > 0) is NULL");
+    REFUSED(oxide_build_op(NULL, OXIDE_OP_TID_X, NULL, 0, NULL, NULL, 0, &v), INV, "'tid.x': block is NULL");
+    REFUSED(oxide_build_br(NULL, NULL, NULL, 0), INV, "'br': block is NULL");
+    REFUSED(oxide_build_op(NULL, (oxide_op)100000, NULL, 0, NULL, NULL, 0, &v), INV,
+            "oxide_build_op: unknown op 100000 (use an OXIDE_OP_* value)");
+    oxide_module_destroy(m);
+}
+
 /* ======================================================================================
  * tier 2: tensor-core, async-copy and Hopper ops
  * ====================================================================================== */
@@ -795,6 +860,7 @@ int main(void) {
     test_names();
     test_renames();
     test_reporting();
+    test_argument_messages();
 
     oxide_options_destroy(SM80);
     oxide_options_destroy(SM90);

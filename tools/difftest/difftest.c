@@ -622,19 +622,36 @@ static bool num(const char *s, uint64_t *out) {
     return true;
 }
 
-int main(int argc, char **argv) {
-    opts o = {1, 1000, 64, 1, false, false, 3, NULL, false};
+/* --print SEED: one SIMT program again, with its launch. */
+static int print_program(uint64_t seed) {
+    dt_program p;
+    char name[32];
+    name_of(seed, name, sizeof name);
+    if (dt_generate(seed, name, &p))
+        return 1;
+    printf("; seed %" PRIu64 ": launch grid=%u block=%u, scalar %%s=%u, %u inputs:", seed, p.grid, p.block, p.scalar,
+           p.ninputs);
+    for (uint32_t k = 0; k < p.ninputs; k++)
+        printf(" %u elements", p.in[k].len);
+    printf("\nmodule @difftest\n\n%s", p.text);
+    dt_program_free(&p);
+    return 0;
+}
+
+/* The command line and OXIDE_DIFFTEST_COUNT into o and *json. Returns -1 to go on with the run,
+ * else the exit status: 2 for bad usage, or that of --print, which is done here (with the options
+ * before it, so --tile --print prints a tile program). */
+static int parse_args(int argc, char **argv, opts *o, bool *json) {
     uint64_t v;
-    bool json = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--gpu") || !strcmp(a, "--compile") || !strcmp(a, "--tile") || !strcmp(a, "--json")) {
-            *(a[2] == 'g' ? &o.gpu : a[2] == 'c' ? &o.compile : a[2] == 't' ? &o.tile : &json) = true;
+            *(a[2] == 'g' ? &o->gpu : a[2] == 'c' ? &o->compile : a[2] == 't' ? &o->tile : json) = true;
             continue;
         }
         if (!val || !strcmp(a, "--target")) {
             if (val && !strcmp(a, "--target")) {
-                o.target = val;
+                o->target = val;
                 i++;
                 continue;
             }
@@ -647,41 +664,146 @@ int main(int argc, char **argv) {
         }
         i++;
         if (!strcmp(a, "--seed"))
-            o.seed = v;
+            o->seed = v;
         else if (!strcmp(a, "--count"))
-            o.count = v;
+            o->count = v;
         else if (!strcmp(a, "--batch") && v >= 1 && v <= 4096)
-            o.batch = (uint32_t)v;
+            o->batch = (uint32_t)v;
         else if (!strcmp(a, "--jobs") && v >= 1 && v <= 256)
-            o.jobs = (uint32_t)v;
+            o->jobs = (uint32_t)v;
         else if (!strcmp(a, "--opt") && v <= 3)
-            o.opt_level = (int)v;
-        else if (!strcmp(a, "--print") && o.tile)
-            return dt_tile_print(v, 1, false);
-        else if (!strcmp(a, "--print")) {
-            dt_program p;
-            char name[32];
-            name_of(v, name, sizeof name);
-            if (dt_generate(v, name, &p))
-                return 1;
-            printf("; seed %" PRIu64 ": launch grid=%u block=%u, scalar %%s=%u, %u inputs:", v, p.grid, p.block,
-                   p.scalar, p.ninputs);
-            for (uint32_t k = 0; k < p.ninputs; k++)
-                printf(" %u elements", p.in[k].len);
-            printf("\nmodule @difftest\n\n%s", p.text);
-            dt_program_free(&p);
-            return 0;
-        } else {
+            o->opt_level = (int)v;
+        else if (!strcmp(a, "--print"))
+            return o->tile ? dt_tile_print(v, 1, false) : print_program(v);
+        else {
             usage();
             return 2;
         }
     }
     const char *env = getenv("OXIDE_DIFFTEST_COUNT");
-    if (env && *env && !num(env, &o.count)) {
+    if (env && *env && !num(env, &o->count)) {
         fprintf(stderr, "oxide-difftest: OXIDE_DIFFTEST_COUNT wants a number, got '%s'\n", env);
         return 2;
     }
+    return -1;
+}
 
+/* What a worker process sends back through its pipe when it is done. */
+typedef struct worker_msg {
+    tally t;
+    stats s;
+    int rc;
+    char skip[512];
+} worker_msg;
+
+/* --jobs J > 1: one process per worker (the CUDA driver must not be initialised before a fork),
+ * their tallies and times added into *total and st. Returns the number of failures (a worker that
+ * died counts as one), -1 when a worker could not be started. */
+static int run_workers(const opts *o, tally *total, char *skip, size_t skiplen) {
+    int fds[256][2];
+    pid_t pids[256];
+    int failures = 0;
+    fflush(stdout);
+    for (uint32_t w = 0; w < o->jobs; w++) {
+        if (pipe(fds[w]) || (pids[w] = fork()) < 0) {
+            perror("oxide-difftest: fork");
+            return -1;
+        }
+        if (pids[w] == 0) {
+            close(fds[w][0]);
+            tally t = {0};
+            char sk[512] = "";
+            int rc = work(o, w, &t, sk, sizeof sk);
+            fflush(stdout);
+            worker_msg msg = {t, st, rc, {0}};
+            memcpy(msg.skip, sk, sizeof sk);
+            ssize_t wr = write(fds[w][1], &msg, sizeof msg);
+            _exit(wr == (ssize_t)sizeof msg ? 0 : 1);
+        }
+        close(fds[w][1]);
+    }
+    for (uint32_t w = 0; w < o->jobs; w++) {
+        worker_msg msg;
+        int status;
+        size_t got = 0;
+        while (got < sizeof msg) {
+            ssize_t r = read(fds[w][0], (char *)&msg + got, sizeof msg - got);
+            if (r <= 0)
+                break;
+            got += (size_t)r;
+        }
+        close(fds[w][0]);
+        waitpid(pids[w], &status, 0);
+        if (got != sizeof msg || !WIFEXITED(status) || WEXITSTATUS(status)) {
+            printf("---- error: worker %u died\n", w);
+            failures++;
+            continue;
+        }
+        total->programs += msg.t.programs;
+        total->mismatches += msg.t.mismatches;
+        total->errors += msg.t.errors;
+        st.t_gen += msg.s.t_gen;
+        st.t_interp += msg.s.t_interp;
+        st.t_compile += msg.s.t_compile;
+        st.t_gpu += msg.s.t_gpu;
+        failures += msg.rc != 0;
+        if (msg.skip[0])
+            snprintf(skip, skiplen, "%s", msg.skip);
+    }
+    return failures;
+}
+
+/* --gpu found no device: the interpreter-side checks instead, so the run still tests something.
+ * Returns the number of failures, -1 without a context. */
+static int interp_instead(const opts *o, tally *total) {
+    int failures = 0;
+    opts c = *o;
+    c.gpu = false;
+    c.jobs = 1;
+    c.count = o->count < 200 ? o->count : 200;
+    oxide_context *ctx;
+    if (oxide_context_create(&ctx) != OXIDE_OK)
+        return -1;
+    if (o->tile)
+        failures += dt_tile_work(ctx, &c, NULL, 0, 1, total) != 0;
+    else {
+        failures += self_test(ctx);
+        cpu_range(ctx, &c, 0, c.count, 1, total);
+    }
+    oxide_context_destroy(ctx);
+    return failures;
+}
+
+/* The timings and the summary lines; returns the exit status. */
+static int summary(const opts *o, const tally *total, double wall, int failures, const char *skip) {
+    bool skipped = o->gpu && skip[0];
+    double n = total->programs ? (double)total->programs : 1;
+    printf("difftest: %.1f s wall, per program: generate %.3f ms, interpret %.3f ms%s", wall, 1e3 * st.t_gen / n,
+           1e3 * st.t_interp / n, (o->gpu && !skipped) || o->compile ? "" : "\n");
+    if (o->compile && !o->gpu)
+        printf(", compile %.3f ms (batches of %u)\n", 1e3 * st.t_compile / n, o->batch);
+    else if (o->gpu && !skipped)
+        printf(", compile %.3f ms, load+run+compare %.3f ms (%.0f programs/s)\n", 1e3 * st.t_compile / n,
+               1e3 * st.t_gpu / n, total->programs / wall);
+    printf("difftest programs=%" PRIu64 " mismatches=%" PRIu64 " errors=%" PRIu64 "%s\n", total->programs,
+           total->mismatches, total->errors, skipped ? " (interpreter only)" : "");
+    bool pass = !failures && !total->mismatches && !total->errors;
+    if (skipped) {
+        printf("SKIPPED: no GPU (%s); interpreter checks %s\n", skip, pass ? "passed" : "FAILED");
+        return pass ? 77 : 1;
+    }
+    printf("%s: difftest programs=%" PRIu64 " mismatches=%" PRIu64 "%s%s\n", pass ? "PASSED" : "FAILED",
+           total->programs, total->mismatches, o->tile ? " tile" : "",
+           o->gpu ? " (GPU vs interpreter)" : " (interpreter)");
+    return pass ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+    opts o = {1, 1000, 64, 1, false, false, 3, NULL, false};
+    bool json = false;
+    int rc = parse_args(argc, argv, &o, &json);
+    if (rc >= 0)
+        return rc;
     if (json)
         return o.tile ? dt_tile_print(o.seed, o.count, true) : 2;
 
@@ -699,104 +821,17 @@ int main(int argc, char **argv) {
     if (o.jobs == 1) {
         if (work(&o, 0, &total, skip, sizeof skip))
             failures++;
+    } else if ((rc = run_workers(&o, &total, skip, sizeof skip)) < 0) {
+        return 1;
     } else {
-        /* Workers are processes: the CUDA driver must not be initialised before a fork. */
-        int fds[256][2];
-        pid_t pids[256];
-        fflush(stdout);
-        for (uint32_t w = 0; w < o.jobs; w++) {
-            if (pipe(fds[w]) || (pids[w] = fork()) < 0) {
-                perror("oxide-difftest: fork");
-                return 1;
-            }
-            if (pids[w] == 0) {
-                close(fds[w][0]);
-                tally t = {0};
-                char sk[512] = "";
-                int rc = work(&o, w, &t, sk, sizeof sk);
-                fflush(stdout);
-                struct {
-                    tally t;
-                    stats s;
-                    int rc;
-                    char skip[512];
-                } msg = {t, st, rc, {0}};
-                memcpy(msg.skip, sk, sizeof sk);
-                ssize_t wr = write(fds[w][1], &msg, sizeof msg);
-                _exit(wr == (ssize_t)sizeof msg ? 0 : 1);
-            }
-            close(fds[w][1]);
-        }
-        for (uint32_t w = 0; w < o.jobs; w++) {
-            struct {
-                tally t;
-                stats s;
-                int rc;
-                char skip[512];
-            } msg;
-            int status;
-            size_t got = 0;
-            while (got < sizeof msg) {
-                ssize_t r = read(fds[w][0], (char *)&msg + got, sizeof msg - got);
-                if (r <= 0)
-                    break;
-                got += (size_t)r;
-            }
-            close(fds[w][0]);
-            waitpid(pids[w], &status, 0);
-            if (got != sizeof msg || !WIFEXITED(status) || WEXITSTATUS(status)) {
-                printf("---- error: worker %u died\n", w);
-                failures++;
-                continue;
-            }
-            total.programs += msg.t.programs;
-            total.mismatches += msg.t.mismatches;
-            total.errors += msg.t.errors;
-            st.t_gen += msg.s.t_gen;
-            st.t_interp += msg.s.t_interp;
-            st.t_compile += msg.s.t_compile;
-            st.t_gpu += msg.s.t_gpu;
-            failures += msg.rc != 0;
-            if (msg.skip[0])
-                memcpy(skip, msg.skip, sizeof skip);
-        }
+        failures += rc;
     }
     double wall = now() - t0;
-    bool skipped = o.gpu && skip[0];
-    if (skipped && !total.programs) {
-        /* No device: the interpreter-side checks instead, so the run still tests something. */
+    if (o.gpu && skip[0] && !total.programs) {
         printf("GPU side skipped: %s\n", skip);
-        opts c = o;
-        c.gpu = false;
-        c.jobs = 1;
-        c.count = o.count < 200 ? o.count : 200;
-        oxide_context *ctx;
-        if (oxide_context_create(&ctx) != OXIDE_OK)
+        if ((rc = interp_instead(&o, &total)) < 0)
             return 1;
-        if (o.tile)
-            failures += dt_tile_work(ctx, &c, NULL, 0, 1, &total) != 0;
-        else {
-            failures += self_test(ctx);
-            cpu_range(ctx, &c, 0, c.count, 1, &total);
-        }
-        oxide_context_destroy(ctx);
+        failures += rc;
     }
-    double n = total.programs ? (double)total.programs : 1;
-    printf("difftest: %.1f s wall, per program: generate %.3f ms, interpret %.3f ms%s", wall, 1e3 * st.t_gen / n,
-           1e3 * st.t_interp / n, (o.gpu && !skipped) || o.compile ? "" : "\n");
-    if (o.compile && !o.gpu)
-        printf(", compile %.3f ms (batches of %u)\n", 1e3 * st.t_compile / n, o.batch);
-    else if (o.gpu && !skipped)
-        printf(", compile %.3f ms, load+run+compare %.3f ms (%.0f programs/s)\n", 1e3 * st.t_compile / n,
-               1e3 * st.t_gpu / n, total.programs / wall);
-    printf("difftest programs=%" PRIu64 " mismatches=%" PRIu64 " errors=%" PRIu64 "%s\n", total.programs,
-           total.mismatches, total.errors, skipped ? " (interpreter only)" : "");
-    bool pass = !failures && !total.mismatches && !total.errors;
-    if (skipped) {
-        printf("SKIPPED: no GPU (%s); interpreter checks %s\n", skip, pass ? "passed" : "FAILED");
-        return pass ? 77 : 1;
-    }
-    printf("%s: difftest programs=%" PRIu64 " mismatches=%" PRIu64 "%s%s\n", pass ? "PASSED" : "FAILED", total.programs,
-           total.mismatches, o.tile ? " tile" : "", o.gpu ? " (GPU vs interpreter)" : " (interpreter)");
-    return pass ? 0 : 1;
+    return summary(&o, &total, wall, failures, skip);
 }

@@ -267,51 +267,71 @@ static bool math1(oxide_op op, bool is32, double x, double *r) {
     }
 }
 
-static int exec_inst(interp *I, thread *t, const oxide_inst *in) {
-    uint64_t *R = t->regs;
-    const oxide_value *const *o = (const oxide_value *const *)in->operands;
-    uint64_t a = in->noperands > 0 ? R[vidx(o[0])] : 0, b = in->noperands > 1 ? R[vidx(o[1])] : 0;
-    const oxide_type *rt = in->result ? in->result->type : NULL;
-    const oxide_type *ot = in->noperands ? o[0]->type : NULL;
-    unsigned w = rt ? tbits(rt) : 0, ow = ot ? tbits(ot) : 0;
-    uint64_t r = 0;
-    uint8_t tol = 0;
-    for (uint32_t i = 0; i < in->noperands; i++)
-        if (t->tol[vidx(o[i])]) {
-            /* What a libdevice result may feed without its error growing out of our sight. */
-            if (in->op != OXIDE_OP_STORE && in->op != OXIDE_OP_SELECT && in->op != OXIDE_OP_FPEXT)
-                return failf(I, in, "uses an approximate math result; its error cannot be bounded");
-            tol = t->tol[vidx(o[i])] > tol ? t->tol[vidx(o[i])] : tol;
-        }
-    if (rt && !tbits(rt))
-        return failf(I, in, "results of type %s are not modelled", rt->name);
-    if (rt && (rt->kind == OXIDE_TYPE_F16 || rt->kind == OXIDE_TYPE_BF16))
-        return failf(I, in, "f16 and bf16 are not modelled");
-    bool fl = rt && is_flt(rt);
+/* One instruction as exec_inst's op groups see it: its operands read, its types and widths looked
+ * up; r and tol are where a group leaves the result and its tolerance. */
+typedef struct step {
+    const oxide_value *const *o;
+    uint64_t a, b, r;
+    const oxide_type *rt, *ot;
+    unsigned w, ow;
+    bool fl;
+    uint8_t tol;
+} step;
 
+/* An op group's answer for an op that belongs to another group (0: done, -1: failed). */
+#define OTHER_GROUP 1
+
+/* Thread and block ids, constants. */
+static int exec_ids(interp *I, thread *t, const oxide_inst *in, step *s) {
     switch (in->op) {
-    case OXIDE_OP_TID_X: r = t->tid[0]; break;
-    case OXIDE_OP_TID_Y: r = t->tid[1]; break;
-    case OXIDE_OP_TID_Z: r = t->tid[2]; break;
-    case OXIDE_OP_NTID_X: r = I->L->block[0]; break;
-    case OXIDE_OP_NTID_Y: r = I->L->block[1]; break;
-    case OXIDE_OP_NTID_Z: r = I->L->block[2]; break;
-    case OXIDE_OP_CTAID_X: r = I->ctaid[0]; break;
-    case OXIDE_OP_CTAID_Y: r = I->ctaid[1]; break;
-    case OXIDE_OP_CTAID_Z: r = I->ctaid[2]; break;
-    case OXIDE_OP_NCTAID_X: r = I->L->grid[0]; break;
-    case OXIDE_OP_NCTAID_Y: r = I->L->grid[1]; break;
-    case OXIDE_OP_NCTAID_Z: r = I->L->grid[2]; break;
+    case OXIDE_OP_TID_X: s->r = t->tid[0]; break;
+    case OXIDE_OP_TID_Y: s->r = t->tid[1]; break;
+    case OXIDE_OP_TID_Z: s->r = t->tid[2]; break;
+    case OXIDE_OP_NTID_X: s->r = I->L->block[0]; break;
+    case OXIDE_OP_NTID_Y: s->r = I->L->block[1]; break;
+    case OXIDE_OP_NTID_Z: s->r = I->L->block[2]; break;
+    case OXIDE_OP_CTAID_X: s->r = I->ctaid[0]; break;
+    case OXIDE_OP_CTAID_Y: s->r = I->ctaid[1]; break;
+    case OXIDE_OP_CTAID_Z: s->r = I->ctaid[2]; break;
+    case OXIDE_OP_NCTAID_X: s->r = I->L->grid[0]; break;
+    case OXIDE_OP_NCTAID_Y: s->r = I->L->grid[1]; break;
+    case OXIDE_OP_NCTAID_Z: s->r = I->L->grid[2]; break;
     case OXIDE_OP_LANEID:
-        r = (t->tid[0] + I->L->block[0] * (t->tid[1] + (uint64_t)I->L->block[1] * t->tid[2])) % 32;
+        s->r = (t->tid[0] + I->L->block[0] * (t->tid[1] + (uint64_t)I->L->block[1] * t->tid[2])) % 32;
         break;
-    case OXIDE_OP_CONST:
-        if (fl) {
-            r = fput(rt, in->fvalue);
-            break;
-        }
-        r = (uint64_t)in->ivalue;
-        break;
+    case OXIDE_OP_CONST: s->r = s->fl ? fput(s->rt, in->fvalue) : (uint64_t)in->ivalue; break;
+    default: return OTHER_GROUP;
+    }
+    return 0;
+}
+
+/* sdiv, srem, udiv, urem: the inputs C and LLVM leave undefined are refused. */
+static int exec_div(interp *I, const oxide_inst *in, step *s) {
+    uint64_t a = s->a, b = s->b;
+    unsigned w = s->w;
+    if (mask(b, w) == 0)
+        return failf(I, in, "division by zero");
+    if (in->op == OXIDE_OP_UDIV || in->op == OXIDE_OP_UREM) {
+        s->r = in->op == OXIDE_OP_UDIV ? mask(a, w) / mask(b, w) : mask(a, w) % mask(b, w);
+        return 0;
+    }
+    int64_t x = sx(a, w), y = sx(b, w);
+    if (y == -1 && x == sx(1ull << (w - 1), w))
+        return failf(I, in, "signed overflow (INT_MIN / -1)");
+    if (w == 64 && y == -1) /* x is not INT64_MIN here; C's INT64_MIN / -1 is the only trap */
+        s->r = in->op == OXIDE_OP_SDIV ? (uint64_t)-x : 0;
+    else
+        s->r = (uint64_t)(in->op == OXIDE_OP_SDIV ? x / y : x % y);
+    return 0;
+}
+
+/* Integer and float arithmetic, bit operations, comparisons, select. */
+static int exec_arith(interp *I, thread *t, const oxide_inst *in, step *s) {
+    const oxide_type *rt = s->rt, *ot = s->ot;
+    uint64_t a = s->a, b = s->b, r = 0;
+    unsigned w = s->w, ow = s->ow;
+    bool fl = s->fl;
+    switch (in->op) {
     case OXIDE_OP_ADD: r = fl ? fput(rt, fget(rt, a) + fget(rt, b)) : a + b; break;
     case OXIDE_OP_SUB: r = fl ? fput(rt, fget(rt, a) - fget(rt, b)) : a - b; break;
     case OXIDE_OP_MUL:
@@ -325,22 +345,7 @@ static int exec_inst(interp *I, thread *t, const oxide_inst *in) {
     case OXIDE_OP_SDIV:
     case OXIDE_OP_SREM:
     case OXIDE_OP_UDIV:
-    case OXIDE_OP_UREM: {
-        if (mask(b, w) == 0)
-            return failf(I, in, "division by zero");
-        if (in->op == OXIDE_OP_UDIV || in->op == OXIDE_OP_UREM) {
-            r = in->op == OXIDE_OP_UDIV ? mask(a, w) / mask(b, w) : mask(a, w) % mask(b, w);
-            break;
-        }
-        int64_t x = sx(a, w), y = sx(b, w);
-        if (y == -1 && x == sx(1ull << (w - 1), w))
-            return failf(I, in, "signed overflow (INT_MIN / -1)");
-        if (w == 64 && y == -1) /* x is not INT64_MIN here; C's INT64_MIN / -1 is the only trap */
-            r = in->op == OXIDE_OP_SDIV ? (uint64_t)-x : 0;
-        else
-            r = (uint64_t)(in->op == OXIDE_OP_SDIV ? x / y : x % y);
-        break;
-    }
+    case OXIDE_OP_UREM: return exec_div(I, in, s);
     case OXIDE_OP_NEG: r = fl ? (rt->kind == OXIDE_TYPE_F32 ? a ^ 0x80000000u : a ^ (1ull << 63)) : 0 - a; break;
     case OXIDE_OP_AND: r = a & b; break;
     case OXIDE_OP_OR: r = a | b; break;
@@ -370,8 +375,8 @@ static int exec_inst(interp *I, thread *t, const oxide_inst *in) {
         break;
     }
     case OXIDE_OP_SELECT:
-        r = (a & 1) ? b : R[vidx(o[2])];
-        tol = (a & 1) ? t->tol[vidx(o[1])] : t->tol[vidx(o[2])];
+        r = (a & 1) ? b : t->regs[vidx(s->o[2])];
+        s->tol = (a & 1) ? t->tol[vidx(s->o[1])] : t->tol[vidx(s->o[2])];
         break;
     case OXIDE_OP_SMIN: r = sx(a, w) < sx(b, w) ? a : b; break;
     case OXIDE_OP_SMAX: r = sx(a, w) > sx(b, w) ? a : b; break;
@@ -384,14 +389,23 @@ static int exec_inst(interp *I, thread *t, const oxide_inst *in) {
             r |= ((a >> i) & 1) << (w - 1 - i);
         break;
     case OXIDE_OP_IABS: r = sx(a, w) < 0 ? 0 - a : a; break;
+    default: return OTHER_GROUP;
+    }
+    s->r = r;
+    return 0;
+}
 
-    /* casts */
+static int exec_cast(interp *I, const oxide_inst *in, step *s) {
+    const oxide_type *rt = s->rt, *ot = s->ot;
+    uint64_t a = s->a, r = 0;
+    unsigned w = s->w, ow = s->ow;
+    switch (in->op) {
     case OXIDE_OP_TRUNC:
     case OXIDE_OP_ZEXT: r = mask(a, ow); break;
     case OXIDE_OP_SEXT: r = (uint64_t)sx(a, ow); break;
     case OXIDE_OP_FPTRUNC:
     case OXIDE_OP_FPEXT:
-        if (!is_flt(ot) || !fl)
+        if (!is_flt(ot) || !s->fl)
             return failf(I, in, "%s to %s is not modelled", ot->name, rt->name);
         r = fput(rt, fget(ot, a));
         break;
@@ -400,16 +414,16 @@ static int exec_inst(interp *I, thread *t, const oxide_inst *in) {
         if (!is_flt(ot))
             return failf(I, in, "from %s is not modelled", ot->name);
         double x = trunc(fget(ot, a));
-        bool s = in->op == OXIDE_OP_FPTOSI;
-        double lo = s ? -ldexp(1, (int)w - 1) : 0, hi = s ? ldexp(1, (int)w - 1) : ldexp(1, (int)w);
+        bool sg = in->op == OXIDE_OP_FPTOSI;
+        double lo = sg ? -ldexp(1, (int)w - 1) : 0, hi = sg ? ldexp(1, (int)w - 1) : ldexp(1, (int)w);
         if (!(x >= lo && x < hi)) /* NaN included */
             return failf(I, in, "%g does not fit %s (poison)", fget(ot, a), rt->name);
-        r = s ? (uint64_t)(int64_t)x : (uint64_t)x;
+        r = sg ? (uint64_t)(int64_t)x : (uint64_t)x;
         break;
     }
     case OXIDE_OP_SITOFP:
     case OXIDE_OP_UITOFP:
-        if (!fl)
+        if (!s->fl)
             return failf(I, in, "to %s is not modelled", rt->name);
         /* Convert straight to the result type: going through double would round twice. */
         if (in->op == OXIDE_OP_SITOFP)
@@ -425,19 +439,22 @@ static int exec_inst(interp *I, thread *t, const oxide_inst *in) {
             return failf(I, in, "%s to %s is not modelled", ot->name, rt->name);
         r = a;
         break;
+    default: return OTHER_GROUP;
+    }
+    s->r = r;
+    return 0;
+}
 
-    /* memory */
-    case OXIDE_OP_LOAD:
-        if (do_load(I, t, in, &r, &tol))
-            return -1;
-        break;
+static int exec_memory(interp *I, thread *t, const oxide_inst *in, step *s) {
+    switch (in->op) {
+    case OXIDE_OP_LOAD: return do_load(I, t, in, &s->r, &s->tol) ? -1 : 0;
     case OXIDE_OP_STORE: return do_store(I, t, in);
     case OXIDE_OP_OFFSET: {
         uint64_t es = tsize(in->elem);
         if (!es)
             return failf(I, in, "elem=%s is not modelled", in->elem->name);
-        r = a + (uint64_t)sx(b, tbits(o[1]->type)) * es;
-        break;
+        s->r = s->a + (uint64_t)sx(s->b, tbits(s->o[1]->type)) * es;
+        return 0;
     }
     case OXIDE_OP_GLOBAL_ADDR: {
         oxide_module *mod = I->fn->mod;
@@ -446,39 +463,82 @@ static int exec_inst(interp *I, thread *t, const oxide_inst *in) {
             g++;
         if (g == mod->globals.len)
             return failf(I, in, "no global @%s", in->sym);
-        r = (uint64_t)(I->first_global + g) << REGION_SHIFT;
+        s->r = (uint64_t)(I->first_global + g) << REGION_SHIFT;
+        return 0;
+    }
+    case OXIDE_OP_DYN_SMEM: s->r = (uint64_t)I->dyn_region << REGION_SHIFT; return 0;
+    case OXIDE_OP_FENCE: return 0;
+    default: return OTHER_GROUP;
+    }
+}
+
+/* Math: the exact ops, then libdevice's (within DT_MATH_ULPS); anything else is not modelled. */
+static int exec_math(interp *I, thread *t, const oxide_inst *in, step *s) {
+    const oxide_type *rt = s->rt;
+    uint64_t a = s->a, b = s->b;
+    switch (in->op) {
+    case OXIDE_OP_SQRT: s->r = rt->kind == OXIDE_TYPE_F32 ? b32(sqrtf(f32(a))) : b64(sqrt(f64(a))); break;
+    case OXIDE_OP_FMA: {
+        uint64_t c = t->regs[vidx(s->o[2])];
+        s->r = rt->kind == OXIDE_TYPE_F32 ? b32(fmaf(f32(a), f32(b), f32(c))) : b64(fma(f64(a), f64(b), f64(c)));
         break;
     }
-    case OXIDE_OP_DYN_SMEM: r = (uint64_t)I->dyn_region << REGION_SHIFT; break;
-    case OXIDE_OP_FENCE: return 0;
-
-    /* math */
-    case OXIDE_OP_SQRT: r = rt->kind == OXIDE_TYPE_F32 ? b32(sqrtf(f32(a))) : b64(sqrt(f64(a))); break;
-    case OXIDE_OP_FMA:
-        r = rt->kind == OXIDE_TYPE_F32 ? b32(fmaf(f32(a), f32(b), f32(R[vidx(o[2])])))
-                                       : b64(fma(f64(a), f64(b), f64(R[vidx(o[2])])));
-        break;
     case OXIDE_OP_FMIN:
-    case OXIDE_OP_FMAX: r = fput(rt, oxide__fminmax(fget(rt, a), fget(rt, b), in->op == OXIDE_OP_FMAX)); break;
-    case OXIDE_OP_FABS: r = rt->kind == OXIDE_TYPE_F32 ? a & 0x7fffffffu : a & ~(1ull << 63); break;
-    case OXIDE_OP_FLOOR: r = fput(rt, floor(fget(rt, a))); break;
-    case OXIDE_OP_CEIL: r = fput(rt, ceil(fget(rt, a))); break;
-    case OXIDE_OP_FTRUNC: r = fput(rt, trunc(fget(rt, a))); break;
-    case OXIDE_OP_ROUND: r = fput(rt, round(fget(rt, a))); break;
+    case OXIDE_OP_FMAX: s->r = fput(rt, oxide__fminmax(fget(rt, a), fget(rt, b), in->op == OXIDE_OP_FMAX)); break;
+    case OXIDE_OP_FABS: s->r = rt->kind == OXIDE_TYPE_F32 ? a & 0x7fffffffu : a & ~(1ull << 63); break;
+    case OXIDE_OP_FLOOR: s->r = fput(rt, floor(fget(rt, a))); break;
+    case OXIDE_OP_CEIL: s->r = fput(rt, ceil(fget(rt, a))); break;
+    case OXIDE_OP_FTRUNC: s->r = fput(rt, trunc(fget(rt, a))); break;
+    case OXIDE_OP_ROUND: s->r = fput(rt, round(fget(rt, a))); break;
     default: {
         double m;
-        if (fl && math1(in->op, rt->kind == OXIDE_TYPE_F32, fget(rt, a), &m)) {
-            r = fput(rt, m);
-            tol = DT_MATH_ULPS;
+        if (s->fl && math1(in->op, rt->kind == OXIDE_TYPE_F32, fget(rt, a), &m)) {
+            s->r = fput(rt, m);
+            s->tol = DT_MATH_ULPS;
             break;
         }
         return failf(I, in, "not modelled by the interpreter");
     }
     }
+    return 0;
+}
+
+static int exec_inst(interp *I, thread *t, const oxide_inst *in) {
+    uint64_t *R = t->regs;
+    const oxide_value *const *o = (const oxide_value *const *)in->operands;
+    step s = {.o = o, .rt = in->result ? in->result->type : NULL, .ot = in->noperands ? o[0]->type : NULL};
+    s.a = in->noperands > 0 ? R[vidx(o[0])] : 0;
+    s.b = in->noperands > 1 ? R[vidx(o[1])] : 0;
+    s.w = s.rt ? tbits(s.rt) : 0;
+    s.ow = s.ot ? tbits(s.ot) : 0;
+    for (uint32_t i = 0; i < in->noperands; i++)
+        if (t->tol[vidx(o[i])]) {
+            /* What a libdevice result may feed without its error growing out of our sight. */
+            if (in->op != OXIDE_OP_STORE && in->op != OXIDE_OP_SELECT && in->op != OXIDE_OP_FPEXT)
+                return failf(I, in, "uses an approximate math result; its error cannot be bounded");
+            s.tol = t->tol[vidx(o[i])] > s.tol ? t->tol[vidx(o[i])] : s.tol;
+        }
+    if (s.rt && !tbits(s.rt))
+        return failf(I, in, "results of type %s are not modelled", s.rt->name);
+    if (s.rt && (s.rt->kind == OXIDE_TYPE_F16 || s.rt->kind == OXIDE_TYPE_BF16))
+        return failf(I, in, "f16 and bf16 are not modelled");
+    s.fl = s.rt && is_flt(s.rt);
+
+    int rc = exec_ids(I, t, in, &s);
+    if (rc == OTHER_GROUP)
+        rc = exec_arith(I, t, in, &s);
+    if (rc == OTHER_GROUP)
+        rc = exec_cast(I, in, &s);
+    if (rc == OTHER_GROUP)
+        rc = exec_memory(I, t, in, &s);
+    if (rc == OTHER_GROUP)
+        rc = exec_math(I, t, in, &s);
+    if (rc || in->op == OXIDE_OP_STORE || in->op == OXIDE_OP_FENCE)
+        return rc;
     if (in->result) {
         uint32_t d = vidx(in->result);
-        R[d] = fl ? r : mask(r, w);
-        t->tol[d] = tol;
+        R[d] = s.fl ? s.r : mask(s.r, s.w);
+        t->tol[d] = s.tol;
     }
     return 0;
 }
