@@ -245,7 +245,7 @@ def err_loop_type(x, y, n):
 
 
 def err_fp8_target(a, c):
-    t = ot.load(a, (0, 0), (16, 16))
+    t = ot.load(a, (0, 0), (32, 32))
     ot.store(c, (0, 0), ot.dot(t, t))  # ERR-fp8-target
 
 
