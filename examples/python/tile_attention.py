@@ -57,11 +57,9 @@ def attention(q, k, v, o, lse, sm_scale, GROUP: ot.constexpr, D: ot.constexpr, B
 
 # ---- the host side: views, grid, tile sizes ----
 
-def config(D, S_q, group):
-    """(BM, BN, warps): decode puts the group's heads in one 16-row tile; prefill takes 64 rows."""
-    if S_q == 1:
-        return 16, 128 if D <= 64 else 64, 4
-    return 64, 64, 4
+def config(S_q):
+    """(BM, BN): decode puts the group's heads in one 16-row tile; prefill takes 64 rows."""
+    return (16, 64) if S_q == 1 else (64, 64)
 
 
 def _contiguous(x):
@@ -83,12 +81,13 @@ def views(q, k, v, o, lse):
 
 
 def call(q, k, v, o, lse, causal, sm_scale=None, tiles=None):
-    """(grid, args, constexprs) of the launch writing o and lse: kernel[grid](*args, **constexprs)."""
+    """(grid, args, constexprs) of the launch writing o and lse: kernel[grid](*args, **constexprs).
+    tiles: (BM, BN), by default config(S_q)."""
     B, H_q, S_q, D = q.shape
     if H_q % k.shape[1]:
         raise ValueError(f"attention: {H_q} query heads are not a multiple of {k.shape[1]} K/V heads")
     args, group = views(q, k, v, o, lse)
-    BM, BN, _ = tiles or config(D, S_q, group)
+    BM, BN = tiles or config(S_q)
     scale = 1.0 / math.sqrt(D) if sm_scale is None else sm_scale
     grid = (ot.cdiv(group * S_q, BM), B * k.shape[1])
     return grid, args + (scale,), dict(GROUP=group, D=D, BM=BM, BN=BN, CAUSAL=bool(causal))

@@ -55,8 +55,8 @@ def specs(args):
     return (ot.TensorSpec(ot.bfloat16, 3),) * 4 + (ot.TensorSpec(ot.float32, 2), scale)
 
 
-def interpret(q, k, v, o, lse, causal, scale):
-    grid, args, consts = ta.call(q, k, v, o, lse, causal, scale)
+def interpret(q, k, v, o, lse, causal, scale, tiles=None):
+    grid, args, consts = ta.call(q, k, v, o, lse, causal, scale, tiles)
     spec = ta.attention.specialize(*specs(args), **consts)
     oxide.interpret(spec.module, "attention", grid, *args)
 
@@ -79,6 +79,17 @@ def test_interpreter_matches_numpy(name, B, H_q, H_kv, S_q, S_kv, D, causal, sca
     q, k, v, o, lse = inputs(B, H_q, H_kv, S_q, S_kv, D)
     interpret(q, k, v, o, lse, causal, scale)
     check(q, k, v, o, lse, causal, scale, name)
+
+
+@pytest.mark.parametrize("D,causal,tiles", [(128, True, (128, 64)), (64, False, (128, 64)), (128, False, (16, 64))])
+def test_the_benchmark_tiles(D, causal, tiles):
+    """bench/tile's tile sizes (bench/tile/oxide_kernels.py: 128 query rows x 64 keys, decode
+    16 x 64) compute the same attention."""
+    decode = tiles[0] == 16
+    shape = (2, 8, 2, 1, 200, D) if decode else (1, 2, 2, 200, 200, D)
+    q, k, v, o, lse = inputs(*shape)
+    interpret(q, k, v, o, lse, causal, 0.1, tiles)
+    check(q, k, v, o, lse, causal, 0.1, f"tiles {tiles}")
 
 
 def test_tolerance_catches_a_wrong_kernel():
