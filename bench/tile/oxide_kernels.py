@@ -153,5 +153,6 @@ def describe():
     return (f"oxide: bf16 matmul {m['BM']}x{m['BN']}x{m['BK']} tiles, {m['warps']} warps, {m['stages']} stages; "
             f"fp8 matmul {f['BM']}x{f['BN']}x{f['BK']}, {f['warps']} warps; softmax {SOFTMAX_TILE // 1024}K "
             f"elements per program, 8 warps; layernorm one row per program, {LAYERNORM_WARPS} warps; attention "
-            f"{a['BM']}x{a['BN']} (query rows x keys), {a['warps']} warps; decode {d['BM']}x{d['BN']}, {d['warps']} warps")
+            f"{a['BM']}x{a['BN']} (query rows x keys), {a['warps']} warps; decode {d['BM']}x{d['BN']}, "
+            f"{d['warps']} warps")
 

@@ -362,7 +362,8 @@ class Bench:
                 pv_abs = self.sdpa(backend, q, k, v.abs(), causal)
             except Exception as e:  # noqa: BLE001 - a backend torch lacks here is this row's error
                 self.failed += 1
-                out(f"{stem}@{peer} ERROR: torch SDPA {backend.name}: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+                why = str(e).splitlines()[0][:200] if str(e) else ""
+                out(f"{stem}@{peer} ERROR: torch SDPA {backend.name}: {type(e).__name__}: {why}")
                 continue
             self.row(stem, peer, tf, call, o, lambda b=backend: self.sdpa(b, q, k, v, causal),
                      self.attention_check(pv_abs))

@@ -165,7 +165,8 @@ def interp(np):
     if not (err <= o_tol).all():
         raise SystemExit(f"attention: FAILED, O off by {(err / o_tol).max():.3g} of its tolerance")
     if not (np.abs(lse - ref_lse) <= lse_tol).all():
-        raise SystemExit(f"attention: FAILED, LSE off by {(np.abs(lse - ref_lse) / lse_tol).max():.3g} of its tolerance")
+        off = (np.abs(lse - ref_lse) / lse_tol).max()
+        raise SystemExit(f"attention: FAILED, LSE off by {off:.3g} of its tolerance")
 
 
 if __name__ == "__main__":
