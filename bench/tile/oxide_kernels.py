@@ -15,6 +15,10 @@ MATMUL_BF16 = dict(BM=128, BN=128, BK=32, warps=8, stages=3)
 MATMUL_FP8 = dict(BM=128, BN=128, BK=64, warps=8, stages=3)
 SOFTMAX_TILE = 4096      # elements per program: R = SOFTMAX_TILE // C rows of C columns, 8 warps
 LAYERNORM_WARPS = 8      # one row per program, the whole row in one tile
+# attention: 128 query rows a program, keys 64 at a time, 8 warps (16 rows each, so the row max
+# and sum stay in a warp); decode: the 4 query heads of a K/V head in one 16-row tile, 4 warps
+ATTENTION = dict(BM=128, BN=64, warps=8)
+ATTENTION_DECODE = dict(BM=16, BN=64, warps=4)
 
 
 def _examples():
@@ -24,11 +28,12 @@ def _examples():
     import oxide.tile  # noqa: F401
     if EXAMPLES not in sys.path:
         sys.path.insert(0, EXAMPLES)
+    import tile_attention
     import tile_layernorm
     import tile_matmul
     import tile_matmul_fp8
     import tile_softmax
-    return tile_matmul, tile_matmul_fp8, tile_softmax, tile_layernorm
+    return tile_matmul, tile_matmul_fp8, tile_softmax, tile_layernorm, tile_attention
 
 
 def pow2(n):
@@ -39,18 +44,21 @@ def pow2(n):
 
 
 class Kernels:
-    """The four oxide kernels, each with a `launch(...)` taking torch tensors and a
-    `specs(...)` giving ot.TensorSpec arguments for kernel.ir / kernel.compile without a GPU."""
+    """The oxide kernels, each with a `..._call(...)` taking torch tensors (or, for the dry run,
+    shaped ot.TensorSpec stand-ins) and giving the launch (kernel, grid, args, constexprs)."""
 
     def __init__(self):
         import oxide.tile as ot
         self.ot = ot
-        mm, mm8, sm, ln = _examples()
+        mm, mm8, sm, ln, self.attn = _examples()
         hints = lambda d: {k: d[k] for k in ("warps", "stages")}  # noqa: E731
         self.matmul = ot.Kernel(mm.matmul.fn, **dict(mm.matmul.hints, **hints(MATMUL_BF16)))
         self.matmul_fp8 = ot.Kernel(mm8.matmul_fp8.fn, **dict(mm8.matmul_fp8.hints, **hints(MATMUL_FP8)))
         self.softmax = sm.softmax  # the example's own hints: 8 warps
         self.layernorm = ot.Kernel(ln.layernorm.fn, **dict(ln.layernorm.hints, warps=LAYERNORM_WARPS))
+        fn, hints = self.attn.attention.fn, self.attn.attention.hints
+        self.attention = ot.Kernel(fn, **dict(hints, warps=ATTENTION["warps"]))
+        self.attention_decode = ot.Kernel(fn, **dict(hints, warps=ATTENTION_DECODE["warps"]))
 
     # ---- arguments: (kernel, grid, args, constexprs) ----
     def matmul_call(self, a, b, c):
@@ -75,6 +83,13 @@ class Kernels:
         rows, cols = x.shape
         return self.layernorm, rows, (x, w, b, y, eps), dict(R=1, BN=pow2(cols))
 
+    def attention_call(self, q, k, v, o, lse, causal):
+        """q, k, v, o [B, H, S, D], lse [B, H_q, S_q]; S_q = 1 is decode (its own tiles and warps)."""
+        decode = q.shape[2] == 1
+        t = ATTENTION_DECODE if decode else ATTENTION
+        grid, args, consts = self.attn.call(q, k, v, o, lse, causal, tiles=(t["BM"], t["BN"]))
+        return self.attention_decode if decode else self.attention, grid, args, consts
+
     @staticmethod
     def launch(call):
         kern, grid, args, consts = call
@@ -91,6 +106,12 @@ class Kernels:
                 super().__init__(dtype, len(shape))
                 self.shape = tuple(shape)
 
+            def reshape(self, *shape):  # the attention call's group-packed views
+                return Shaped(self.dtype, shape)
+
+            def is_contiguous(self):
+                return True
+
         out = []
         for name, kind, dims in shape_rows:
             if kind == "matmul_bf16":
@@ -103,6 +124,11 @@ class Kernels:
                                             Shaped(ot.bfloat16, (M, N)), 0.5, 0.25)
             elif kind == "softmax":
                 call = self.softmax_call(Shaped(ot.float32, dims), Shaped(ot.float32, dims))
+            elif kind in ("attention", "attention_decode"):
+                B, H_q, H_kv, S_q, S_kv, D, causal = attention_dims(kind, dims)
+                bf = lambda h, s: Shaped(ot.bfloat16, (B, h, s, D))  # noqa: E731
+                call = self.attention_call(bf(H_q, S_q), bf(H_kv, S_kv), bf(H_kv, S_kv), bf(H_q, S_q),
+                                           Shaped(ot.float32, (B, H_q, S_q)), causal)
             else:
                 R, C = dims
                 call = self.layernorm_call(Shaped(ot.bfloat16, dims), Shaped(ot.bfloat16, (C,)),
@@ -111,10 +137,22 @@ class Kernels:
         return out
 
 
+def attention_dims(kind, dims):
+    """(B, H_q, H_kv, S_q, S_kv, D, causal) of an attention row's dims: (B, H, S, D, causal) for
+    the forward rows, (B, H_q, H_kv, S_kv, D) for decode."""
+    if kind == "attention":
+        B, H, S, D, causal = dims
+        return B, H, H, S, S, D, causal
+    B, H_q, H_kv, S_kv, D = dims
+    return B, H_q, H_kv, 1, S_kv, D, False
+
+
 def describe():
     """One line naming oxide's choices, for the bench's header comment."""
-    m, f = MATMUL_BF16, MATMUL_FP8
+    m, f, a, d = MATMUL_BF16, MATMUL_FP8, ATTENTION, ATTENTION_DECODE
     return (f"oxide: bf16 matmul {m['BM']}x{m['BN']}x{m['BK']} tiles, {m['warps']} warps, {m['stages']} stages; "
             f"fp8 matmul {f['BM']}x{f['BN']}x{f['BK']}, {f['warps']} warps; softmax {SOFTMAX_TILE // 1024}K "
-            f"elements per program, 8 warps; layernorm one row per program, {LAYERNORM_WARPS} warps")
+            f"elements per program, 8 warps; layernorm one row per program, {LAYERNORM_WARPS} warps; attention "
+            f"{a['BM']}x{a['BN']} (query rows x keys), {a['warps']} warps; decode {d['BM']}x{d['BN']}, "
+            f"{d['warps']} warps")
 

@@ -80,6 +80,14 @@ def test_row_figures_and_ratio(capsys):
     assert b.failed == 0 and k.launched >= 1 and b.timer.calls == [("pair", 100)]
 
 
+def test_row_without_a_peer_name_counts_the_peer_s_own_amount(capsys):
+    # tile_attention_decode: oxide reads 100 GB per ms' worth, the copy moves twice the bytes
+    b = bench()
+    b.row("tile_attention_decode", None, ("GB/s", 100.0), (FakeKernel(), (1,), (), {}), "got", lambda: "want",
+          lambda got, want: None, peer_amount=200.0)
+    assert capsys.readouterr().out.splitlines() == ["tile_attention_decode 25.00 100.00 0.250"]
+
+
 def test_row_wrong(capsys):
     seen = []
     b, out = run_row(capsys, FakeKernel(), check=lambda got, want: seen.append((got, want)) or "max abs error 3")

@@ -5,6 +5,8 @@
     tile_matmul_fp8_MxNxK@cublas           oxide_tflops peer_tflops ratio
     tile_softmax_RxC@triton|@torch         oxide_GBps peer_GBps ratio
     tile_layernorm_RxC@triton|@torch       oxide_GBps peer_GBps ratio
+    tile_attention_B_H_S_D[_causal]@cudnn|@flash  oxide_tflops peer_tflops ratio
+    tile_attention_decode                  oxide_GBps copy_GBps fraction
     tile_compile_matmul                    oxide_ms triton_ms ratio      (lower is better)
     tile_lines_matmul                      rust_lines python_lines       (CPU)
 
@@ -35,6 +37,8 @@ MATMUL_BF16 = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 2048), (4000
 MATMUL_FP8 = [(4096, 4096, 4096), (8192, 8192, 8192)]
 SOFTMAX = [(8192, 4096), (32768, 1024)]
 LAYERNORM = [(8192, 4096), (8192, 8192)]
+ATTENTION = [(4, 32, 4096, 128, False), (4, 32, 4096, 128, True), (8, 16, 8192, 64, False)]  # B, H, S, D, causal
+ATTENTION_DECODE = (64, 32, 8, 8192, 128)  # B, H_q, H_kv, S_kv, D; one query per sequence
 EPS = 1e-5
 
 
@@ -44,7 +48,10 @@ def shape_rows():
     return ([(f"tile_matmul_bf16_{x(d)}", "matmul_bf16", d) for d in MATMUL_BF16]
             + [(f"tile_matmul_fp8_{x(d)}", "matmul_fp8", d) for d in MATMUL_FP8]
             + [(f"tile_softmax_{x(d)}", "softmax", d) for d in SOFTMAX]
-            + [(f"tile_layernorm_{x(d)}", "layernorm", d) for d in LAYERNORM])
+            + [(f"tile_layernorm_{x(d)}", "layernorm", d) for d in LAYERNORM]
+            + [("tile_attention_" + "_".join(map(str, d[:4])) + ("_causal" if d[4] else ""), "attention", d)
+               for d in ATTENTION]
+            + [("tile_attention_decode", "attention_decode", ATTENTION_DECODE)])
 
 
 def out(line):
@@ -167,12 +174,15 @@ class Bench:
             raise Failed(f"oxide's {kern.name} did not compile: {e}") from None
         return None
 
-    def row(self, name, peer, unit, call, got, run_peer, check, runs=None):
-        """One `NAME@PEER oxide peer ratio` row: oxide's call writes `got`, run_peer returns the
-        peer's result, check(got, want) says what differs. unit is (name, its amount per
-        millisecond): ("TFLOP/s", flop / 1e9) or ("GB/s", bytes / 1e6)."""
+    def row(self, name, peer, unit, call, got, run_peer, check, runs=None, peer_amount=None):
+        """One `NAME@PEER oxide peer ratio` row (`NAME oxide peer ratio` when peer is None):
+        oxide's call writes `got`, run_peer returns the peer's result, check(got, want) says what
+        differs. unit is (name, its amount per millisecond): ("TFLOP/s", flop / 1e9) or ("GB/s",
+        bytes / 1e6); peer_amount, where the peer's work is counted otherwise (a copy's bytes),
+        is the peer's amount per millisecond."""
         unit_name, unit_per_ms = unit
-        full = f"{name}@{peer}"
+        peer_per_ms = unit_per_ms if peer_amount is None else peer_amount
+        full = name if peer is None else f"{name}@{peer}"
         if not wanted(full, self.only):
             return
         try:
@@ -180,7 +190,7 @@ class Bench:
             if refused is not None:
                 run_peer()
                 tp = self.timer.one(run_peer, runs=runs)
-                out(f"{full} UNSUPPORTED: {' '.join(refused.split())} (peer {unit_per_ms / tp:.1f} {unit_name})")
+                out(f"{full} UNSUPPORTED: {' '.join(refused.split())} (peer {peer_per_ms / tp:.1f} {unit_name})")
                 return
             run_ox = lambda: self.ks.launch(call)  # noqa: E731
             run_ox()
@@ -190,7 +200,7 @@ class Bench:
             if bad:
                 raise Failed(f"WRONG: {bad}")
             to, tp = self.timer.pair(run_ox, run_peer, runs=runs)
-            out(f"{full} {unit_per_ms / to:.2f} {unit_per_ms / tp:.2f} {tp / to:.3f}")
+            out(f"{full} {unit_per_ms / to:.2f} {peer_per_ms / tp:.2f} {(unit_per_ms / to) / (peer_per_ms / tp):.3f}")
         except Failed as f:
             self.failed += 1
             text = str(f)
@@ -317,10 +327,77 @@ class Bench:
         self.row(stem, "torch", gb, call, y, lambda: torch.nn.functional.layer_norm(x, (C,), w, b, EPS), check,
                  runs=self.short_runs)
 
+    # ---- attention ----
+    def attention_check(self, pv_abs):
+        """|O - peer| within what both sides' bf16 roundings allow: each rounds P to bf16 before
+        P.V (at most 2^-8 * (P @ |V|) after normalising) and O to bf16 (2^-8 * |O|); P @ |V| comes
+        from the peer on |V| (itself bf16, hence the margin: 2.5 rather than 2 roundings)."""
+        def check(got, want):
+            g, w = got.float(), want.float()
+            tol = 2.5 * 2.0 ** -8 * (pv_abs.float() + w.abs()) + 1e-6
+            bad = ((g - w).abs() > tol).sum().item()
+            if bad == 0 and bool(self.torch.isfinite(g).all()):
+                return None
+            return (f"{bad} of {g.numel()} elements beyond the bf16 bounds, max abs error "
+                    f"{(g - w).abs().max().item():.3g}")
+        return check
+
+    def sdpa(self, backend, q, k, v, causal):
+        from torch.nn.attention import sdpa_kernel
+        with sdpa_kernel(backend):
+            return self.torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    def attention(self, stem, dims):
+        torch = self.torch
+        from torch.nn.attention import SDPBackend
+        B, H, S, D, causal = dims
+        q, k, v = (self.randn(B, H, S, D, dtype=torch.bfloat16) for _ in range(3))
+        o, lse = torch.empty_like(q), torch.empty(B, H, S, device="cuda")
+        call = self.ks.attention_call(q, k, v, o, lse, causal)
+        tf = ("TFLOP/s", 4.0 * B * H * S * S * D / (2 if causal else 1) / 1e9)
+        for peer, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
+            if not wanted(f"{stem}@{peer}", self.only):
+                continue
+            try:
+                pv_abs = self.sdpa(backend, q, k, v.abs(), causal)
+            except Exception as e:  # noqa: BLE001 - a backend torch lacks here is this row's error
+                self.failed += 1
+                why = str(e).splitlines()[0][:200] if str(e) else ""
+                out(f"{stem}@{peer} ERROR: torch SDPA {backend.name}: {type(e).__name__}: {why}")
+                continue
+            self.row(stem, peer, tf, call, o, lambda b=backend: self.sdpa(b, q, k, v, causal),
+                     self.attention_check(pv_abs))
+            del pv_abs
+
+    def attention_decode(self, stem, dims):
+        """Decode against a long K/V: GB/s of K/V read, against a device-to-device copy of the
+        same bytes (its GB/s counts what it reads and writes: the memory traffic it achieves)."""
+        torch = self.torch
+        B, H_q, H_kv, S_kv, D = dims
+        q = self.randn(B, H_q, 1, D, dtype=torch.bfloat16)
+        k, v = (self.randn(B, H_kv, S_kv, D, dtype=torch.bfloat16) for _ in range(2))
+        o, lse = torch.empty_like(q), torch.empty(B, H_q, 1, device="cuda")
+        call = self.ks.attention_call(q, k, v, o, lse, False)
+        kv_bytes = 2.0 * B * H_kv * S_kv * D * 2
+        src = torch.empty(int(kv_bytes), dtype=torch.uint8, device="cuda")
+        dst = torch.empty_like(src)
+        g = H_q // H_kv
+        kr, vr = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+        want = sdpa(q, kr, vr)
+        check = self.attention_check(sdpa(q, kr, vr.abs()))
+        del kr, vr
+
+        def peer():
+            dst.copy_(src)
+            return want
+        self.row(stem, None, ("GB/s", kv_bytes / 1e6), call, o, peer, check, peer_amount=2 * kv_bytes / 1e6)
+
     def all(self):
         for stem, kind, dims in shape_rows():
             if not (wanted(stem + "@", self.only) or any(wanted(stem + "@" + p, self.only)
-                                                          for p in ("cublas", "triton", "torch"))):
+                                                          for p in ("cublas", "triton", "torch", "cudnn",
+                                                                    "flash"))):
                 continue
             getattr(self, kind)(stem, dims)
             self.torch.cuda.empty_cache()

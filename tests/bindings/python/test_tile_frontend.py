@@ -156,6 +156,21 @@ def test_the_rest_of_the_surface_generates_ir_that_verifies():
     assert re.search(r"tile.reduce %\S+ \{imm=0, kind=sum\} : f32", ir)
 
 
+@ot.kernel
+def clamp(x, y, n, m):
+    hi = min(x.shape[0], n, 64, 100)
+    lo = max(m, 0, n)
+    ot.store(y, (0,), ot.load(x, (lo,), (16,)) + hi)
+
+
+def test_min_and_max_of_several_runtime_values():
+    ir = clamp.ir(F32_1, F32_1, 5, 6)
+    reparse(ir)
+    # two runtime values and one folded constant (min(64, 100)): two smin; max(m, n, 0): two smax
+    assert len(re.findall(r"= smin ", ir)) == 2 and len(re.findall(r"= smax ", ir)) == 2, ir
+    assert "{value=64}" in ir and "{value=100}" not in ir
+
+
 def test_constexpr_specialisation_and_the_in_memory_cache():
     k = ot.kernel(scale.fn)
     k.ir(F32_1, F32_1, 2.0, BLOCK=256)

@@ -492,8 +492,14 @@ class Compiler:
         if f is builtins.range:
             raise Fail("range is only allowed as the iterable of a for loop", e)
         if any(isinstance(a, Val) for a in list(args) + list(kw.values())):
-            if f in (builtins.min, builtins.max) and len(args) == 2 and not kw:
-                return self.g.binary("min" if f is builtins.min else "max", *args)
+            if f in (builtins.min, builtins.max) and len(args) >= 2 and not kw:
+                # the compile-time arguments fold first, so only runtime values become ops
+                consts = [a for a in args if not isinstance(a, Val)]
+                vals = [a for a in args if isinstance(a, Val)] + ([f(consts)] if consts else [])
+                r = vals[0]
+                for x in vals[1:]:
+                    r = self.g.binary("min" if f is builtins.min else "max", r, x)
+                return r
             if f is builtins.float:
                 return self.g.cast(args[0], float32)
             if f is builtins.int:
