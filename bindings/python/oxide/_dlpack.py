@@ -74,7 +74,7 @@ def export(array, stream=None, max_version=None, dl_device=None, copy=None):
         array = array.copy()
     elif array.readonly and not versioned:
         raise BufferError("__dlpack__: the array is read-only, which a DLPack 0.8 capsule cannot say; ask for a "
-                          "versioned one (max_version=(1, 0)), as torch and CuPy do, or export a copy")
+                          "versioned one (max_version=(1, 0)) or export a copy")
     s = _consumer_stream(stream)
     if s != -1:
         # The consumer uses the data on stream s: work queued on the default stream (which orders

@@ -153,3 +153,48 @@ def test_cupy_array_on_another_stream_is_waited_for(setup, device, fw):
     cap.graph.launch(producer)
     producer.synchronize()
     np.testing.assert_array_equal(out.to_numpy(), a + b)
+
+
+# ---- the real frameworks (on the GPU machine) ----
+
+
+def test_torch_current_stream_and_cuda_graph(setup):
+    """Inside torch.cuda.graph a launch on torch tensors goes on torch's capture stream."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no GPU")
+    k, a, b, _, _ = setup
+    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    out = torch.zeros_like(ta)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):  # on s, without saying so
+        k(ta, tb, out, grid=2, block=256)
+    s.synchronize()
+    np.testing.assert_array_equal(out.cpu().numpy(), a + b)
+    out.zero_()
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        k(ta, tb, out, grid=2, block=256)
+    torch.cuda.synchronize()
+    assert (out == 0).all().item()  # captured, not run
+    g.replay()
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(out.cpu().numpy(), a + b)
+
+
+def test_cupy_current_stream_capture(setup):
+    cp = pytest.importorskip("cupy")
+    k, a, b, _, _ = setup
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        ca, cb, out = cp.asarray(a), cp.asarray(b), cp.zeros(a.size, cp.float32)
+        s.synchronize()
+        s.begin_capture()
+        k(ca, cb, out, grid=2, block=256)  # on CuPy's current stream, s
+        g = s.end_capture()
+        assert not bool((out != 0).any())
+        g.launch(stream=s)
+        s.synchronize()
+        np.testing.assert_array_equal(cp.asnumpy(out), a + b)
