@@ -3,10 +3,14 @@
 
     launch_py oxide_us cupy_us ratio        an empty kernel from Python: oxide against CuPy RawKernel
     launch_py_args oxide_us cupy_us ratio   vecadd(a, b, out) on CuPy arrays: oxide against RawKernel
+    launch_py_torch oxide_us cupy_us ratio  vecadd on torch tensors: oxide against RawKernel on CuPy
+                                            views of the same memory (needs torch with CUDA)
     launch_cpp oxide_us c_us ratio          oxide.hpp against the C API (runs bench/launch_cpp)
 
-Both Python sides launch on the legacy default stream and time only the host loop (the GPU
-drains empty kernels faster than either can queue them). Without a GPU (or CuPy) it says so and
+Both Python sides launch on the legacy default stream (oxide's launch with no stream= goes on
+the framework's current stream, which is that one here) and time only the host loop (the GPU
+drains empty kernels faster than either can queue them). The argument rows pass the arrays as
+they are, through oxide's direct reading of CuPy arrays and torch tensors. Without a GPU (or CuPy) it says so and
 exits 0. Options: --rounds N --iters N --cpp PATH (the launch_cpp binary; default: build*/bench)."""
 import argparse
 import glob
@@ -88,6 +92,25 @@ def python_rows(rounds, iters):
     compare("launch_py_args", lambda: ox_vecadd(xa, xb, xo, grid=1, block=256),
             lambda: cp_vecadd((1,), (256,), (xa, nn, xb, nn, xo, nn)), rounds, iters, sync)
     assert (xo.get() == 2).all()
+    torch_row(ox_vecadd, cp, cp_vecadd, n, rounds, iters, sync)
+
+
+def torch_row(ox_vecadd, cp, cp_vecadd, n, rounds, iters, sync):
+    try:
+        import torch
+    except ImportError:
+        print("launch_py_torch: skipped, PyTorch is not installed")
+        return
+    if not torch.cuda.is_available():
+        print("launch_py_torch: skipped, torch sees no GPU")
+        return
+    ta, tb, to = torch.ones(n, device="cuda"), torch.ones(n, device="cuda"), torch.zeros(n, device="cuda")
+    va, vb, vo = cp.asarray(ta), cp.asarray(tb), cp.asarray(to)  # the same memory, as CuPy arrays
+    nn = cp.uint64(n)
+    compare("launch_py_torch", lambda: ox_vecadd(ta, tb, to, grid=1, block=256),
+            lambda: cp_vecadd((1,), (256,), (va, nn, vb, nn, vo, nn)), rounds, iters, sync)
+    torch.cuda.synchronize()
+    assert (to == 2).all().item()
 
 
 def cpp_row(path, rounds, iters):

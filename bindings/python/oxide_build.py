@@ -107,8 +107,9 @@ def header_cdef(text):
     return "\n".join(sorted(set(defines))) + "\n" + "".join(out)
 
 
-# DLPack (v0.8 ABI, the one every producer supports) for consuming __dlpack__ capsules: cffi needs
-# the layouts in both the declarations and the compiled source, so one text serves both.
+# DLPack: the v0.8 ABI (the one every producer supports) for consuming __dlpack__ capsules, and
+# the versioned one of DLPack 1.0 for producing them when the consumer takes it: cffi needs the
+# layouts in both the declarations and the compiled source, so one text serves both.
 DLPACK = """
 typedef struct { int32_t device_type; int32_t device_id; } DLDevice;
 typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
@@ -119,6 +120,89 @@ typedef struct {
 typedef struct DLManagedTensor {
     DLTensor dl_tensor; void *manager_ctx; void (*deleter)(struct DLManagedTensor *self);
 } DLManagedTensor;
+typedef struct { uint32_t major; uint32_t minor; } DLPackVersion;
+typedef struct DLManagedTensorVersioned {
+    DLPackVersion version; void *manager_ctx; void (*deleter)(struct DLManagedTensorVersioned *self);
+    uint64_t flags; DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+"""
+
+# Producing DLPack capsules (DeviceArray.__dlpack__): the deleters are Python functions cffi
+# compiles into C entry points (they drop the exported array's reference), and the capsule's
+# destructor, which must be C, calls the deleter of a capsule no consumer took. The capsule
+# names are C literals because a capsule keeps the pointer to its name.
+DLPACK_EXPORT_DECL = """
+extern "Python" void oxide_py_dl_deleter(DLManagedTensor *);
+extern "Python" void oxide_py_dlv_deleter(DLManagedTensorVersioned *);
+void oxide_py_capsule_destructor(void *capsule);
+const char *oxide_py_capsule_name(int versioned);
+"""
+DLPACK_EXPORT = """
+static void oxide_py_dl_deleter(DLManagedTensor *);
+static void oxide_py_dlv_deleter(DLManagedTensorVersioned *);
+const char *oxide_py_capsule_name(int versioned) { return versioned ? "dltensor_versioned" : "dltensor"; }
+void oxide_py_capsule_destructor(void *capsule) {
+    PyObject *cap = (PyObject *)capsule;
+    if (PyCapsule_IsValid(cap, "dltensor")) {
+        DLManagedTensor *m = (DLManagedTensor *)PyCapsule_GetPointer(cap, "dltensor");
+        if (m && m->deleter)
+            m->deleter(m);
+    } else if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+        DLManagedTensorVersioned *m = (DLManagedTensorVersioned *)PyCapsule_GetPointer(cap, "dltensor_versioned");
+        if (m && m->deleter)
+            m->deleter(m);
+    }
+}
+"""
+
+
+# The launch path's packing, in C: Python hands over, per argument, four integers (the oxide
+# scalar, is_mutable, then the value, pointer or bytes address, then the length or byte size) in
+# one list, which cffi converts in one step, instead of packing 56-byte rows in Python. kinds[i]
+# is the oxide_arg_kind of parameter i, fixed per kernel. Up to PY_MAX_ARGS arguments are
+# packed on the stack, more on the heap. oxide_py_fill alone gives ArgPacker.pack its rows.
+PYLAUNCH_DECL = """
+void oxide_py_fill(const uint32_t *kinds, const uint64_t *vals, size_t n, oxide_arg *out);
+oxide_status oxide_py_launch(oxide_kernel *k, oxide_stream *s, const uint32_t *grid, const uint32_t *block,
+                             uint32_t smem, const oxide_launch_config *cfg, const uint32_t *kinds,
+                             const uint64_t *vals, size_t n);
+"""
+PYLAUNCH = """
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#define PY_MAX_ARGS 32
+void oxide_py_fill(const uint32_t *kinds, const uint64_t *vals, size_t n, oxide_arg *out) {
+    memset(out, 0, n * sizeof *out);
+    for (size_t i = 0; i < n; i++, vals += 4) {
+        oxide_arg *a = &out[i];
+        a->kind = (oxide_arg_kind)kinds[i];
+        a->type = (oxide_scalar)vals[0];
+        a->is_mutable = (uint32_t)vals[1];
+        if (a->kind == OXIDE_ARG_SCALAR) {
+            a->value = vals[2];
+        } else if (a->kind == OXIDE_ARG_BUFFER) {
+            a->ptr = vals[2];
+            a->len = vals[3];
+        } else {
+            a->bytes = (const void *)(uintptr_t)vals[2];
+            a->size = (size_t)vals[3];
+        }
+    }
+}
+oxide_status oxide_py_launch(oxide_kernel *k, oxide_stream *s, const uint32_t *grid, const uint32_t *block,
+                             uint32_t smem, const oxide_launch_config *cfg, const uint32_t *kinds,
+                             const uint64_t *vals, size_t n) {
+    oxide_arg stack[PY_MAX_ARGS], *args = n <= PY_MAX_ARGS ? stack : malloc(n * sizeof *args);
+    if (!args)
+        return OXIDE_ERROR_OUT_OF_MEMORY;
+    oxide_py_fill(kinds, vals, n, args);
+    oxide_status st = cfg ? oxide_kernel_launch_ex(k, s, cfg, args, n)
+                          : oxide_kernel_launch(k, s, grid, block, smem, args, n);
+    if (args != stack)
+        free(args);
+    return st;
+}
 """
 
 
@@ -126,13 +210,13 @@ def make_builder():
     inc, lib = find_oxide()
     header = Path(inc, "oxide.h").read_text()
     ffibuilder = FFI()
-    ffibuilder.cdef(header_cdef(header) + DLPACK)
+    ffibuilder.cdef(header_cdef(header) + DLPACK + DLPACK_EXPORT_DECL + PYLAUNCH_DECL)
     rpaths = ["$ORIGIN"]
     if os.environ.get("OXIDE_BUNDLE", "1") == "0":
         rpaths.append(os.path.abspath(lib))
     ffibuilder.set_source(
         "oxide._oxide_cffi",
-        '#include "oxide.h"\n' + DLPACK,
+        '#include "oxide.h"\n' + DLPACK + DLPACK_EXPORT + PYLAUNCH,
         include_dirs=[inc],
         library_dirs=[lib],
         libraries=["oxide"],

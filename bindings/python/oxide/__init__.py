@@ -19,6 +19,7 @@ from ._runtime import (ArgPacker, Device, DeviceArray, Event, Kernel, Module, St
                        driver_version, is_available, no_gpu_reason, synchronize)
 from ._builder import Block, Context, Function, IRModule, Options, Type, Value
 from ._interp import interpret
+from ._graph import Capture, Graph, HostArray, Task
 from ._tables import VERSION as __version__
 from ._types import SCALARS
 
@@ -32,10 +33,10 @@ def status_name(status):
     return _ffi.string(_lib.oxide_status_name(status)).decode()
 
 
-__all__ = ["ArgPacker", "Block", "CodegenError", "Context", "CudaError", "Device", "DeviceArray",
-           "DeviceFailedError", "Event", "Function", "IOError", "IRModule", "InvalidArgumentError", "Kernel",
-           "KernelInfo", "LaunchError", "Manifest", "ManifestError", "Module", "NoDeviceError", "NoDriverError",
-           "NotFoundError", "Options", "OutOfMemoryError", "OxideError", "Param", "ParseError", "SCALARS",
-           "StateError", "Stream", "Type", "TypeMismatchError", "UnsupportedError", "Value", "VerifyError",
-           "device_count", "devices", "driver_version", "interpret", "is_available", "no_gpu_reason",
-           "status_name", "synchronize", "version"]
+__all__ = ["ArgPacker", "Block", "Capture", "CodegenError", "Context", "CudaError", "Device", "DeviceArray",
+           "DeviceFailedError", "Event", "Function", "Graph", "HostArray", "IOError", "IRModule",
+           "InvalidArgumentError", "Kernel", "KernelInfo", "LaunchError", "Manifest", "ManifestError", "Module",
+           "NoDeviceError", "NoDriverError", "NotFoundError", "Options", "OutOfMemoryError", "OxideError", "Param",
+           "ParseError", "SCALARS", "StateError", "Stream", "Task", "Type", "TypeMismatchError", "UnsupportedError",
+           "Value", "VerifyError", "device_count", "devices", "driver_version", "interpret", "is_available",
+           "no_gpu_reason", "status_name", "synchronize", "version"]

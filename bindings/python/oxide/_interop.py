@@ -2,6 +2,7 @@
 (CuPy, PyTorch, Numba; v3 streams honoured) or DLPack (__dlpack__), and foreign streams
 (__cuda_stream__, torch's .cuda_stream, CuPy's .ptr, or a raw CUstream handle)."""
 import ctypes
+import sys
 
 from ._errors import LaunchError, check
 from ._ffi import ffi, lib
@@ -31,17 +32,24 @@ def stream_handle(obj):
 _wrapped = {}  # (device index, handle) -> oxide.Stream wrapping it
 
 
+_DEFAULT = (ffi.NULL, 0)
+
+
 def foreign_stream(obj, device):
     """(oxide_stream*, handle) for a foreign stream; wrappers are cached by handle."""
-    from ._runtime import Stream
-    if isinstance(obj, Stream):
-        return obj._h, obj.handle
-    h = stream_handle(obj)
-    if h in (0, 1):  # the legacy default stream (CAI and CUDA spell it 0 or 1)
-        return ffi.NULL, 0
+    if type(obj) is int:
+        h = obj
+    else:
+        from ._runtime import Stream
+        if isinstance(obj, Stream):
+            return obj._h, obj.handle
+        h = stream_handle(obj)
+    if h == 0 or h == 1:  # the legacy default stream (CAI and CUDA spell it 0 or 1)
+        return _DEFAULT
     key = (device.index, h)
     s = _wrapped.get(key)
     if s is None:
+        from ._runtime import Stream
         if len(_wrapped) > 256:
             _wrapped.clear()
         out = ffi.new("oxide_stream **")
@@ -66,7 +74,7 @@ def _sync_event(device):
 
 def order_after(producer, sctx, device):
     """CAI v3: make the launch stream wait for the producer's stream (unless they are the same)."""
-    consumer_h, consumer = sctx
+    consumer_h, consumer = sctx[0], sctx[1]
     if producer == consumer or (producer in (1, 0) and consumer == 0):
         return
     psh, _ = foreign_stream(producer, device)
@@ -77,6 +85,94 @@ def order_after(producer, sctx, device):
     ev = _sync_event(device)
     check(lib.oxide_event_record(ev, psh))
     check(lib.oxide_stream_wait_event(consumer_h, ev))
+
+
+# ---------------------------------------------------------------------------------------------
+# frameworks: CuPy arrays and torch tensors recognised by type, read through their own attributes
+# (their __cuda_array_interface__ builds a new dict at every access, in Python for torch), and
+# their current streams
+
+
+class Framework:
+    """CuPy or PyTorch: which classes are its arrays, and its current stream on a device. The
+    module is looked up in sys.modules at each use (it is imported already if one of its arrays
+    exists), so nothing here imports a framework."""
+
+    __slots__ = ("name", "bases", "_mod", "_current")
+
+    def __init__(self, name, bases):
+        self.name, self.bases, self._mod, self._current = name, bases, None, None
+
+    def owns(self, cls):
+        for c in cls.__mro__:
+            mod = getattr(c, "__module__", "") or ""
+            if (mod == self.name or mod.startswith(self.name + ".")) and c.__name__ in self.bases:
+                return True
+        return False
+
+    def current_stream(self, device):
+        """The CUstream handle (an int) the framework queues its work on now, on device."""
+        mod = sys.modules.get(self.name)
+        if mod is None:
+            return 0
+        if mod is not self._mod:
+            self._mod, self._current = mod, self._resolve(mod)
+        return self._current(device.index)
+
+    def _resolve(self, mod):
+        if self.name == "torch":
+            raw = getattr(getattr(mod, "_C", None), "_cuda_getCurrentRawStream", None)
+            if raw is not None:  # what torch's own compiler calls: an int, no Stream object made
+                return raw
+            return lambda index: mod.cuda.current_stream(index).cuda_stream
+        return lambda index: mod.cuda.get_current_stream().ptr  # CuPy's current device, as its CAI does
+
+    def launch_stream(self, device):
+        """The launch context (oxide_stream*, handle, self) for a launch given no stream=."""
+        sh, h = foreign_stream(self.current_stream(device), device)
+        return (sh, h, self)
+
+
+CUPY = Framework("cupy", ("ndarray", "_ndarray_base"))
+TORCH = Framework("torch", ("Tensor",))
+_frameworks = {}  # type -> CUPY, TORCH or None
+
+
+def framework_of(cls):
+    """CUPY, TORCH or None for the type of an argument (cached per type)."""
+    try:
+        return _frameworks[cls]
+    except KeyError:
+        pass
+    fw = CUPY if CUPY.owns(cls) else TORCH if TORCH.owns(cls) else None
+    if len(_frameworks) > 4096:
+        _frameworks.clear()
+    _frameworks[cls] = fw
+    return fw
+
+
+def dtype_is(dtype, which, elem, what, ok):
+    """Whether a CuPy (which 0: a NumPy dtype) or torch (1) dtype is the scalar elem; remembered in
+    ok[which] when it is. LaunchError when it is another scalar oxide knows; False when oxide
+    knows none (the general path then says what it can)."""
+    if which:
+        scalar = FROM_TORCH.get(str(dtype).rpartition(".")[2])
+    else:
+        typestr = getattr(dtype, "str", "")
+        scalar = None if typestr[:1] == ">" else FROM_TYPESTR.get(typestr[1:])
+    if scalar is None:
+        return False
+    if scalar != elem:
+        raise LaunchError(f"{what} takes {elem} elements, got an array of {scalar}{astype_hint(elem)}")
+    ok[which] = dtype
+    return True
+
+
+def cupy_order(sctx, device):
+    """CuPy's __cuda_array_interface__ (v3) names its current stream as the array's; a launch on
+    another stream waits for it, as the generic path does."""
+    if sctx is not None and device is not None and (len(sctx) < 3 or sctx[2] is not CUPY):
+        order_after(CUPY.current_stream(device) or 1, sctx, device)
 
 
 # ---------------------------------------------------------------------------------------------

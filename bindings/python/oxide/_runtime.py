@@ -1,19 +1,15 @@
 """Devices, streams, events, device arrays, loaded modules and kernel launches."""
 import os
-import struct
 import threading
 
-from . import _interop
+from . import _dlpack, _graph, _interop
 from ._errors import LaunchError, NoDeviceError, NoDriverError, check, error_for
 from ._ffi import ffi, lib
 from ._handle import Owned
 from ._manifest import Manifest, read_manifest
-from ._types import SCALAR_ID, SIZE, TO_TYPESTR, numpy_dtype, scalar_bits, scalar_name
+from ._args import _UNSEEN, ArgPacker, buffer_arg
+from ._types import SIZE, TO_TYPESTR, numpy_dtype, scalar_name
 
-_ARG = struct.Struct("<IIIIQQQQQ")  # oxide_arg: kind type is_mutable reserved value ptr len bytes size
-_BUFFER = lib.OXIDE_ARG_BUFFER
-# oxide_tensor: struct_size data byte_offset elem rank shape[4] strides[4] is_mutable reserved
-_TENSOR = struct.Struct("<QQQII4q4qII")
 
 # ---------------------------------------------------------------------------------------------
 # devices
@@ -251,6 +247,18 @@ class Stream(Owned):
         ev.record(self)
         return ev
 
+    def begin_capture(self):
+        """Record the work queued here from now on into a graph instead of running it (not on the
+        default stream); end_capture() gives the Graph."""
+        _graph.begin_capture(self)
+
+    def end_capture(self):
+        return _graph.end_capture(self)
+
+    def capture(self):
+        """`with stream.capture() as cap: ...` then `cap.graph.launch(stream)`."""
+        return _graph.Capture(self)
+
     def _release(self, h):
         if self._owned:
             lib.oxide_stream_destroy(h)
@@ -337,7 +345,7 @@ class DeviceArray(Owned):
     It has `shape`, `dtype` (NumPy), `scalar` (oxide name, e.g. "f32"), `size`, `nbytes`, `ptr`,
     and `__cuda_array_interface__` so CuPy, PyTorch and Numba can use it without a copy."""
 
-    __slots__ = ("_h", "ptr", "shape", "scalar", "size", "nbytes", "device", "_readonly", "_owner", "_row",
+    __slots__ = ("_h", "ptr", "shape", "scalar", "size", "nbytes", "device", "_readonly", "_owner", "_arg",
                  "__weakref__")
 
     def __init__(self, shape, dtype="f32", device=None, *, readonly=False):
@@ -394,8 +402,7 @@ class DeviceArray(Owned):
     def readonly(self, value):
         self._readonly = bool(value)
         # The oxide_arg this array becomes in a launch, made once (the launch path copies it).
-        self._row = _ARG.pack(_BUFFER, SCALAR_ID[self.scalar], 0 if self._readonly else 1, 0, 0, self.ptr,
-                              self.size, 0, 0)
+        self._arg = buffer_arg(self.scalar, self.ptr, self.size, not self._readonly)
 
     @property
     def dtype(self):
@@ -441,6 +448,18 @@ class DeviceArray(Owned):
 
     numpy = to_numpy
 
+    def copy_from_host(self, host, stream=None):
+        """Copy a pinned oxide.HostArray of the same size in; with a stream the copy is queued there
+        and the call returns at once (keep host alive and unchanged until the stream gets there)."""
+        _host_copy(self, host, stream, True)
+        return self
+
+    def copy_to_host(self, host, stream=None):
+        """Copy into a pinned oxide.HostArray of the same size; with a stream the copy is queued there
+        and the call returns at once (read host after synchronizing the stream)."""
+        _host_copy(self, host, stream, False)
+        return host
+
     def copy_to(self, other, stream=None):
         """Device-to-device copy into another DeviceArray of the same size."""
         if other.nbytes != self.nbytes:
@@ -482,6 +501,17 @@ class DeviceArray(Owned):
         return {"shape": self.shape, "typestr": TO_TYPESTR[self.scalar], "data": (self.ptr, self.readonly),
                 "version": 3, "strides": None, "stream": None}
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of this array (the array API standard's protocol): versioned (DLPack 1.0,
+        with the read-only flag) when max_version allows it. stream is the consumer's CUstream
+        (None or 1: the legacy default, 2: per-thread, -1: no ordering); work queued before on the
+        default stream is ordered before it. copy=True exports a copy."""
+        return _dlpack.export(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """(kDLCUDA = 2, device index)."""
+        return _dlpack.device(self)
+
     def _release(self, h):
         lib.oxide_buffer_free(h)
 
@@ -492,13 +522,26 @@ class DeviceArray(Owned):
         return f"<oxide.DeviceArray shape={self.shape} dtype={self.scalar} ptr=0x{self.ptr:x}>"
 
 
+def _host_copy(dev, host, stream, in_):
+    if type(host) is not _graph.HostArray:
+        raise TypeError(f"DeviceArray.{'copy_from_host' if in_ else 'copy_to_host'}() takes an oxide.HostArray "
+                        f"(pinned memory; NumPy arrays go through copy_from_numpy / to_numpy), got "
+                        f"{type(host).__name__}")
+    if host.nbytes != dev.nbytes:
+        raise ValueError(f"size mismatch: the device array holds {dev.nbytes} bytes, the host array {host.nbytes}")
+    if stream is None:
+        st = (lib.oxide_memcpy_htod(dev.device._h, dev.ptr, host._p, dev.nbytes) if in_ else
+              lib.oxide_memcpy_dtoh(dev.device._h, host._p, dev.ptr, dev.nbytes))
+    else:
+        sh = resolve_stream(stream, dev.device)[0]
+        st = (lib.oxide_memcpy_htod_async(sh, dev.ptr, host._p, dev.nbytes) if in_ else
+              lib.oxide_memcpy_dtoh_async(sh, host._p, dev.ptr, dev.nbytes))
+    check(st)
+
+
 # ---------------------------------------------------------------------------------------------
 # loaded modules and kernels
 
-_ARG_SIZE = _ARG.size
-_BYTES, _TMA, _TENSOR_ARG = lib.OXIDE_ARG_BYTES, lib.OXIDE_ARG_TMA_DESC, lib.OXIDE_ARG_TENSOR
-assert ffi.sizeof("oxide_arg") == _ARG_SIZE and ffi.offsetof("oxide_arg", "size") == 48
-assert ffi.sizeof("oxide_tensor") == _TENSOR.size and ffi.offsetof("oxide_tensor", "is_mutable") == 96
 
 _dims_cache = {}
 
@@ -614,97 +657,6 @@ _ATTRS = {"max_threads_per_block": 0, "shared_bytes": 1, "const_bytes": 2, "loca
           "ptx_version": 5, "binary_version": 6, "max_dynamic_shared_bytes": 8}
 
 
-class ArgPacker:
-    """Turns Python arguments into the oxide_arg array of one kernel's manifest signature, checking
-    count, kind and element type on the way (the C library checks them again, with mutability).
-    It needs no GPU: `ArgPacker(kernel_info).pack(args)` is how the checks are tested on a CPU."""
-
-    def __init__(self, info, device=None):
-        self.info, self.name, self.device = info, info.name if info else "?", device
-        self.params = info.params if info else ()
-        self.n = len(self.params)
-        self.convs = tuple(self._converter(i, p) for i, p in enumerate(self.params))
-
-    def _converter(self, i, p):
-        """A function (value, sctx, keep) -> the 56 bytes of the oxide_arg for parameter i."""
-        what = f"{self.name}(): argument {i + 1} '{p.name}' ({p.describe()})"
-        device = self.device
-        pack = _ARG.pack
-        if p.kind == "scalar":
-            sid, st = SCALAR_ID[p.type], p.type
-
-            def conv(v, sctx, keep):
-                return pack(0, sid, 0, 0, scalar_bits(st, v, what), 0, 0, 0, 0)
-            return conv
-        if p.kind in ("slice", "ptr"):
-            elem, eid = p.type, SCALAR_ID[p.type]
-
-            def conv(v, sctx, keep):
-                if type(v) is DeviceArray:
-                    if v.scalar != elem:
-                        raise LaunchError(f"{what} takes {elem} elements, got a DeviceArray of {v.scalar}"
-                                          f"{_interop.astype_hint(elem)}")
-                    return v._row
-                ptr, n, scalar, mutable, _, _ = _interop.describe(v, what, device, sctx, keep)
-                if scalar != elem:
-                    raise LaunchError(f"{what} takes {elem} elements, got an array of {scalar}"
-                                      f"{_interop.astype_hint(elem)}")
-                return pack(_BUFFER, eid, 1 if mutable else 0, 0, 0, ptr, n, 0, 0)
-            return conv
-        if p.kind == "tensor":
-            return self._tensor_converter(p, what)
-        kind = _BYTES if p.kind == "bytes" else _TMA
-        size = p.size if p.kind == "bytes" else 128
-
-        def conv(v, sctx, keep):
-            try:
-                cd = ffi.from_buffer(v)
-            except TypeError:
-                raise LaunchError(f"{what} takes {size} bytes (a bytes-like object: bytes, a NumPy record or "
-                                  f"array, a ctypes structure), got {type(v).__name__}") from None
-            if len(cd) != size:
-                raise LaunchError(f"{what} takes exactly {size} bytes, got {len(cd)}")
-            keep.append(cd)
-            return pack(kind, 1, 0, 0, 0, 0, 0, int(ffi.cast("uintptr_t", cd)), len(cd))
-        return conv
-
-    def _tensor_converter(self, p, what):
-        """A tensor argument becomes an oxide_tensor (packed into bytes that keep holds until the
-        launch is made) and the oxide_arg pointing at it. The checks say what the C layer would."""
-        elem, eid, rank, mut, device = p.type, SCALAR_ID[p.type], p.rank, p.mutable, self.device
-        pack, tpack, size, pad = _ARG.pack, _TENSOR.pack, _TENSOR.size, (0,) * 4
-        from_buffer, cast = ffi.from_buffer, ffi.cast
-
-        def conv(v, sctx, keep):
-            ptr, scalar, shape, strides, mutable = _interop.tensor_view(v, what, device, sctx, keep)
-            if len(shape) != rank:
-                raise LaunchError(f"{what} is a tensor of rank {rank}, got rank {len(shape)}")
-            if scalar != elem:
-                raise LaunchError(f"{what} is a tensor of {elem}, got a tensor of {scalar}"
-                                  f"{_interop.astype_hint(elem)}")
-            if mut and not mutable:
-                raise LaunchError(f"{what} is a mutable tensor (the kernel writes it), got a read-only one")
-            raw = tpack(size, ptr, 0, eid, rank, *(shape + pad)[:4], *(strides + pad)[:4], 1 if mutable else 0, 0)
-            cd = from_buffer(raw)
-            keep.append(cd)
-            keep.append(raw)
-            return pack(_TENSOR_ARG, eid, 1 if mutable else 0, 0, 0, 0, 0, int(cast("uintptr_t", cd)), size)
-        return conv
-
-    def check_count(self, args):
-        if len(args) != self.n:
-            names = ", ".join(p.name for p in self.params)
-            raise LaunchError(f"{self.name}() takes {self.n} argument{'s' if self.n != 1 else ''} ({names}), "
-                              f"got {len(args)}")
-
-    def pack(self, args, sctx=None, keep=None):
-        """The oxide_arg array (bytes, n * 56) for args; keep collects objects that must live until
-        the launch is made."""
-        self.check_count(args)
-        keep = [] if keep is None else keep
-        return b"".join([conv(v, sctx, keep) for conv, v in zip(self.convs, args)])
-
-
 class Kernel:
     """A kernel of a loaded module. Call it with its arguments in manifest order and the launch
     shape: `k(a, b, out, grid=..., block=..., stream=None, smem=0)`, or `k[grid, block](...)`.
@@ -721,7 +673,9 @@ class Kernel:
         self._packer = ArgPacker(info, self.device) if info else None
         self._n = self._packer.n if info else 0
         self._convs = self._packer.convs if info else ()
-        self._noargs = ffi.new("oxide_arg[]", 1)
+        # The parameters an array can be given for (where a framework's current stream is looked for).
+        self._arrays = tuple(i for i, p in enumerate(self.params) if p.kind in ("slice", "ptr", "tensor"))
+        self._kinds = self._packer.kinds if info else _NULL
 
     @property
     def params(self):
@@ -738,6 +692,19 @@ class Kernel:
                               f"checked arguments")
         self._packer.check_count(args)
 
+    def _framework_stream(self, args):
+        """With no stream=, the launch goes on the current stream of the framework (CuPy, torch)
+        of the first argument that is one of its arrays, else on the default stream."""
+        for i in self._arrays:
+            t = type(args[i])
+            if t is not DeviceArray:
+                fw = _fw_get(t, _UNSEEN)
+                if fw is _UNSEEN:
+                    fw = _interop.framework_of(t)
+                if fw is not None:
+                    return fw.launch_stream(self.device)
+        return _NULL_STREAM
+
     # ---- launch (the hot path: keep it short) ----
     def __call__(self, *args, grid=None, block=None, stream=None, smem=0, cluster=None, cooperative=False):
         try:
@@ -747,38 +714,46 @@ class Kernel:
             if grid is None or (block is None and self._block is None):
                 self._bad_call(args, grid, block)
             g, b = _dims(grid), _dims(block) if block is not None else self._block
+        n = self._n
+        if len(args) != n:
+            self._bad_call(args, grid, block)
         if stream is None:
-            sh, sctx = _NULL, _NULL_STREAM
+            sctx = self._framework_stream(args) if self._arrays else _NULL_STREAM
+            sh = sctx[0]
         elif type(stream) is Stream:
             sh = stream._h
             sctx = (sh, stream.handle)
         else:
             sctx = _interop.foreign_stream(stream, self.device)
             sh = sctx[0]
-        n = self._n
-        if len(args) != n:
-            self._bad_call(args, grid, block)
         if n:
             keep = []
             convs = self._convs
             if n == 1:
-                data = convs[0](args[0], sctx, keep)
+                vals = convs[0](args[0], sctx, keep)
+            elif n == 3:
+                vals = convs[0](args[0], sctx, keep) + convs[1](args[1], sctx, keep) + convs[2](args[2], sctx, keep)
             else:
-                data = b"".join([convs[i](args[i], sctx, keep) for i in range(n)])
-            cargs = _from_buffer(_ARG_ARRAY, data)
+                vals = []
+                for i in range(n):
+                    vals += convs[i](args[i], sctx, keep)
         else:
-            cargs = self._noargs
+            vals = _NULL
         if cluster is None and not cooperative:
-            st = _launch(self._h, sh, g, b, smem, cargs, n)
+            st = _launch(self._h, sh, g, b, smem, _NULL, self._kinds, vals, n)
         else:
             cfg = ffi.new("oxide_launch_config *")
             cfg.grid, cfg.block, cfg.smem = list(g), list(b), smem
             if cluster is not None:
                 cfg.cluster = list(_dims(cluster))
             cfg.flags = lib.OXIDE_LAUNCH_COOPERATIVE if cooperative else 0
-            st = lib.oxide_kernel_launch_ex(self._h, sh, cfg, cargs, n)
+            st = _launch(self._h, sh, g, b, smem, cfg, self._kinds, vals, n)
         if st:
             raise error_for(st)
+
+    def task(self, *args, grid=None, block=None, smem=0, cluster=None, cooperative=False):
+        """This launch as a lazy oxide.Task (arguments checked now), for sequences and graphs."""
+        return _graph.Task.launch(self, args, grid, block, smem, cluster, cooperative)
 
     def __getitem__(self, cfg):
         """`k[grid, block]` or `k[grid, block, stream]` or `k[grid, block, stream, smem]`: a launcher.
@@ -820,6 +795,5 @@ class Kernel:
 
 _NULL = ffi.NULL
 _NULL_STREAM = (ffi.NULL, 0)
-_ARG_ARRAY = ffi.typeof("oxide_arg[]")
-_from_buffer = ffi.from_buffer
-_launch = lib.oxide_kernel_launch
+_fw_get = _interop._frameworks.get
+_launch = lib.oxide_py_launch
