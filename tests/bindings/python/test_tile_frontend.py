@@ -342,3 +342,20 @@ def test_interpret_layernorm():
 def test_interpret_column_sum():
     import tile_column_sum
     tile_column_sum.interp(np)
+
+
+# ---- a launch (the fake driver in CI, a GPU elsewhere): the block comes from the manifest ----
+
+
+@ot.kernel(warps=2)
+def add_rows(x, y, z, B: ot.constexpr):
+    o = ot.program_id(0) * B
+    ot.store(z, (o,), ot.load(x, (o,), (B,)) + ot.load(y, (o,), (B,)))
+
+
+def test_launch_takes_the_compilers_block(device):
+    a, b, c = (oxide.DeviceArray.zeros(100, device=device) for _ in range(3))
+    add_rows[(ot.cdiv(100, 64),)](a, b, c, B=64)
+    device.synchronize()
+    info = add_rows.specialize(a, b, c, B=64)
+    assert "hints(warps=2)" in info.module.print()

@@ -226,9 +226,9 @@ class Kernel:
                 mod = spec.loaded[(dev_index, target)] = _runtime.Module.from_ptx(self._ptx(spec, target), device)
         if stream is None:
             stream = _framework_stream(rt, dev_index)
-        warps = int(self.hints.get("warps", 4))
-        # The tensor arguments are packed by the runtime (oxide_tensor, OXIDE_ARG_TENSOR).
-        return mod.kernel(self.name)(*rt, grid=g, block=(32 * warps, 1, 1), stream=stream)
+        # The tensor arguments are packed by the runtime (oxide_tensor, OXIDE_ARG_TENSOR); the
+        # block is the one the tile compiler chose, which the manifest carries.
+        return mod.kernel(self.name)(*rt, grid=g, stream=stream)
 
     def interpret(self, grid, *args, **kwargs):
         """Run the kernel in liboxide's tile interpreter on NumPy arrays (mut ones are written)."""
