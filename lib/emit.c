@@ -58,8 +58,13 @@ static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
 
 void oxide__llvm_init(void) { pthread_once(&llvm_once, init_llvm); }
 
-/* ---- target machines, cached per context ---- */
+/* ---- target machines: a context's own, drawn from a process-wide pool ---- */
 
+/* Creating an NVPTX TargetMachine is a fixed cost of a compile, and programs make contexts
+ * freely (one per compile, one per thread). A TargetMachine is not safe to share between
+ * threads that emit at the same time, and a context is used by one thread at a time, so each
+ * context holds the machines it took; when it is destroyed they go back to the process's pool,
+ * where the next context that wants the same target takes them instead of creating new ones. */
 typedef struct tm_entry {
     unsigned sm;
     bool arch_specific;
@@ -71,18 +76,44 @@ typedef struct tm_entry {
 struct oxide_target_cache {
     tm_entry *e;
     size_t n, cap;
-    /* libdevice.10.bc, read once per context; parsed lazily per compile */
-    char *libdevice;
-    size_t libdevice_size;
 };
+
+/* machines no context holds; at most POOL_MAX, so many contexts at once cannot pin memory */
+enum { POOL_MAX = 16 };
+static struct {
+    pthread_mutex_t lock;
+    tm_entry e[POOL_MAX];
+    size_t n;
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static bool same_target(const tm_entry *e, unsigned sm, bool arch_specific, int ptx, int level) {
+    return e->sm == sm && e->arch_specific == arch_specific && e->ptx == ptx && e->level == level;
+}
+
+static LLVMTargetMachineRef pool_take(unsigned sm, bool arch_specific, int ptx, int level) {
+    LLVMTargetMachineRef tm = NULL;
+    pthread_mutex_lock(&pool.lock);
+    for (size_t i = 0; i < pool.n && !tm; i++)
+        if (same_target(&pool.e[i], sm, arch_specific, ptx, level)) {
+            tm = pool.e[i].tm;
+            pool.e[i] = pool.e[--pool.n];
+        }
+    pthread_mutex_unlock(&pool.lock);
+    return tm;
+}
 
 void oxide__targets_free(oxide_target_cache *t) {
     if (!t)
         return;
-    for (size_t i = 0; i < t->n; i++)
-        LLVMDisposeTargetMachine(t->e[i].tm);
+    pthread_mutex_lock(&pool.lock);
+    for (size_t i = 0; i < t->n; i++) {
+        if (pool.n < POOL_MAX)
+            pool.e[pool.n++] = t->e[i];
+        else
+            LLVMDisposeTargetMachine(t->e[i].tm);
+    }
+    pthread_mutex_unlock(&pool.lock);
     free(t->e);
-    free(t->libdevice);
     free(t);
 }
 
@@ -154,6 +185,27 @@ static LLVMCodeGenOptLevel codegen_level(int opt) {
     return opt >= 3 ? LLVMCodeGenLevelDefault : LLVMCodeGenLevelNone;
 }
 
+static oxide_status create_target_machine(const oxide_options *opts, int major, int minor, int level,
+                                          LLVMTargetMachineRef *out) {
+    LLVMTargetRef target;
+    char *err = NULL;
+    if (LLVMGetTargetFromTriple(OXIDE_NVPTX_TRIPLE, &target, &err)) {
+        oxide_status st = oxide__fail(OXIDE_ERROR_CODEGEN, "LLVM has no NVPTX target: %s", err ? err : "?");
+        LLVMDisposeMessage(err);
+        return st;
+    }
+    char cpu[16], features[16];
+    snprintf(cpu, sizeof cpu, "sm_%u%s", opts->sm, opts->arch_specific ? "a" : "");
+    snprintf(features, sizeof features, "+ptx%d", major * 10 + minor);
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(
+        target, OXIDE_NVPTX_TRIPLE, cpu, features, (LLVMCodeGenOptLevel)level, LLVMRelocDefault, LLVMCodeModelDefault);
+    if (!tm)
+        return oxide__fail(OXIDE_ERROR_CODEGEN, "LLVM could not create a target machine for %s with PTX %d.%d", cpu,
+                           major, minor);
+    *out = tm;
+    return OXIDE_OK;
+}
+
 oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out) {
     oxide__llvm_init();
     int major, minor;
@@ -165,8 +217,7 @@ oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts
     if (!c)
         return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory creating the target cache");
     for (size_t i = 0; i < c->n; i++)
-        if (c->e[i].sm == opts->sm && c->e[i].arch_specific == opts->arch_specific && c->e[i].ptx == ptx &&
-            c->e[i].level == level) {
+        if (same_target(&c->e[i], opts->sm, opts->arch_specific, ptx, level)) {
             *out = c->e[i].tm;
             return OXIDE_OK;
         }
@@ -178,21 +229,9 @@ oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts
         c->e = e;
         c->cap = cap;
     }
-    LLVMTargetRef target;
-    char *err = NULL;
-    if (LLVMGetTargetFromTriple(OXIDE_NVPTX_TRIPLE, &target, &err)) {
-        st = oxide__fail(OXIDE_ERROR_CODEGEN, "LLVM has no NVPTX target: %s", err ? err : "?");
-        LLVMDisposeMessage(err);
+    LLVMTargetMachineRef tm = pool_take(opts->sm, opts->arch_specific, ptx, level);
+    if (!tm && (st = create_target_machine(opts, major, minor, level, &tm)))
         return st;
-    }
-    char cpu[16], features[16];
-    snprintf(cpu, sizeof cpu, "sm_%u%s", opts->sm, opts->arch_specific ? "a" : "");
-    snprintf(features, sizeof features, "+ptx%d", ptx);
-    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(
-        target, OXIDE_NVPTX_TRIPLE, cpu, features, (LLVMCodeGenOptLevel)level, LLVMRelocDefault, LLVMCodeModelDefault);
-    if (!tm)
-        return oxide__fail(OXIDE_ERROR_CODEGEN, "LLVM could not create a target machine for %s with PTX %d.%d", cpu,
-                           major, minor);
     c->e[c->n++] = (tm_entry){opts->sm, opts->arch_specific, ptx, level, tm};
     *out = tm;
     return OXIDE_OK;
@@ -502,34 +541,46 @@ static oxide_status legalize(LLVMModuleRef m, const oxide_options *opts, bool *n
 
 /* ---- libdevice ---- */
 
-static oxide_status link_libdevice(oxide_context *ctx, LLVMModuleRef m) {
-    oxide_target_cache *c = cache_of(ctx);
-    if (!c)
-        return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory loading libdevice");
-    if (!c->libdevice) {
-        FILE *fp = fopen(OXIDE_LIBDEVICE_PATH, "rb");
-        if (!fp)
-            return oxide__fail(OXIDE_ERROR_NOT_FOUND,
-                               "math functions need libdevice, which is not at %s (install the CUDA toolkit)",
-                               OXIDE_LIBDEVICE_PATH);
-        fseek(fp, 0, SEEK_END);
-        long size = ftell(fp);
-        fseek(fp, 0, SEEK_SET);
-        char *data = size > 0 ? malloc((size_t)size) : NULL;
-        if (!data || fread(data, 1, (size_t)size, fp) != (size_t)size) {
-            free(data);
-            fclose(fp);
-            return oxide__fail(OXIDE_ERROR_IO, "could not read libdevice from %s", OXIDE_LIBDEVICE_PATH);
-        }
+/* libdevice.10.bc's bytes, read once per process and never changed (each compile parses them
+ * lazily into its own LLVM context); a failed read is retried by the next compile. */
+static struct {
+    pthread_mutex_t lock;
+    char *data;
+    size_t size;
+} libdevice = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static oxide_status read_libdevice(void) {
+    FILE *fp = fopen(OXIDE_LIBDEVICE_PATH, "rb");
+    if (!fp)
+        return oxide__fail(OXIDE_ERROR_NOT_FOUND,
+                           "math functions need libdevice, which is not at %s (install the CUDA toolkit)",
+                           OXIDE_LIBDEVICE_PATH);
+    fseek(fp, 0, SEEK_END);
+    long size = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *data = size > 0 ? malloc((size_t)size) : NULL;
+    if (!data || fread(data, 1, (size_t)size, fp) != (size_t)size) {
+        free(data);
         fclose(fp);
-        c->libdevice = data;
-        c->libdevice_size = (size_t)size;
+        return oxide__fail(OXIDE_ERROR_IO, "could not read libdevice from %s", OXIDE_LIBDEVICE_PATH);
     }
+    fclose(fp);
+    libdevice.data = data;
+    libdevice.size = (size_t)size;
+    return OXIDE_OK;
+}
+
+static oxide_status link_libdevice(LLVMModuleRef m) {
+    pthread_mutex_lock(&libdevice.lock);
+    oxide_status st = libdevice.data ? OXIDE_OK : read_libdevice();
+    pthread_mutex_unlock(&libdevice.lock);
+    if (st)
+        return st;
     /* Lazy parse: only the bodies the module needs are read. Making every definition
      * linkonce_odr makes the linker pull in just the functions that are referenced. */
     LLVMContextRef llctx = LLVMGetModuleContext(m);
     LLVMMemoryBufferRef buf =
-        LLVMCreateMemoryBufferWithMemoryRange(c->libdevice, c->libdevice_size, "libdevice.10.bc", 0);
+        LLVMCreateMemoryBufferWithMemoryRange(libdevice.data, libdevice.size, "libdevice.10.bc", 0);
     LLVMModuleRef lib;
     if (LLVMGetBitcodeModuleInContext2(llctx, buf, &lib))
         return oxide__fail(OXIDE_ERROR_PARSE, "LLVM 22 could not read %s", OXIDE_LIBDEVICE_PATH);
@@ -567,13 +618,17 @@ static oxide_status link_libdevice(oxide_context *ctx, LLVMModuleRef m) {
  * shared-array bounds check on threadIdx goes away), SROA, address-space
  * inference (generic pointers from allocas, by-value parameters and imported code), the scalar
  * cleanups, LICM, loop rotation and induction variables, unrolling with NVPTX's preferences
- * (full for constant trip counts, runtime by 4 for small loops, as nvcc does), GVN.
- * default<O3> costs 2-9x more here for the same or larger SASS and no faster kernels. */
+ * (full for constant trip counts, runtime by 4 for small loops, as nvcc does), GVN's value
+ * numbering. default<O3> costs 2-9x more here for the same or larger SASS and no faster kernels.
+ * Cut because the PTX of every example kernel (C, tile and Rust) stayed byte for byte the same
+ * without them: a second SROA and ADCE, an explicit loop-simplify and lcssa (the loop pass
+ * adaptor makes both forms itself), GVN's load elimination and PRE with the memory dependence
+ * analysis they need, and EarlyCSE's MemorySSA; docs/pipeline.md has the figures. */
 #define GPU_PIPELINE                                                                                                   \
     "nvvm-reflect,always-inline,cgscc(inline),"                                                                        \
-    "function(nvvm-intr-range,sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,"                     \
-    "loop-mssa(licm),loop-simplify,lcssa,loop(loop-rotate,indvars),loop-unroll<O3>,"                                   \
-    "sroa,infer-address-spaces,gvn,instcombine<no-verify-fixpoint>,simplifycfg,adce),globaldce"
+    "function(nvvm-intr-range,sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,"                             \
+    "loop-mssa(licm),loop(loop-rotate,indvars),loop-unroll<O3>,"                                                       \
+    "infer-address-spaces,gvn<no-pre;no-load-pre;no-memdep>,instcombine<no-verify-fixpoint>,simplifycfg),globaldce"
 
 static const char *const pipelines[4] = {
     NULL,
@@ -734,7 +789,7 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
     if (!st)
         st = legalize(m, opts, &needs_libdevice);
     if (!st && needs_libdevice) {
-        st = link_libdevice(ctx, m);
+        st = link_libdevice(m);
         LLVMValueRef one = LLVMConstInt(LLVMInt32TypeInContext(llctx), opts->fast_math ? 1 : 0, 0);
         LLVMAddModuleFlag(m, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16, LLVMValueAsMetadata(one));
     }

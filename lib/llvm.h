@@ -29,7 +29,7 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
                              const oxide_iface_kernel *kernels, size_t nkernels, char **ptx_out, size_t *len_out,
                              char **llvm_ir_out);
 
-/* The target machine for opts (cached in ctx->targets). Owned by the cache. Errors:
+/* The target machine for opts, held by ctx (drawn from the process-wide pool, lib/emit.c). Errors:
  * INVALID_ARGUMENT (a target/PTX combination this LLVM cannot emit), CODEGEN. */
 oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out);
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepare what the H200 machine needs to run the binding tests and bench/launch.py (it has
 # python3.12 with numpy, cupy and torch, but no cffi, no compiler for our extension, no network):
-#   DIR/whl/  a cp312 wheel of the oxide package (built here with python 3.12, carrying liboxide)
+#   DIR/whl/  the oxide package's cp39-abi3 wheel (built here with python 3.12, carrying liboxide)
 #             and cp312 wheels of cffi and pycparser from PyPI
 #   DIR/bin/  test_cpp_gpu, the C++ vecadd example and launch_cpp (they find liboxide through
 #             LD_LIBRARY_PATH=<site>/oxide on that machine)

@@ -22,6 +22,11 @@ from cffi import FFI
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 
+# The oldest CPython the package supports (requires-python in pyproject.toml): the extension is
+# compiled against the stable ABI of that version (Py_LIMITED_API) and setup.py tags the wheel
+# cpXY-abi3 with it, so every later CPython accepts the same wheel.
+LIMITED_API = (3, 9)
+
 
 def _pkg_config(var):
     try:
@@ -221,6 +226,8 @@ def make_builder():
         library_dirs=[lib],
         libraries=["oxide"],
         extra_compile_args=["-O2"],
+        define_macros=[("Py_LIMITED_API", "0x%02x%02x0000" % LIMITED_API)],
+        py_limited_api=True,
         extra_link_args=[f"-Wl,-rpath,{r}" for r in rpaths],
     )
     return ffibuilder

@@ -3,7 +3,11 @@ beside it (found through $ORIGIN), so an installed package or wheel carries its 
 
 OXIDE_BUNDLE=0 links against the library where it was found instead of copying it (rpath to it).
 OXIDE_STRIP=0 keeps the copied library's debug symbols (default: stripped, which makes the
-wheel about a third as big)."""
+wheel about a third as big).
+
+The extension uses CPython's stable ABI as of the lowest version the package supports
+(oxide_build.LIMITED_API, the same as requires-python in pyproject.toml), and the wheel is tagged
+to match (cp39-abi3), so one wheel installs on every CPython from that version on."""
 import os
 import shutil
 import subprocess
@@ -13,7 +17,7 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from oxide_build import find_oxide  # noqa: E402
+from oxide_build import LIMITED_API, find_oxide  # noqa: E402
 
 
 class BuildExtWithLib(build_ext):
@@ -43,4 +47,8 @@ class BuildExtWithLib(build_ext):
         return outs
 
 
-setup(cffi_modules=["oxide_build.py:ffibuilder"], cmdclass={"build_ext": BuildExtWithLib})
+setup(
+    cffi_modules=["oxide_build.py:ffibuilder"],
+    cmdclass={"build_ext": BuildExtWithLib},
+    options={"bdist_wheel": {"py_limited_api": "cp%d%d" % LIMITED_API}},
+)

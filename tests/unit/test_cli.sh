@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The `oxide` command-line tool: every subcommand, its flags, and bad input (missing files, bad
 # IR, bad flags, truncated and foreign binaries), which must give `oxide: <STATUS>: ...` and
-# exit 1, never a crash.
+# exit 1 (64 for a command line the tool cannot use), never a crash; each command's --help.
 #
 # usage: test_cli.sh PATH/TO/oxide [CUDA_HOME]
 set -u
@@ -50,11 +50,46 @@ error() {
     run "$name" 1 "$@" && expect "$T/err" "oxide: $status: " "$name"
 }
 
+# usage NAME CMD...: a command line the tool cannot use: exit 64, one line naming the help.
+usage() {
+    local name=$1
+    shift
+    run "$name" 64 "$@" && expect "$T/err" "oxide: OXIDE_ERROR_INVALID_ARGUMENT: " "$name" &&
+        expect "$T/err" "--help)" "$name: names the help"
+}
+
 # ---- version, help, bad commands ----
 run "--version" 0 "$OXIDE" --version && expect "$T/out" "oxide 0."
-run "help" 0 "$OXIDE" help && expect "$T/out" "extract BINARY"
-run "no arguments" 1 "$OXIDE" && expect "$T/err" "usage: oxide"
-error "unknown command" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" frobnicate
+run "-V" 0 "$OXIDE" -V && expect "$T/out" "oxide 0." && expect "$T/out" "(LLVM 22."
+run "help" 0 "$OXIDE" help && expect "$T/out" "extract" && expect "$T/out" "64 usage error"
+run "--help" 0 "$OXIDE" --help && expect "$T/out" "oxide COMMAND --help"
+run "-h" 0 "$OXIDE" -h && expect "$T/out" "doctor"
+run "no arguments" 64 "$OXIDE" && expect "$T/err" "usage: oxide"
+usage "unknown command" "$OXIDE" frobnicate
+usage "help on an unknown command" "$OXIDE" help frobnicate
+# Each command's help lists its own options, and only those.
+for cmd in compile verify manifest extract example doctor; do
+    run "$cmd --help" 0 "$OXIDE" "$cmd" --help && expect "$T/out" "usage: oxide $cmd" "$cmd --help" &&
+        expect "$T/out" "-h, --help" "$cmd --help" && expect "$T/out" "exit status: 0 success" "$cmd --help"
+    run "help $cmd" 0 "$OXIDE" help "$cmd" && expect "$T/out" "usage: oxide $cmd" "help $cmd"
+    run "$cmd -h" 0 "$OXIDE" "$cmd" -h && expect "$T/out" "usage: oxide $cmd" "$cmd -h"
+done
+"$OXIDE" compile --help >"$T/out"
+for opt in "-o, --output FILE" "--sm SM" "--ptx-version X.Y" "-O, --opt-level N" --fast-math --lineinfo --emit-llvm \
+    --emit-simt; do
+    expect "$T/out" "$opt" "compile --help lists $opt"
+done
+"$OXIDE" verify --help >"$T/out"
+expect "$T/out" "--sm SM" "verify --help lists --sm"
+checks=$((checks + 1))
+grep -qF -- "--emit-llvm" "$T/out" && fail "verify --help lists --emit-llvm, which verify does not take"
+"$OXIDE" example --help >"$T/out"
+expect "$T/out" "--ir" "example --help lists --ir"
+"$OXIDE" doctor --help >"$T/out"
+expect "$T/out" "2 (doctor)" "doctor --help gives its exit statuses"
+run "help beats the other arguments" 0 "$OXIDE" compile "$T/does_not_exist.oxir" --help
+checks=$((checks + 1))
+[ -s "$T/err" ] && fail "compile --help with a missing file printed an error"
 
 # ---- example ----
 run "example list" 0 "$OXIDE" example
@@ -90,16 +125,30 @@ run "--lineinfo" 0 "$OXIDE" compile "$T/vecadd.oxir" --lineinfo && expect "$T/ou
 run "--emit-llvm" 0 "$OXIDE" compile "$T/vecadd.oxir" --emit-llvm && expect "$T/out" "nvptx64-nvidia-cuda"
 
 error "missing input file" OXIDE_ERROR_IO "$OXIDE" compile "$T/does_not_exist.oxir"
-error "no input" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" compile
-error "two inputs" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" compile "$T/vecadd.oxir" "$T/vecadd.oxir"
-error "unknown flag" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" compile "$T/vecadd.oxir" --bogus
-error "unknown target" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" compile "$T/vecadd.oxir" --sm sm_99
-error "bad -O" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" compile "$T/vecadd.oxir" -O 7
-error "bad --ptx-version" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" compile "$T/vecadd.oxir" --ptx-version eight
-error "unsupported --ptx-version" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" compile "$T/vecadd.oxir" --ptx-version 99.9
-error "-o without a file" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" compile "$T/vecadd.oxir" -o
+usage "no input" "$OXIDE" compile
+usage "two inputs" "$OXIDE" compile "$T/vecadd.oxir" "$T/vecadd.oxir"
+usage "unknown flag" "$OXIDE" compile "$T/vecadd.oxir" --bogus
+usage "unknown target" "$OXIDE" compile "$T/vecadd.oxir" --sm sm_99
+usage "bad -O" "$OXIDE" compile "$T/vecadd.oxir" -O 7
+usage "bad --ptx-version" "$OXIDE" compile "$T/vecadd.oxir" --ptx-version eight
+usage "unsupported --ptx-version" "$OXIDE" compile "$T/vecadd.oxir" --ptx-version 99.9
+usage "-o without a file" "$OXIDE" compile "$T/vecadd.oxir" -o
+usage "unknown short flag" "$OXIDE" compile "$T/vecadd.oxir" -Z
+usage "--sm without a value" "$OXIDE" compile "$T/vecadd.oxir" --sm && expect "$T/err" "'--sm' needs a value"
+usage "--emit-llvm with --emit-simt" "$OXIDE" compile "$T/vecadd.oxir" --emit-llvm --emit-simt
+usage "manifest takes no options" "$OXIDE" manifest "$T/vecadd.oxir" --sm sm_80
+# Options are checked before the input is read: a bad value is a usage error, not an I/O one.
+usage "bad option, missing file" "$OXIDE" compile "$T/does_not_exist.oxir" --sm sm_99
+run "options before the input" 0 "$OXIDE" compile -O2 --sm sm_80 "$T/vecadd.oxir" && expect "$T/out" ".target sm_80"
+run "--output=FILE" 0 "$OXIDE" compile "$T/vecadd.oxir" --output="$T/long.ptx" && cmp -s "$T/long.ptx" "$T/vecadd.ptx" ||
+    fail "--output=FILE differs from -o output"
+run "-O3 attached" 0 "$OXIDE" compile "$T/vecadd.oxir" -O3 && cmp -s "$T/out" "$T/vecadd.ptx" ||
+    fail "-O3 differs from the default level"
+run "--opt-level=0" 0 "$OXIDE" compile "$T/vecadd.oxir" --opt-level=0 && expect "$T/out" ".entry vecadd"
+run "-- ends the options" 0 "$OXIDE" compile -- - <"$T/vecadd.oxir" && cmp -s "$T/out" "$T/vecadd.ptx" ||
+    fail "compile -- - differs"
 error "unwritable output" OXIDE_ERROR_IO "$OXIDE" compile "$T/vecadd.oxir" -o "$T/no/such/dir/x.ptx"
-error "--ir is not a compile flag" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" compile "$T/vecadd.oxir" --ir
+usage "--ir is not a compile flag" "$OXIDE" compile "$T/vecadd.oxir" --ir
 
 printf 'module @bad\nkernel @k() {\n^0:\n  %%0 = add %%1, %%1 : i32\n  ret\n}\n' >"$T/bad.oxir"
 error "bad IR" OXIDE_ERROR_PARSE "$OXIDE" compile "$T/bad.oxir" && expect "$T/err" "bad.oxir:4:"
@@ -133,7 +182,7 @@ error "verify a reserved name" OXIDE_ERROR_VERIFY "$OXIDE" verify "$T/reserved.o
 error "compile a reserved name" OXIDE_ERROR_VERIFY "$OXIDE" compile "$T/reserved.oxir"
 error "verify bad IR" OXIDE_ERROR_PARSE "$OXIDE" verify "$T/bad.oxir"
 error "verify missing file" OXIDE_ERROR_IO "$OXIDE" verify "$T/nope.oxir"
-error "verify takes no -o" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" verify "$T/vecadd.oxir" -o x
+usage "verify takes no -o" "$OXIDE" verify "$T/vecadd.oxir" -o x
 
 # ---- manifest ----
 run "manifest" 0 "$OXIDE" manifest "$T/vecadd.ptx"
@@ -270,7 +319,7 @@ else
 fi
 error "extract: not ELF" OXIDE_ERROR_PARSE "$OXIDE" extract "$T/vecadd.ptx"
 error "extract: missing file" OXIDE_ERROR_IO "$OXIDE" extract "$T/nope"
-error "extract: no input" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" extract
+usage "extract: no input" "$OXIDE" extract
 
 # ---- doctor: the compiler works here; a missing driver or GPU alone is exit 2 ----
 checks=$((checks + 1))
@@ -284,7 +333,7 @@ expect "$T/out" "OK       LLVM"
 expect "$T/out" "libdevice"
 expect "$T/out" "driver"
 if [ "$rc" = 2 ]; then expect "$T/out" "MISSING"; fi
-error "doctor takes no arguments" OXIDE_ERROR_INVALID_ARGUMENT "$OXIDE" doctor extra
+usage "doctor takes no arguments" "$OXIDE" doctor extra
 OXIDE_CUDA_DRIVER=/nonexistent/libcuda.so.1 "$OXIDE" doctor >"$T/out" 2>&1
 rc=$?
 checks=$((checks + 1))

@@ -3,7 +3,7 @@
 //!   cargo oxide doctor                 check rustc (its LLVM major), CUDA, liboxide, the driver
 //!   cargo oxide new NAME               a project that builds offline as it is
 //!   cargo oxide build [--release] [--sm sm_90a] [--lineinfo] [--module FILE.ptx [--export RUST=NAME]...] [cargo args]
-//!   cargo oxide run [EXAMPLE] [...]    build, then run (EXAMPLE: a package of the workspace)
+//!   cargo oxide run [PACKAGE] [-- args]  build, then run (PACKAGE: a package of the workspace)
 //!
 //! The same executable is also, inside the build, the rustc workspace wrapper (adds bitcode
 //! emission and v0 mangling) and the linker (at a program's final link it makes the PTX from
@@ -43,7 +43,7 @@ fn main() {
             0
         }
         _ => {
-            eprintln!("usage: cargo oxide <doctor | new NAME | build [--release] [--sm SM] [--lineinfo] [--module FILE.ptx] | run [EXAMPLE]>");
+            eprintln!("usage: cargo oxide <doctor | new NAME | build [--release] [--sm SM] [--lineinfo] [--module FILE.ptx] | run [PACKAGE] [-- args]>");
             if cmd.is_empty() || cmd == "help" || cmd == "--help" {
                 0
             } else {
@@ -245,7 +245,7 @@ fn build(args: &[String], run: bool) -> i32 {
     let mut envs: Vec<(String, String)> = Vec::new();
     let mut exports: Vec<String> = Vec::new();
     let mut i = 0;
-    let mut example: Option<String> = None;
+    let mut package: Option<String> = None;
     let mut module_out: Option<String> = None;
     let mut after_dashdash: Vec<String> = Vec::new();
     while i < args.len() {
@@ -272,11 +272,11 @@ fn build(args: &[String], run: bool) -> i32 {
                 break;
             }
             s if run
-                && example.is_none()
+                && package.is_none()
                 && !s.starts_with('-')
                 && cargo_args.last().map(|p| !p.starts_with('-') || p == "--release").unwrap_or(true) =>
             {
-                example = Some(s.to_string());
+                package = Some(s.to_string());
             }
             _ => cargo_args.push(a.clone()),
         }
@@ -291,7 +291,7 @@ fn build(args: &[String], run: bool) -> i32 {
     let me = std::env::current_exe().unwrap();
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     c.arg(if run { "run" } else { "build" });
-    if let Some(e) = &example {
+    if let Some(e) = &package {
         c.arg("-p").arg(e);
     }
     c.args(&cargo_args);
@@ -342,11 +342,11 @@ fn build(args: &[String], run: bool) -> i32 {
     if code != 0 || module_out.is_none() {
         return code;
     }
-    write_module(&cargo_args, example, &module_out.unwrap(), &exports)
+    write_module(&cargo_args, package, &module_out.unwrap(), &exports)
 }
 
 /// `--module OUT`: the PTX the linker kept for the program, with the export names applied.
-fn write_module(cargo_args: &[String], example: Option<String>, out: &str, exports: &[String]) -> i32 {
+fn write_module(cargo_args: &[String], package: Option<String>, out: &str, exports: &[String]) -> i32 {
     let release = cargo_args.iter().any(|a| a == "--release" || a == "-r");
     let target = std::env::var("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| find_target_dir());
     let dir = target.join(if release { "release" } else { "debug" }).join("oxide");
@@ -355,7 +355,7 @@ fn write_module(cargo_args: &[String], example: Option<String>, out: &str, expor
         .position(|a| a == "-p" || a == "--package" || a == "--bin")
         .and_then(|i| cargo_args.get(i + 1))
         .cloned()
-        .or(example);
+        .or(package);
     let ptx = match want {
         Some(p) => dir.join(format!("{}.ptx", p.replace('-', "_"))),
         None => {
