@@ -138,10 +138,7 @@ oxide_status oxide_module_cache_key(oxide_module *mod, const oxide_options *opts
     if (!mod || !key)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_cache_key: %s is NULL", mod ? "key" : "mod");
     oxide_options defaults;
-    if (!opts) {
-        oxide__options_default(&defaults);
-        opts = &defaults;
-    }
+    opts = oxide__options_or_default(opts, &defaults);
     const char *text;
     oxide_status st = oxide_module_print(mod, &text);
     if (st)

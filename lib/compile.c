@@ -56,10 +56,7 @@ oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, 
     if (!mod || !ptx)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_compile: %s is NULL", mod ? "ptx" : "mod");
     oxide_options defaults;
-    if (!opts) {
-        oxide__options_default(&defaults);
-        opts = &defaults;
-    }
+    opts = oxide__options_or_default(opts, &defaults);
     oxide_status st = oxide__verify(mod, opts);
     if (st)
         return st;

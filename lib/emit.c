@@ -768,10 +768,7 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
                              const oxide_iface_kernel *kernels, size_t nkernels, char **ptx_out, size_t *len_out,
                              char **llvm_ir_out) {
     oxide_options defaults;
-    if (!opts) {
-        oxide__options_default(&defaults);
-        opts = &defaults;
-    }
+    opts = oxide__options_or_default(opts, &defaults);
     LLVMContextRef llctx = LLVMGetModuleContext(m);
     LLVMDiagnosticHandler old_handler = LLVMContextGetDiagnosticHandler(llctx);
     void *old_diag_ctx = LLVMContextGetDiagnosticContext(llctx);

@@ -244,6 +244,13 @@ struct oxide_options {
 
 /* Default options (sm_90a, O3) for calls given NULL. */
 void oxide__options_default(oxide_options *o);
+/* opts, or (NULL) the defaults written to *storage. */
+static inline const oxide_options *oxide__options_or_default(const oxide_options *opts, oxide_options *storage) {
+    if (opts)
+        return opts;
+    oxide__options_default(storage);
+    return storage;
+}
 
 oxide_global *oxide__module_find_global(oxide_module *mod, const char *name);
 oxide_function *oxide__module_find_function(oxide_module *mod, const char *name);

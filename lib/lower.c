@@ -501,10 +501,7 @@ static void line_info_begin(lw *L) {
 
 oxide_status oxide__lower(oxide_module *mod, LLVMContextRef llctx, const oxide_options *opts, LLVMModuleRef *out) {
     oxide_options defaults;
-    if (!opts) {
-        oxide__options_default(&defaults);
-        opts = &defaults;
-    }
+    opts = oxide__options_or_default(opts, &defaults);
     LLVMTargetMachineRef tm;
     oxide_status st = oxide__target_machine(mod->ctx, opts, &tm);
     if (st)

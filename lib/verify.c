@@ -854,10 +854,7 @@ oxide_status oxide__verify(oxide_module *mod, const oxide_options *opts) {
     if (!mod)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "verify: module is NULL");
     oxide_options defaults;
-    if (!opts) {
-        oxide__options_default(&defaults);
-        opts = &defaults;
-    }
+    opts = oxide__options_or_default(opts, &defaults);
     verifier *v = calloc(1, sizeof *v);
     if (!v)
         return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "verify: out of memory");

@@ -95,6 +95,14 @@ oxide_type *tl_elem(tl *T, const oxide_type *tile) {
 
 tl_val *tl_val_of(tl *T, const oxide_value *v) { return &T->vals[v->id]; }
 
+const tl_layout *tl_layout_of(tl *T, const oxide_value *v, tl_layout *tmp) {
+    tl_val *x = tl_val_of(T, v);
+    if (!x->uniform)
+        return &x->L;
+    tl_blocked(tmp, v->type, T->warps);
+    return tmp;
+}
+
 oxide_value *tl_scalar_of(tl *T, const oxide_value *v) {
     oxide_value *s = T->scal[v->id];
     if (!s)

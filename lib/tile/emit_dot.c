@@ -8,20 +8,12 @@
  * bytes so the eight row addresses of one ldmatrix fall in different banks. */
 #include "lower.h"
 
-static const tl_layout *layout_of(tl *T, const oxide_value *v, tl_layout *tmp) {
-    tl_val *x = tl_val_of(T, v);
-    if (!x->uniform)
-        return &x->L;
-    tl_blocked(tmp, v->type, T->warps);
-    return tmp;
-}
-
 /* Writes tile value v to shared memory at base + off: element (b, r, c) of a [B,] R x C tile at
  * byte b*st[0] + r*st[1] + c*st[2]. Registers that are neighbours in memory go out together, up
  * to 16 bytes (the offsets are multiples of the width: rows are 16-byte multiples). */
 static void write_operand(tl *T, const oxide_value *v, oxide_value *base, uint32_t off, const uint32_t st3[3],
                           uint32_t es) {
-    tl_layout tmp, L = *layout_of(T, v, &tmp);
+    tl_layout tmp, L = *tl_layout_of(T, v, &tmp);
     oxide_value **regs = tl_regs_in(T, v, &L);
     oxide_value *c[3];
     tl_thread_coords(T, &L, c);
@@ -95,7 +87,7 @@ void tl_emit_dot(tl *T, const oxide_inst *in) {
     uint32_t esize = fp8 ? 1 : 2, kstep = 32 / esize;
     /* orientation: K contiguous unless a 16-bit operand's registers run along M (A) or N (B) */
     tl_layout la_, lb_;
-    const tl_layout *LA = layout_of(T, av, &la_), *LB = layout_of(T, bv, &lb_);
+    const tl_layout *LA = tl_layout_of(T, av, &la_), *LB = tl_layout_of(T, bv, &lb_);
     bool ta = !fp8 && tl_run_along(LA, rank - 2) > tl_run_along(LA, rank - 1);
     bool tb = !fp8 && tl_run_along(LB, rank - 1) > tl_run_along(LB, rank - 2);
     uint32_t pa = (ta ? M : K) * esize + 16, pb = (tb ? N : K) * esize + 16;

@@ -212,12 +212,7 @@ void tl_emit_load(tl *T, const oxide_inst *in) {
 
 void tl_emit_store(tl *T, const oxide_inst *in, bool atomic) {
     const oxide_value *tile = in->operands[in->noperands - 1];
-    tl_val *x = tl_val_of(T, tile);
-    tl_layout L;
-    if (x->uniform)
-        tl_blocked(&L, tile->type, T->warps);
-    else
-        L = x->L;
+    tl_layout tmp, L = *tl_layout_of(T, tile, &tmp);
     oxide_type *et = tl_elem(T, tile->type);
     oxide_value **v = tl_regs_in(T, tile, &L), **inb = scratch(T, &L), **ptr = scratch(T, &L);
     if (!v || !inb || !ptr)

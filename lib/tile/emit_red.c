@@ -28,12 +28,7 @@ static uint32_t scatter(uint32_t v, const uint8_t *bits, uint32_t n) {
 
 void tl_emit_reduce(tl *T, const oxide_inst *in) {
     const oxide_value *sv = in->operands[0];
-    tl_val *x = tl_val_of(T, sv);
-    tl_layout L;
-    if (x->uniform)
-        tl_blocked(&L, sv->type, T->warps);
-    else
-        L = x->L;
+    tl_layout tmp, L = *tl_layout_of(T, sv, &tmp);
     oxide_value **src = tl_regs_in(T, sv, &L);
     uint32_t axis = (uint32_t)in->imm, lo = tl_dim_off(L.shape, L.rank, axis), hi = lo + tl_bits(L.shape[axis]);
     const oxide_type *e = oxide__tile_scalar(sv->type);

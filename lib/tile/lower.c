@@ -82,10 +82,7 @@ oxide_status oxide_module_lower_tile(oxide_module *mod, const oxide_options *opt
     if (!mod || !out)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_lower_tile: %s is NULL", mod ? "out" : "mod");
     oxide_options defaults;
-    if (!opts) {
-        oxide__options_default(&defaults);
-        opts = &defaults;
-    }
+    opts = oxide__options_or_default(opts, &defaults);
     oxide_status st = oxide__verify(mod, opts);
     return st ? st : oxide__tile_lower(mod, opts, out);
 }

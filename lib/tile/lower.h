@@ -131,6 +131,8 @@ oxide_type *tl_elem(tl *T, const oxide_type *tile); /* the SIMT type of a tile's
 /* The value's registers in layout L (expanding a uniform value, converting another layout). */
 oxide_value **tl_regs_in(tl *T, const oxide_value *v, const tl_layout *L);
 tl_val *tl_val_of(tl *T, const oxide_value *v);
+/* v's layout, or for a uniform value the blocked one (*tmp holds it). */
+const tl_layout *tl_layout_of(tl *T, const oxide_value *v, tl_layout *tmp);
 oxide_value *tl_scalar_of(tl *T, const oxide_value *v);
 /* Allocates the result registers of value v in layout L. */
 oxide_value **tl_new_regs(tl *T, const tl_layout *L);

@@ -142,6 +142,41 @@ static inline void vecadd_io_free(vecadd_io *v) {
     free(v->a), free(v->b), free(v->out);
 }
 
+/* Device 0, and the compile target that is its own ("sm_90a" on an H200) in target. */
+static inline oxide_device *gpu_device_target(char *target, size_t cap) {
+    oxide_device *dev = NULL;
+    int major, minor;
+    MUST(oxide_device_get(0, &dev));
+    MUST(oxide_device_compute_capability(dev, &major, &minor));
+    snprintf(target, cap, "sm_%d%d%s", major, minor, major == 9 || major == 10 ? "a" : "");
+    return dev;
+}
+
+/* m compiled for target and loaded on dev: its kernel name (checks count the load). A compile
+ * that fails returns NULL with its status in *compile_st and its message in oxide_last_error(),
+ * for the caller to judge (tests linking only the runtime never call this). */
+static inline oxide_kernel *gpu_compile_load(oxide_device *dev, oxide_module *m, const char *target, const char *name,
+                                             oxide_loaded_module **lm, oxide_status *compile_st) {
+    oxide_options *o = NULL;
+    const char *ptx = NULL;
+    size_t len = 0;
+    oxide_kernel *k = NULL;
+    *lm = NULL;
+    oxide_status st = oxide_options_create(&o);
+    if (!st)
+        st = oxide_options_set_target(o, target);
+    if (!st)
+        st = oxide_module_compile(m, o, &ptx, &len);
+    oxide_options_destroy(o);
+    *compile_st = st;
+    if (st)
+        return NULL;
+    OK(oxide_loaded_module_load_ptx(dev, ptx, len, lm));
+    if (*lm)
+        OK(oxide_loaded_module_get_kernel(*lm, name, &k));
+    return k;
+}
+
 static inline int finish(const char *name, const char *figure) {
     int checks = check_passed + check_failed;
     if (check_failed) {

@@ -10,12 +10,12 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "ptxas.h"
 
 #ifndef OXIDE_CUDA_HOME
 #define OXIDE_CUDA_HOME "/usr/local/cuda"
 #endif
 
-static char ptxas[1024];
 static oxide_context *ctx;
 
 static const char mma_ir[] = "module @mma\n"
@@ -74,24 +74,7 @@ static const char half_ir[] = "module @half\n"
                               "  ret\n"
                               "}\n";
 
-/* ptxas's verdict on ptx for arch; its output is printed when it refuses. */
-static bool assembles(const char *ptx, size_t len, const char *arch) {
-    char path[] = "/tmp/oxide_ptx_fp8_XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return false;
-    bool wrote = write(fd, ptx, len) == (ssize_t)len;
-    close(fd);
-    char cmd[2300];
-    snprintf(cmd, sizeof cmd, "'%s' -arch=%s '%s' -o /dev/null 2>&1", ptxas, arch, path);
-    FILE *pp = wrote ? popen(cmd, "r") : NULL;
-    char line[1024];
-    while (pp && fgets(line, sizeof line, pp))
-        printf("ptxas %s: %s", arch, line);
-    int rc = pp ? pclose(pp) : -1;
-    unlink(path);
-    return wrote && rc == 0;
-}
+static bool assembles(const char *ptx, size_t len, const char *arch) { return ptxas_run(ptx, len, arch) == 0; }
 
 /* The PTX of ir for target (opt level, explicit PTX version when major > 0), or NULL after a
  * failed check. The module stays alive in *m for the caller to destroy. */
@@ -203,12 +186,8 @@ static void check_half(const char *target, int level) {
 }
 
 int main(void) {
-    const char *home = getenv("CUDA_HOME");
-    snprintf(ptxas, sizeof ptxas, "%s/bin/ptxas", home && *home ? home : OXIDE_CUDA_HOME);
-    if (access(ptxas, X_OK) != 0) {
-        printf("skipped: no ptxas at %s\n", ptxas);
+    if (!ptxas_find(OXIDE_CUDA_HOME))
         return 77;
-    }
     MUST(oxide_context_create(&ctx));
     /* mma needs PTX 8.4 everywhere; the conversions 8.1 on sm_89 and 7.8 (the default) on sm_90 */
     static const fp8_target targets[] = {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "ptxas.h"
 
 #ifndef OXIDE_CUDA_HOME
 #define OXIDE_CUDA_HOME "/usr/local/cuda"
@@ -19,26 +20,8 @@
 #define OXIDE_SOURCE_DIR "."
 #endif
 
-static char ptxas[1024];
 static oxide_context *ctx;
 static int assembled;
-
-/* ptxas's exit status on the PTX for arch; what it says is printed. */
-static int run_ptxas(const char *ptx, size_t len, const char *arch) {
-    char path[] = "/tmp/oxide_ptx_tile_XXXXXX", cmd[2300], line[1024];
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return -1;
-    bool wrote = write(fd, ptx, len) == (ssize_t)len;
-    close(fd);
-    snprintf(cmd, sizeof cmd, "'%s' -arch=%s '%s' -o /dev/null 2>&1", ptxas, arch, path);
-    FILE *pp = wrote ? popen(cmd, "r") : NULL;
-    while (pp && fgets(line, sizeof line, pp))
-        printf("  ptxas -arch=%s: %s", arch, line);
-    int rc = pp ? pclose(pp) : -1;
-    unlink(path);
-    return wrote ? rc : -1;
-}
 
 /* A tests/ir/tile case is valid for some target when one of its leading comments says so. */
 static bool is_ok_case(const char *text) {
@@ -71,7 +54,7 @@ static void check_kernel(const char *path, const char *text) {
         st = oxide_module_compile(m, o, &ptx, &len);
         const char *msg = st ? oxide_last_error() : "";
         if (st == OXIDE_OK) {
-            int rc = run_ptxas(ptx, len, targets[t]);
+            int rc = ptxas_run(ptx, len, targets[t]);
             CHECK(rc == 0, "%s for %s: ptxas refused it (status %d)", path, targets[t], rc);
             assembled += rc == 0;
         } else if (fp8_dot && t == 0) {
@@ -119,12 +102,8 @@ static int check_dir(const char *dir, bool only_ok) {
 }
 
 int main(void) {
-    const char *home = getenv("CUDA_HOME");
-    snprintf(ptxas, sizeof ptxas, "%s/bin/ptxas", home && *home ? home : OXIDE_CUDA_HOME);
-    if (access(ptxas, X_OK) != 0) {
-        printf("skipped: no ptxas at %s\n", ptxas);
+    if (!ptxas_find(OXIDE_CUDA_HOME))
         return 77;
-    }
     MUST(oxide_context_create(&ctx));
     int examples = check_dir(OXIDE_SOURCE_DIR "/examples/tile", false);
     int cases = check_dir(OXIDE_SOURCE_DIR "/tests/ir/tile", true);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bits.h"
 #include "ir.h"
 #include "tile/floatfmt.h"
 
@@ -125,31 +126,8 @@ static int64_t sx(uint64_t v, unsigned w) {
     v = mask(v, w);
     return (int64_t)((v ^ m) - m);
 }
-static float f32(uint64_t b) {
-    uint32_t u = (uint32_t)b;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-static double f64(uint64_t b) {
-    double d;
-    memcpy(&d, &b, 8);
-    return d;
-}
-static uint64_t b32(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-static uint64_t b64(double d) {
-    uint64_t u;
-    memcpy(&u, &d, 8);
-    return u;
-}
-/* Floats travel as double inside an op and are rounded to the op's type once, at the end. For
- * f32 each basic op is done in float, so the single rounding matches IEEE single precision. */
-static double fget(const oxide_type *t, uint64_t b) { return t->kind == OXIDE_TYPE_F32 ? f32(b) : f64(b); }
-static uint64_t fput(const oxide_type *t, double d) { return t->kind == OXIDE_TYPE_F32 ? b32((float)d) : b64(d); }
+static double fget(const oxide_type *t, uint64_t b) { return t->kind == OXIDE_TYPE_F32 ? dt_f32(b) : dt_f64(b); }
+static uint64_t fput(const oxide_type *t, double d) { return t->kind == OXIDE_TYPE_F32 ? dt_b32((float)d) : dt_b64(d); }
 
 /* ---- values ---- */
 
@@ -336,12 +314,16 @@ static int exec_arith(interp *I, thread *t, const oxide_inst *in, step *s) {
     case OXIDE_OP_SUB: r = fl ? fput(rt, fget(rt, a) - fget(rt, b)) : a - b; break;
     case OXIDE_OP_MUL:
         if (fl)
-            r = rt->kind == OXIDE_TYPE_F32 ? b32(f32(a) * f32(b)) : b64(f64(a) * f64(b));
+            r = rt->kind == OXIDE_TYPE_F32 ? dt_b32(dt_f32(a) * dt_f32(b)) : dt_b64(dt_f64(a) * dt_f64(b));
         else
             r = a * b;
         break;
-    case OXIDE_OP_FDIV: r = rt->kind == OXIDE_TYPE_F32 ? b32(f32(a) / f32(b)) : b64(f64(a) / f64(b)); break;
-    case OXIDE_OP_FREM: r = rt->kind == OXIDE_TYPE_F32 ? b32(fmodf(f32(a), f32(b))) : b64(fmod(f64(a), f64(b))); break;
+    case OXIDE_OP_FDIV:
+        r = rt->kind == OXIDE_TYPE_F32 ? dt_b32(dt_f32(a) / dt_f32(b)) : dt_b64(dt_f64(a) / dt_f64(b));
+        break;
+    case OXIDE_OP_FREM:
+        r = rt->kind == OXIDE_TYPE_F32 ? dt_b32(fmodf(dt_f32(a), dt_f32(b))) : dt_b64(fmod(dt_f64(a), dt_f64(b)));
+        break;
     case OXIDE_OP_SDIV:
     case OXIDE_OP_SREM:
     case OXIDE_OP_UDIV:
@@ -427,9 +409,9 @@ static int exec_cast(interp *I, const oxide_inst *in, step *s) {
             return failf(I, in, "to %s is not modelled", rt->name);
         /* Convert straight to the result type: going through double would round twice. */
         if (in->op == OXIDE_OP_SITOFP)
-            r = rt->kind == OXIDE_TYPE_F32 ? b32((float)sx(a, ow)) : b64((double)sx(a, ow));
+            r = rt->kind == OXIDE_TYPE_F32 ? dt_b32((float)sx(a, ow)) : dt_b64((double)sx(a, ow));
         else
-            r = rt->kind == OXIDE_TYPE_F32 ? b32((float)mask(a, ow)) : b64((double)mask(a, ow));
+            r = rt->kind == OXIDE_TYPE_F32 ? dt_b32((float)mask(a, ow)) : dt_b64((double)mask(a, ow));
         break;
     case OXIDE_OP_BITCAST:
     case OXIDE_OP_PTRTOINT:
@@ -477,10 +459,11 @@ static int exec_math(interp *I, thread *t, const oxide_inst *in, step *s) {
     const oxide_type *rt = s->rt;
     uint64_t a = s->a, b = s->b;
     switch (in->op) {
-    case OXIDE_OP_SQRT: s->r = rt->kind == OXIDE_TYPE_F32 ? b32(sqrtf(f32(a))) : b64(sqrt(f64(a))); break;
+    case OXIDE_OP_SQRT: s->r = rt->kind == OXIDE_TYPE_F32 ? dt_b32(sqrtf(dt_f32(a))) : dt_b64(sqrt(dt_f64(a))); break;
     case OXIDE_OP_FMA: {
         uint64_t c = t->regs[vidx(s->o[2])];
-        s->r = rt->kind == OXIDE_TYPE_F32 ? b32(fmaf(f32(a), f32(b), f32(c))) : b64(fma(f64(a), f64(b), f64(c)));
+        s->r = rt->kind == OXIDE_TYPE_F32 ? dt_b32(fmaf(dt_f32(a), dt_f32(b), dt_f32(c)))
+                                          : dt_b64(fma(dt_f64(a), dt_f64(b), dt_f64(c)));
         break;
     }
     case OXIDE_OP_FMIN:

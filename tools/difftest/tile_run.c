@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bits.h"
 #include "buf.h"
 #include "driver.h"
 #include "tile_gen.h"
@@ -18,16 +19,6 @@ typedef struct th_run {
     uint8_t *buf[TG_MAX_TENSORS]; /* each tensor's storage */
 } th_run;
 
-static float bits_f32(uint32_t u) {
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-static uint32_t f32_bits(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
 static double f16_value(uint16_t h) {
     int e = h >> 10 & 31, m = h & 1023;
     double v = e == 31 ? (m ? NAN : INFINITY) : e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
@@ -35,7 +26,7 @@ static double f16_value(uint16_t h) {
 }
 /* f16 bits of a normal value f16 holds exactly (the fill's values). */
 static uint16_t f16_exact(float f) {
-    uint32_t u = f32_bits(f);
+    uint32_t u = dt_b32(f);
     return (uint16_t)((u >> 16 & 0x8000) | ((((u >> 23) & 255) - 127 + 15) << 10) | (u >> 13 & 1023));
 }
 
@@ -43,8 +34,8 @@ static double elem_value(tg_elem e, const uint8_t *p) {
     uint32_t u32;
     uint16_t u16;
     switch (e) {
-    case TG_F32: memcpy(&u32, p, 4); return bits_f32(u32);
-    case TG_BF16: memcpy(&u16, p, 2); return bits_f32((uint32_t)u16 << 16);
+    case TG_F32: memcpy(&u32, p, 4); return dt_f32(u32);
+    case TG_BF16: memcpy(&u16, p, 2); return dt_f32((uint32_t)u16 << 16);
     case TG_F16: memcpy(&u16, p, 2); return f16_value(u16);
     case TG_I32: memcpy(&u32, p, 4); return (int32_t)u32;
     default: return (int8_t)p[0];
@@ -66,7 +57,7 @@ static int fill(const tg_program *p, th_run *h) {
             uint8_t *at = h->buf[i] + k * es;
             if (tg_is_float(t->elem)) {
                 float f = (float)(16 + r % 113) / 128 * (r >> 32 & 1 ? -1 : 1);
-                uint32_t u = f32_bits(f);
+                uint32_t u = dt_b32(f);
                 uint16_t b = t->elem == TG_F16 ? f16_exact(f) : (uint16_t)(u >> 16);
                 memcpy(at, t->elem == TG_F32 ? (void *)&u : (void *)&b, es);
             } else {

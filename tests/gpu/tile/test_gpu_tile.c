@@ -13,26 +13,12 @@ static char target[16];
 /* Compiles ir and loads kernel name. */
 static oxide_kernel *load(const char *ir, const char *name, oxide_loaded_module **lm) {
     oxide_module *m = NULL;
-    oxide_options *o = NULL;
-    const char *ptx = NULL;
-    size_t len = 0;
     oxide_kernel *k = NULL;
     oxide_status st = oxide_module_parse(ctx, ir, strlen(ir), &m);
     if (!st)
-        st = oxide_options_create(&o);
-    if (!st)
-        st = oxide_options_set_target(o, target);
-    if (!st)
-        st = oxide_module_compile(m, o, &ptx, &len);
-    if (st) {
+        k = gpu_compile_load(dev, m, target, name, lm, &st);
+    if (st)
         CHECK(0, "compiling @%s: %s: %s", name, oxide_status_name(st), oxide_last_error());
-        goto out;
-    }
-    OK(oxide_loaded_module_load_ptx(dev, ptx, len, lm));
-    if (*lm)
-        OK(oxide_loaded_module_get_kernel(*lm, name, &k));
-out:
-    oxide_options_destroy(o);
     oxide_module_destroy(m);
     return k;
 }
@@ -368,10 +354,7 @@ int main(int argc, char **argv) {
         examples = argv[1];
     gpu_require();
     rng_seed();
-    int major, minor;
-    MUST(oxide_device_get(0, &dev));
-    MUST(oxide_device_compute_capability(dev, &major, &minor));
-    snprintf(target, sizeof target, "sm_%d%d%s", major, minor, major == 9 || major == 10 ? "a" : "");
+    dev = gpu_device_target(target, sizeof target);
     MUST(oxide_context_create(&ctx));
     test_add();
     test_matmul(4, 64, 64, 32, 100, 130, 80);

@@ -75,24 +75,10 @@ static void casts_ir(char *ir, size_t cap, const char *src) {
 
 /* PTX of ir for tgt, loaded; kernel name. */
 static oxide_kernel *load(oxide_module *m, const char *tgt, const char *name, oxide_loaded_module **lm) {
-    oxide_options *o = NULL;
-    const char *ptx = NULL;
-    size_t len = 0;
-    oxide_kernel *k = NULL;
-    *lm = NULL;
-    oxide_status st = oxide_options_create(&o);
-    if (!st)
-        st = oxide_options_set_target(o, tgt);
-    if (!st)
-        st = oxide_module_compile(m, o, &ptx, &len);
-    oxide_options_destroy(o);
-    if (st) {
+    oxide_status st;
+    oxide_kernel *k = gpu_compile_load(dev, m, tgt, name, lm, &st);
+    if (st)
         CHECK(0, "compiling @%s for %s: %s: %s", name, tgt, oxide_status_name(st), oxide_last_error());
-        return NULL;
-    }
-    OK(oxide_loaded_module_load_ptx(dev, ptx, len, lm));
-    if (*lm)
-        OK(oxide_loaded_module_get_kernel(*lm, name, &k));
     return k;
 }
 
@@ -446,10 +432,7 @@ static void test_print(const char *tgt) {
 int main(void) {
     gpu_require();
     rng_seed();
-    int major, minor;
-    MUST(oxide_device_get(0, &dev));
-    MUST(oxide_device_compute_capability(dev, &major, &minor));
-    snprintf(target, sizeof target, "sm_%d%d%s", major, minor, major == 9 || major == 10 ? "a" : "");
+    dev = gpu_device_target(target, sizeof target);
     MUST(oxide_context_create(&ctx));
     /* the GPU's own target (the cvt instructions from sm_89) and sm_80 (integer ops), both run here */
     const char *tgts[2] = {target, "sm_80"};

@@ -195,25 +195,12 @@ static size_t compare(const tcase *c, const tbuf *b, double *worst, double *maxe
  * failed check. */
 static oxide_kernel *compile_case(const tcase *c, oxide_module *m, oxide_loaded_module **lm, char *skip,
                                   size_t skip_len) {
-    oxide_options *o = NULL;
-    const char *ptx = NULL;
-    size_t len = 0;
-    oxide_kernel *k = NULL;
-    oxide_status st = oxide_options_create(&o);
-    if (!st)
-        st = oxide_options_set_target(o, target);
-    if (!st)
-        st = oxide_module_compile(m, o, &ptx, &len);
+    oxide_status st;
+    oxide_kernel *k = gpu_compile_load(dev, m, target, c->kernel, lm, &st);
     if (st == OXIDE_ERROR_UNSUPPORTED && strstr(oxide_last_error(), "not lowered"))
         snprintf(skip, skip_len, "the lowering refuses it: %s", oxide_last_error());
     else if (st)
         CHECK(0, "%s: compiling for %s: %s: %s", c->kernel, target, oxide_status_name(st), oxide_last_error());
-    else {
-        OK(oxide_loaded_module_load_ptx(dev, ptx, len, lm));
-        if (*lm)
-            OK(oxide_loaded_module_get_kernel(*lm, c->kernel, &k));
-    }
-    oxide_options_destroy(o);
     return k;
 }
 
@@ -510,11 +497,8 @@ int main(int argc, char **argv) {
     dir = argc > 1 ? argv[1] : getenv("OXIDE_TILE_EXAMPLES") ? getenv("OXIDE_TILE_EXAMPLES") : OXIDE_TILE_EXAMPLES_DIR;
     gpu_require();
     rng_seed();
-    int major, minor;
-    MUST(oxide_device_get(0, &dev));
-    MUST(oxide_device_compute_capability(dev, &major, &minor));
-    sm = major * 10 + minor;
-    snprintf(target, sizeof target, "sm_%d%d%s", major, minor, major == 9 || major == 10 ? "a" : "");
+    dev = gpu_device_target(target, sizeof target);
+    sm = atoi(target + 3); /* "sm_90a" -> 90 */
     MUST(oxide_context_create(&ctx));
     check_every_example_has_a_case();
     printf("tile examples from %s on %s: GPU vs the interpreter\n", dir, target);
