@@ -315,7 +315,7 @@ def test_misuse_outside_the_compiler():
 # ---- the interpreter against NumPy (random, ragged shapes) ----
 
 interp = pytest.mark.skipif(not hasattr(oxide, "interpret"),
-                            reason="oxide.interpret (the tile interpreter, branch interp) is not in this build")
+                            reason="oxide.interpret (the tile interpreter) is not in this build")
 
 
 @interp
