@@ -5,8 +5,9 @@
 #
 # 1. generated intrinsics up to date; 2. cargo test (macros, host API) ; 3. every example built with
 # `cargo oxide build` (dev and --release), its PTX accepted by ptxas -arch=sm_90a, and run (with
-# no GPU each says so); 4. the seed example built unchanged from ../shared/acceptance/seed_map.rs
-# ($OXIDE_SEED); 5. build-time refusals with the Rust function and the reason; 6. a rustc whose
+# no GPU each says so); 4. the seed example built unchanged as a package of its own, from
+# examples/rust/seed/src/main.rs (or, with $OXIDE_SEED, the acceptance file it must equal byte
+# for byte); 5. build-time refusals with the Rust function and the reason; 6. a rustc whose
 # LLVM is newer than liboxide's is refused by doctor and build; 7. --module with export names.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -44,9 +45,9 @@ for profile in dev release; do
     done
     for bin in vecadd seed seed_full generics reduce warp_reduce histogram matmul cluster async_pipeline gemm_hopper; do
         out="$("$EX/target/$dir/$bin" 2>&1)" && rc=0 || rc=$?
-        if [ $rc -ne 0 ] && [ $bin = seed ] && echo "$out" | grep -q "OXIDE_ERROR_NO_DRIVER\|OXIDE_ERROR_NO_DEVICE"; then
+        if [ $rc -ne 0 ] && [ $bin = seed ] && grep -q "OXIDE_ERROR_NO_DRIVER\|OXIDE_ERROR_NO_DEVICE" <<<"$out"; then
             pass "run $profile seed: no GPU here (the unchanged seed unwraps CudaContext::new)"; continue; fi
-        if [ $rc -eq 0 ] && echo "$out" | grep -qE "PASSED|no GPU found|^$"; then pass "run $profile $bin: $(echo "$out" | head -1)"; else echo "$out" | tail -5; bad "run $profile $bin (rc $rc)"; fi
+        if [ $rc -eq 0 ] && grep -qE "PASSED|no GPU found|^$" <<<"$out"; then pass "run $profile $bin: $(echo "$out" | head -1)"; else echo "$out" | tail -5; bad "run $profile $bin (rc $rc)"; fi
     done
 done
 # by-value TMA descriptors (`&TensorMap`): manifest kind tma_desc, a 128-byte grid_constant PTX
@@ -86,7 +87,7 @@ for profile in dev release; do
     (cd "$ROOT/tests/rust/crates" && cargo oxide build $flag -p device_api -p panic_trap 2>"$TMP/b.log") || { cat "$TMP/b.log"; bad "device_api/panic_trap build ($profile)"; continue; }
     for bin in device_api panic_trap; do
         "$PTXAS" -arch="$SM" "$ROOT/tests/rust/crates/target/$dir/oxide/$bin.ptx" -o "$TMP/x.cubin" && pass "ptxas $profile $bin" || bad "ptxas $profile $bin"
-        out="$("$ROOT/tests/rust/crates/target/$dir/$bin" 2>&1)" && echo "$out" | grep -qE "PASSED|no GPU found" && pass "run $profile $bin: $(echo "$out" | tail -1)" || bad "run $profile $bin: $out"
+        out="$("$ROOT/tests/rust/crates/target/$dir/$bin" 2>&1)" && grep -qE "PASSED|no GPU found" <<<"$out" && pass "run $profile $bin: $(echo "$out" | tail -1)" || bad "run $profile $bin: $out"
     done
 done
 grep -q "panicked at panic_trap/src/main.rs:" "$ROOT/tests/rust/crates/target/debug/oxide/panic_trap.ptx" 2>/dev/null || \
@@ -98,7 +99,7 @@ sys.exit(0 if any("panic_trap/src/main.rs:" in m for m in msgs) else 1)
 PY
 
 echo "== the seed example, unchanged"
-SEED="${OXIDE_SEED:-$ROOT/../shared/acceptance/seed_map.rs}"
+SEED="${OXIDE_SEED:-$EX/seed/src/main.rs}"
 if [ -f "$SEED" ]; then
     cmp -s "$SEED" "$EX/seed/src/main.rs" && pass "examples/rust/seed is the acceptance file" || bad "examples/rust/seed/src/main.rs differs from $SEED"
     mkdir -p "$TMP/seedpkg/.cargo"
@@ -120,7 +121,7 @@ TOML
         pass "seed_map.rs builds unchanged"
         "$PTXAS" -arch="$SM" "$TMP/seedpkg/target/release/oxide/seed_map.ptx" -o "$TMP/x.cubin" && pass "seed ptxas" || bad "seed ptxas"
         out="$("$TMP/seedpkg/target/release/seed_map" 2>&1)" && pass "seed runs: ${out:-assert passed}" || {
-            echo "$out" | grep -q "NO_DRIVER\|NO_DEVICE" && pass "seed: no GPU here (built and PTX checked)" || bad "seed run: $out"; }
+            grep -q "NO_DRIVER\|NO_DEVICE" <<<"$out" && pass "seed: no GPU here (built and PTX checked)" || bad "seed run: $out"; }
     else cat "$TMP/seed.log"; bad "seed_map.rs build"; fi
 else
     echo "SKIP seed: $SEED not found (set OXIDE_SEED)"
@@ -155,8 +156,8 @@ cat > "$TMP/rustc" <<'SH'
 printf 'rustc 9.99.0\nrelease: 9.99.0\nLLVM version: 99.1.0\n'
 SH
 chmod +x "$TMP/rustc"
-out="$(RUSTC="$TMP/rustc" cargo oxide doctor 2>&1)" && bad "doctor accepted LLVM 99" || { echo "$out" | grep -q "newer than liboxide's LLVM" && pass "doctor refuses LLVM 99 with the fix" || bad "doctor message: $out"; }
-out="$(cd "$EX" && RUSTC="$TMP/rustc" cargo oxide build 2>&1)" && bad "build accepted LLVM 99" || { echo "$out" | grep -q "rustup default" && pass "build refuses LLVM 99 with the fix" || bad "build message: $out"; }
+out="$(RUSTC="$TMP/rustc" cargo oxide doctor 2>&1)" && bad "doctor accepted LLVM 99" || { grep -q "newer than liboxide's LLVM" <<<"$out" && pass "doctor refuses LLVM 99 with the fix" || bad "doctor message: $out"; }
+out="$(cd "$EX" && RUSTC="$TMP/rustc" cargo oxide build 2>&1)" && bad "build accepted LLVM 99" || { grep -q "rustup default" <<<"$out" && pass "build refuses LLVM 99 with the fix" || bad "build message: $out"; }
 
 echo "== cargo oxide build --module with export names"
 (cd "$EX" && cargo oxide build --release -p vecadd --module "$TMP/vecadd_module.ptx" --export vecadd=vector_add >/dev/null 2>&1) || bad "--module build"
