@@ -3,12 +3,6 @@
  * private word), and layout conversions through shared memory. */
 #include "lower.h"
 
-static uint32_t bytes_of(tl *T, oxide_type *t) {
-    unsigned bits = oxide__type_bits(t);
-    (void)T;
-    return bits >= 8 ? bits / 8 : 1;
-}
-
 /* The element number bits this thread's lane and warp set in layout L (i32). */
 static oxide_value *thread_flat(tl *T, const tl_layout *L) {
     oxide_value *f = tl_int(T, T->ti32, 0);
@@ -31,7 +25,7 @@ oxide_value **tl_convert(tl *T, oxide_value **src, const tl_layout *a, const tl_
         bits += tl_bits(a->shape[d]);
     /* i1 is kept as a byte in memory */
     oxide_type *mt = elem == T->ti1 ? T->ti8 : elem;
-    oxide_value *base = tl_smem_at(T, (uint64_t)bytes_of(T, mt) << bits);
+    oxide_value *base = tl_smem_at(T, (uint64_t)tl_elem_bytes(mt) << bits);
     oxide_value **r = tl_new_regs(T, b);
     if (!r)
         return NULL;
@@ -181,7 +175,7 @@ void tl_emit_load(tl *T, const oxide_inst *in) {
     if (!(r->regs = tl_new_regs(T, &r->L)) || !inb || !ptr)
         return;
     addresses(T, in, &r->L, inb, ptr, et, false, false);
-    uint32_t es = bytes_of(T, et), n = vec_regs(&r->L, es), nregs = 1u << r->L.nreg;
+    uint32_t es = tl_elem_bytes(et), n = vec_regs(&r->L, es), nregs = 1u << r->L.nreg;
     oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = es};
     oxide_block *fast = NULL, *slow = NULL, *join = NULL;
     oxide_value **vals = r->regs;
@@ -219,7 +213,7 @@ void tl_emit_store(tl *T, const oxide_inst *in, bool atomic) {
         return;
     /* a plain store may write the same value from every copy; an atomic add must not */
     addresses(T, in, &L, inb, ptr, et, true, atomic);
-    uint32_t es = bytes_of(T, et), n = atomic ? 1 : vec_regs(&L, es), nregs = 1u << L.nreg;
+    uint32_t es = tl_elem_bytes(et), n = atomic ? 1 : vec_regs(&L, es), nregs = 1u << L.nreg;
     oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = es};
     oxide_block *fast = NULL, *slow = NULL, *join = NULL;
     if (n > 1 && split(T, vector_ok(T, in, &L, inb, ptr, n, es), &fast, &slow, &join, NULL, 0, NULL)) {

@@ -35,7 +35,7 @@ static void start(tl_layout *L, const oxide_type *tile, uint32_t warps) {
     memset(L->warp, -1, sizeof L->warp);
 }
 
-static uint32_t elem_bytes(const oxide_type *e) {
+uint32_t tl_elem_bytes(const oxide_type *e) {
     unsigned bits = oxide__type_bits(e);
     return bits >= 8 ? bits / 8 : 1; /* i1 and fp8 (no scalar width) take a byte */
 }
@@ -45,7 +45,7 @@ void tl_blocked(tl_layout *L, const oxide_type *tile, uint32_t warps) {
     uint32_t B = total_bits(L), c = 0;
     /* 16 bytes per thread side by side along the last dim (one vector access), unless the tile
      * is too small to give every thread its own elements */
-    uint32_t vbits = tl_bits(16 / elem_bytes(tile->elem)), spread = 5 + L->nwarp;
+    uint32_t vbits = tl_bits(16 / tl_elem_bytes(tile->elem)), spread = 5 + L->nwarp;
     if (B < spread + vbits)
         vbits = B > spread ? B - spread : 0;
     while (c < vbits)

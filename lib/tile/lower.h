@@ -79,7 +79,8 @@ typedef struct tl {
 } tl;
 
 /* ---- layout.c ---- */
-uint32_t tl_bits(uint32_t n); /* log2 of a power of two */
+uint32_t tl_bits(uint32_t n);                /* log2 of a power of two */
+uint32_t tl_elem_bytes(const oxide_type *e); /* bytes an element takes in memory (i1 and fp8: 1) */
 /* Bit offset of dim d in the element number of a tile of this shape. */
 uint32_t tl_dim_off(const uint32_t *shape, uint32_t rank, uint32_t d);
 void tl_blocked(tl_layout *L, const oxide_type *tile, uint32_t warps);
