@@ -97,6 +97,8 @@ struct oxide_type {
 
 bool oxide__type_is_int(const oxide_type *t);   /* i1..i128 */
 bool oxide__type_is_float(const oxide_type *t); /* f16, bf16, f32, f64 */
+/* A vector or array of integers or floats: a `const` of it is all zeros. */
+bool oxide__type_is_zeroable(const oxide_type *t);
 bool oxide__type_is_ptr(const oxide_type *t);
 /* Intern a type built from proto (equal types are one pointer); names it. */
 oxide_status oxide__type_intern(oxide_context *ctx, const oxide_type *proto, oxide_type **out);

@@ -517,6 +517,8 @@ static oxide_status lower_assert(lw *L, const oxide_inst *in) {
 
 static LLVMValueRef lower_const(lw *L, const oxide_inst *in) {
     LLVMTypeRef t = lw_type(L, in->result->type);
+    if (oxide__type_is_zeroable(in->result->type))
+        return LLVMConstNull(t);
     if (oxide__type_is_float(in->result->type))
         return LLVMConstReal(t, in->fvalue);
     return LLVMConstInt(t, (unsigned long long)in->ivalue, 1);
