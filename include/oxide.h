@@ -525,7 +525,8 @@ typedef enum oxide_op {
     OXIDE_OP_CVT_E5M2X2_F16X2 = 212, /* cvt.e5m2x2.f16x2 */
     OXIDE_OP_CVT_F16X2_E4M3X2 = 213, /* cvt.f16x2.e4m3x2 */
     OXIDE_OP_CVT_F16X2_E5M2X2 = 214, /* cvt.f16x2.e5m2x2 */
-    OXIDE_OP_COUNT_ = 215
+    OXIDE_OP_WGMMA_WAIT_ACC = 215, /* wgmma.wait_group.acc */
+    OXIDE_OP_COUNT_ = 216
 } oxide_op;
 /* END GENERATED OPS */
 /* clang-format on */

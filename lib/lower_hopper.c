@@ -98,6 +98,36 @@ out:
     return r;
 }
 
+/* wgmma.wait_group with the accumulators tied through it ("=f" outputs on "0".."n-1" inputs). */
+static LLVMValueRef lower_wgmma_wait_acc(lw *L, const oxide_inst *in, LLVMValueRef *ops, LLVMTypeRef rt) {
+    unsigned n = (unsigned)LLVMGetArrayLength2(rt);
+    size_t cap = 64 + (size_t)n * 12;
+    char *text = malloc(64), *cons = malloc(cap);
+    LLVMValueRef *args = malloc(n * sizeof *args);
+    LLVMTypeRef *ft = malloc(n * sizeof *ft);
+    LLVMValueRef r = NULL;
+    if (!text || !cons || !args || !ft) {
+        lw_fail(L, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory lowering '%s'", oxide_ops[in->op].name);
+        goto out;
+    }
+    snprintf(text, 64, "%s %d;", oxide_ops[in->op].tmpl, (int)in->imm);
+    size_t c = 0;
+    for (unsigned i = 0; i < n; i++)
+        c += (size_t)snprintf(cons + c, cap - c, "%s=f", i ? "," : "");
+    for (unsigned i = 0; i < n; i++) {
+        c += (size_t)snprintf(cons + c, cap - c, ",%u", i);
+        args[i] = LLVMBuildExtractValue(L->b, ops[0], i, "");
+        ft[i] = L->tf32;
+    }
+    snprintf(cons + c, cap - c, ",~{memory}");
+    LLVMValueRef s = emit_asm_raw(L, text, cons, LLVMStructTypeInContext(L->c, ft, n, 0), args, n);
+    if (s)
+        r = struct_to(L, s, rt, n);
+out:
+    free(text), free(cons), free(args), free(ft);
+    return r;
+}
+
 /* The shared-memory matrix descriptor of wgmma (PTX ISA, "Matrix Descriptor Format"): start
  * address, leading and stride byte offsets, each >> 4 in 14 bits; the swizzle mode in bits 62-63. */
 static LLVMValueRef lower_wgmma_desc(lw *L, const oxide_inst *in, LLVMValueRef *ops) {
@@ -239,6 +269,7 @@ LLVMValueRef lower_tier2(lw *L, const oxide_inst *in, LLVMValueRef *ops, unsigne
     case OXIDE_OP_WGMMA_BF16:
     case OXIDE_OP_WGMMA_F16: return lower_wgmma(L, in, ops, rt);
     case OXIDE_OP_WGMMA_DESC: return lower_wgmma_desc(L, in, ops);
+    case OXIDE_OP_WGMMA_WAIT_ACC: return lower_wgmma_wait_acc(L, in, ops, rt);
     default:
         /* the rest map one to one onto their intrinsic */
         return lw_call_intrinsic(L, tmpl, NULL, 0, ops, n);

@@ -171,6 +171,12 @@ bool verify_hopper_op(verifier *v, const oxide_inst *in, const oxide_type *row) 
     case OXIDE_OP_TMA_LOAD_MULTICAST: return check_tensor_map(v, t1, 1) && check_coords(v, in, 4);
     case OXIDE_OP_TMA_STORE: return check_tensor_map(v, t0, 0) && check_coords(v, in, 2);
     case OXIDE_OP_TMA_PREFETCH_DESC: return check_tensor_map(v, t0, 0);
+    case OXIDE_OP_WGMMA_WAIT_ACC:
+        if (!wgmma_n(row)) {
+            verify_report(v, "the accumulator must be array<N/2 x f32> of an m64nNk16 shape, got %s", tname(row));
+            return false;
+        }
+        return check_imm_range(v, in, 0, 63, "the number of pending groups (imm)");
     case OXIDE_OP_WGMMA_BF16:
     case OXIDE_OP_WGMMA_F16:
         if (!wgmma_n(row)) {

@@ -11,7 +11,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 EXAMPLES = os.path.join(ROOT, "examples", "python")
 
 # The choices, stated (bench/README.md repeats them):
-MATMUL_BF16 = dict(BM=128, BN=128, BK=32, warps=8, stages=3)
+MATMUL_BF16 = dict(BM=128, BN=128, BK=64, warps=8, stages=3)
 MATMUL_FP8 = dict(BM=128, BN=128, BK=64, warps=8, stages=3)
 SOFTMAX_TILE = 4096      # elements per program: R = SOFTMAX_TILE // C rows of C columns, 8 warps
 LAYERNORM_WARPS = 8      # one row per program, the whole row in one tile

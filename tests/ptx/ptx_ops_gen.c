@@ -632,7 +632,7 @@ static oxide_value *imm_op(G *g, oxide_op o, oxide_value *const *ops, size_t n, 
 
 /* A wgmma m64nNk16 with the accumulator loaded from memory, fenced, committed and waited for
  * (the sequence ptxas wants: without it, it injects warpgroup waits of its own). */
-static void wgmma_seq(G *g, oxide_op o, unsigned nn, int64_t mode) {
+static void wgmma_seq(G *g, oxide_op o, unsigned nn, int64_t mode, bool tied_wait) {
     oxide_type *acc_t;
     oxide_type_array(g->ctx, g->f32, nn / 2, &acc_t);
     oxide_value *acc = input(g, acc_t);
@@ -645,7 +645,10 @@ static void wgmma_seq(G *g, oxide_op o, unsigned nn, int64_t mode) {
     oxide_value *d = imm_op(g, o, (oxide_value *[]){acc, da, db, input(g, g->i1)}, 4, NULL, mode);
     d = imm_op(g, o, (oxide_value *[]){d, db, da, ci(g, g->i1, 1)}, 4, NULL, 0);
     op(g, OXIDE_OP_WGMMA_COMMIT, NULL, 0, NULL, NULL, 0);
-    imm_op(g, OXIDE_OP_WGMMA_WAIT, NULL, 0, NULL, 0);
+    if (tied_wait)
+        d = imm_op(g, OXIDE_OP_WGMMA_WAIT_ACC, &d, 1, NULL, 0);
+    else
+        imm_op(g, OXIDE_OP_WGMMA_WAIT, NULL, 0, NULL, 0);
     sink(g, d);
 }
 
@@ -775,15 +778,23 @@ static int gen_tier2(G *g, oxide_op o, int v) {
         static const int modes[] = {0, 0, 0, 1, 2, 4, 15, 3};
         if (v >= 8)
             return 0;
-        wgmma_seq(g, o, ns[v], modes[v]);
+        wgmma_seq(g, o, ns[v], modes[v], false);
         break;
     }
     case OXIDE_OP_WGMMA_FENCE:
     case OXIDE_OP_WGMMA_COMMIT:
         if (v >= 1)
             return 0;
-        wgmma_seq(g, OXIDE_OP_WGMMA_BF16, 64, 0);
+        wgmma_seq(g, OXIDE_OP_WGMMA_BF16, 64, 0, false);
         break;
+    case OXIDE_OP_WGMMA_WAIT_ACC: {
+        /* N = 64, 128, 256 */
+        static const unsigned ns[] = {64, 128, 256};
+        if (v >= 3)
+            return 0;
+        wgmma_seq(g, OXIDE_OP_WGMMA_BF16, ns[v], 0, true);
+        break;
+    }
     case OXIDE_OP_WGMMA_DESC: {
         if (v >= 4)
             return 0;

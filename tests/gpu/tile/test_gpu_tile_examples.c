@@ -343,6 +343,47 @@ static const tcase cases[] = {
      0,
      0,
      0},
+    /* the Hopper path's tiles (wgmma on sm_90a): K = 136 leaves a 16-byte chunk of 8 and a
+     * chunk past the edge in the last step (zero fill); C ragged in both dims */
+    {"matmul_bf16_128",
+     "ragged (wgmma on sm_90a)",
+     {3, 2, 1},
+     {T2(BF, 300, 136, 0), T2(BF, 136, 200, 0), T2(BF, 300, 200, 1)},
+     3,
+     {0},
+     0,
+     BF16_ULP,
+     8.0 * 136 * 136 * U,
+     0,
+     0,
+     0},
+    /* whole tiles, K = 512: eight k-steps through the shared tiles */
+    {"matmul_bf16_128",
+     "aligned, K = 512",
+     {2, 2, 1},
+     {T2(BF, 256, 512, 0), T2(BF, 512, 256, 0), T2(BF, 256, 256, 1)},
+     3,
+     {0},
+     0,
+     BF16_ULP,
+     8.0 * 512 * 512 * U,
+     0,
+     0,
+     0},
+    /* A a transposed view and B at an odd offset: neither has contiguous, aligned rows, so both
+     * copies go element by element into the same swizzled tiles */
+    {"matmul_bf16_128",
+     "strided+offset views",
+     {1, 2, 1},
+     {{BF, 2, {100, 90}, {1, 103}, 5, 0, 0}, {BF, 2, {90, 150}, {151, 1}, 3, 7, 0}, T2(BF, 100, 150, 1)},
+     3,
+     {0},
+     0,
+     BF16_ULP,
+     8.0 * 90 * 90 * U,
+     0,
+     0,
+     0},
     /* e4m3 of magnitude <= 3.75 (|ab| <= 14.1), scales 0.25 * 0.5: the f32 order term
      * 2 K^2 U 14.1 * 0.125, and the fp8 mma's narrower accumulation (about 2^-13 of each
      * 32-term partial sum; K / 32 of them), K = 200 */

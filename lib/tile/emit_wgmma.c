@@ -1,0 +1,283 @@
+/* tile.dot on sm_90a: wgmma from shared memory (docs/tile.md, "The Hopper path").
+ *
+ * A dot takes this path when both operands are tile.loads (pad 0) of 16-bit elements that feed
+ * wgmma dots only, A is M x K and B K x N with M a multiple of 64 per warpgroup, N a multiple of
+ * 64 up to 256 and K a multiple of 64. Such a load never reaches registers: its tile is copied
+ * into a region of shared memory reserved for it, in the 128-byte-swizzled layout wgmma reads
+ * (A K-major, B N-major: "atoms" of 64 elements by rows of 128 bytes, the 16-byte chunk c of
+ * row r stored at chunk c ^ (r % 8)). The copy is 16-byte cp.async with zero fill where the
+ * view's rows are contiguous and aligned, element by element otherwise, so any strides and
+ * ragged edges still load. The accumulator stays in registers in the wgmma fragment layout
+ * (tl_wgmma_layout), carried through loops like any tile. */
+#include "lower.h"
+
+static bool is_tile(const oxide_value *v) { return v && v->type && v->type->kind == OXIDE_TYPE_TILE; }
+
+static const oxide_inst *load_of(const oxide_value *v) {
+    return v->kind == VAL_INST && v->def->op == OXIDE_OP_TILE_LOAD ? v->def : NULL;
+}
+
+void tl_wgmma_layout(tl_layout *L, const oxide_type *tile, uint32_t warps) {
+    /* tl_mma with every warp along M gives a warp 16 rows of each m16 block; wgmma wants warp w
+     * of a warpgroup at rows 16 (w % 4) of each 64-row block, the warpgroups next, then the
+     * blocks a warpgroup repeats over: so the warp bits take row bits 4.. first */
+    tl_mma(L, tile, 1);
+    uint32_t N = tile->shape[1], M = tile->shape[0], nb = tl_bits(N), mb = tl_bits(M);
+    uint32_t wb = tl_bits(warps);
+    L->nreg = 0;
+    L->reg[L->nreg++] = 0;
+    L->reg[L->nreg++] = (int8_t)(nb + 3);
+    for (uint32_t j = 3; j < nb; j++)
+        L->reg[L->nreg++] = (int8_t)j;
+    for (uint32_t i = 4 + wb; i < mb; i++)
+        L->reg[L->nreg++] = (int8_t)(nb + i);
+    L->nwarp = (uint8_t)wb;
+    for (uint32_t w = 0; w < wb; w++)
+        L->warp[w] = (int8_t)(nb + 4 + w);
+}
+
+static bool dot_fits(tl *T, const oxide_inst *in) {
+    if (T->opts->sm != 90 || !T->opts->arch_specific || T->warps % 4)
+        return false;
+    const oxide_value *a = in->operands[0], *b = in->operands[1];
+    const oxide_inst *la = load_of(a), *lb = load_of(b);
+    if (!la || !lb || a->type->rank != 2 || la == lb)
+        return false;
+    const oxide_type *ea = oxide__tile_scalar(a->type), *eb = oxide__tile_scalar(b->type);
+    if (ea != eb || (ea->kind != OXIDE_TYPE_BF16 && ea->kind != OXIDE_TYPE_F16))
+        return false;
+    uint32_t M = a->type->shape[0], K = a->type->shape[1], N = b->type->shape[1], G = T->warps / 4;
+    if (M % (64 * G) || N % 64 || N > 256 || K % 64 || M * K / 8 < T->threads || K * N / 8 < T->threads)
+        return false;
+    for (int i = 0; i < 2; i++) {
+        const oxide_inst *l = i ? lb : la;
+        if (l->ivalue || l->fvalue != 0.0 || l->operands[0]->type->rank != 2)
+            return false;
+    }
+    return true;
+}
+
+oxide_status tl_plan_wgmma(tl *T) {
+    const oxide_function *fn = T->src;
+    /* candidates, then drop any whose load has another user, until nothing changes */
+    for (uint32_t bi = 0; bi < fn->blocks.len; bi++) {
+        const oxide_block *b = fn->blocks.items[bi];
+        for (uint32_t i = 0; i < b->insts.len; i++) {
+            const oxide_inst *in = b->insts.items[i];
+            if (in->op == OXIDE_OP_TILE_DOT && dot_fits(T, in)) {
+                tl_val_of(T, in->result)->wgmma = true;
+                for (int k = 0; k < 2; k++) {
+                    tl_val *l = tl_val_of(T, in->operands[k]);
+                    l->smem = (uint8_t)(l->smem && l->smem != k + 1 ? 3 : k + 1);
+                }
+            }
+        }
+    }
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t bi = 0; bi < fn->blocks.len; bi++) {
+            const oxide_block *b = fn->blocks.items[bi];
+            for (uint32_t i = 0; i < b->insts.len; i++) {
+                const oxide_inst *in = b->insts.items[i];
+                bool wg = in->result && tl_val_of(T, in->result)->wgmma;
+                for (uint32_t k = 0; k < in->noperands; k++) {
+                    if (!is_tile(in->operands[k]))
+                        continue;
+                    tl_val *o = tl_val_of(T, in->operands[k]);
+                    bool fits = wg && k < 2 && o->smem == k + 1;
+                    if (o->smem && o->smem != 3 && !fits && (!wg || k == 2))
+                        o->smem = 3, changed = true;
+                }
+                /* a dot with an operand that cannot live in shared memory takes the general path */
+                if (wg && (tl_val_of(T, in->operands[0])->smem == 3 || tl_val_of(T, in->operands[1])->smem == 3)) {
+                    tl_val_of(T, in->result)->wgmma = false;
+                    for (int k = 0; k < 2; k++)
+                        tl_val_of(T, in->operands[k])->smem = 3;
+                    changed = true;
+                }
+            }
+        }
+    }
+    /* the reserved region: each operand tile at a 1024-byte boundary, after 1024 bytes of slack
+     * for aligning the dynamic shared memory's base */
+    uint64_t off = 0;
+    for (uint32_t v = 0; v < T->nvals; v++) {
+        tl_val *x = &T->vals[v];
+        if (x->smem == 3)
+            x->smem = 0;
+    }
+    for (uint32_t bi = 0; bi < fn->blocks.len; bi++) {
+        const oxide_block *b = fn->blocks.items[bi];
+        for (uint32_t i = 0; i < b->insts.len; i++) {
+            const oxide_inst *in = b->insts.items[i];
+            if (in->op != OXIDE_OP_TILE_LOAD || !tl_val_of(T, in->result)->smem)
+                continue;
+            const oxide_type *t = in->result->type;
+            tl_val_of(T, in->result)->smem_off = (uint32_t)off;
+            off += ((uint64_t)t->shape[0] * t->shape[1] * 2 + 1023) / 1024 * 1024;
+        }
+    }
+    T->smem_fixed = off ? off + 1024 : 0;
+    return OXIDE_OK;
+}
+
+void tl_emit_wgmma_region(tl *T) {
+    oxide_value *addr = tl_cast(T, OXIDE_OP_PTRTOINT, T->smem, T->ti32);
+    oxide_value *pad =
+        tl_op2(T, OXIDE_OP_AND, tl_op2(T, OXIDE_OP_SUB, tl_int(T, T->ti32, 0), addr), tl_int(T, T->ti32, 1023));
+    T->smem_tiles = tl_smem_elem(T, T->smem, pad, T->ti8);
+}
+
+static oxide_value *i64_of(tl *T, oxide_value *v) {
+    return v && v->type != T->ti64 ? tl_cast(T, OXIDE_OP_SEXT, v, T->ti64) : v;
+}
+
+/* Byte offset, in the swizzled layout, of the 16-byte chunk cq (8 elements along the contiguous
+ * dim, cq < C/8) of row r of an R-row tile. */
+static oxide_value *chunk_at(tl *T, oxide_value *r, oxide_value *cq, uint32_t R) {
+    oxide_value *atom =
+        tl_op2(T, OXIDE_OP_MUL, tl_op2(T, OXIDE_OP_LSHR, cq, tl_int(T, T->ti32, 3)), tl_int(T, T->ti32, R * 128));
+    oxide_value *c = tl_op2(T, OXIDE_OP_XOR, tl_op2(T, OXIDE_OP_AND, cq, tl_int(T, T->ti32, 7)),
+                            tl_op2(T, OXIDE_OP_AND, r, tl_int(T, T->ti32, 7)));
+    return tl_op2(T, OXIDE_OP_ADD, atom,
+                  tl_op2(T, OXIDE_OP_ADD, tl_op2(T, OXIDE_OP_MUL, r, tl_int(T, T->ti32, 128)),
+                         tl_op2(T, OXIDE_OP_MUL, c, tl_int(T, T->ti32, 16))));
+}
+
+void tl_emit_load_smem(tl *T, const oxide_inst *in) {
+    const tl_val *x = tl_val_of(T, in->result);
+    const tl_tensor *t = &T->tensors[in->operands[0]->index];
+    uint32_t R = in->result->type->shape[0], C = in->result->type->shape[1], cpr = C / 8;
+    uint32_t per = R * cpr / T->threads;
+    oxide_type *et = tl_elem(T, in->result->type);
+    oxide_value *row0 = i64_of(T, tl_scalar_of(T, in->operands[1])),
+                *col0 = i64_of(T, tl_scalar_of(T, in->operands[2]));
+    oxide_value *dst = tl_smem_elem(T, T->smem_tiles, tl_int(T, T->ti32, x->smem_off), T->ti8);
+    oxide_value *z64 = tl_int(T, T->ti64, 0);
+    /* the tile's last readers (the wgmmas of the previous iteration) are done */
+    tl_barrier(T);
+    /* 16-byte copies need contiguous rows, a 16-byte aligned start and row pitch */
+    oxide_value *ptr64 = tl_cast(T, OXIDE_OP_PTRTOINT, t->ptr, T->ti64);
+    oxide_value *mis = tl_op2(T, OXIDE_OP_OR, tl_op2(T, OXIDE_OP_AND, ptr64, tl_int(T, T->ti64, 15)),
+                              tl_op2(T, OXIDE_OP_OR, tl_op2(T, OXIDE_OP_AND, t->stride[0], tl_int(T, T->ti64, 7)),
+                                     tl_op2(T, OXIDE_OP_AND, col0, tl_int(T, T->ti64, 7))));
+    oxide_value *fast_ok = tl_op2(T, OXIDE_OP_AND, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, mis, z64),
+                                  tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, t->stride[1], tl_int(T, T->ti64, 1)));
+    oxide_block *fast, *slow, *join;
+    if (!tl_split(T, fast_ok, &fast, &slow, &join, NULL, 0, NULL))
+        return;
+    for (int path = 0; path < 2 && !T->st; path++) {
+        T->b = path ? slow : fast;
+        for (uint32_t j = 0; j < per && !T->st; j++) {
+            oxide_value *q = tl_op2(T, OXIDE_OP_ADD, T->tid, tl_int(T, T->ti32, j * T->threads));
+            oxide_value *r = tl_op2(T, OXIDE_OP_LSHR, q, tl_int(T, T->ti32, tl_bits(cpr)));
+            oxide_value *cq = tl_op2(T, OXIDE_OP_AND, q, tl_int(T, T->ti32, cpr - 1));
+            oxide_value *at = tl_smem_elem(T, dst, chunk_at(T, r, cq, R), T->ti8);
+            oxide_value *row = tl_op2(T, OXIDE_OP_ADD, row0, tl_cast(T, OXIDE_OP_ZEXT, r, T->ti64));
+            oxide_value *col =
+                tl_op2(T, OXIDE_OP_ADD, col0,
+                       tl_cast(T, OXIDE_OP_ZEXT, tl_op2(T, OXIDE_OP_SHL, cq, tl_int(T, T->ti32, 3)), T->ti64));
+            /* unsigned: a negative index is out of bounds too */
+            oxide_value *row_in = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, row, t->dim[0]);
+            oxide_value *rowoff = tl_op2(T, OXIDE_OP_MUL, row, t->stride[0]);
+            if (!path) {
+                /* elements of this chunk inside the view: 0..8, the rest zero-filled */
+                oxide_value *left = tl_op2(T, OXIDE_OP_SUB, t->dim[1], col);
+                oxide_value *pos = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_SGT, left, z64);
+                oxide_value *n = tl_sel(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_SLT, left, tl_int(T, T->ti64, 8)), left,
+                                        tl_int(T, T->ti64, 8));
+                oxide_value *ok =
+                    tl_op2(T, OXIDE_OP_AND, row_in,
+                           tl_op2(T, OXIDE_OP_AND, pos, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, col, t->dim[1])));
+                oxide_value *o[2] = {t->ptr, tl_op2(T, OXIDE_OP_ADD, rowoff, col)};
+                oxide_attr ea = {.key = OXIDE_ATTR_ELEM, .t = et};
+                oxide_value *src = tl_sel(T, ok, tl_op(T, OXIDE_OP_OFFSET, o, 2, NULL, &ea, 1), t->safe);
+                oxide_value *bytes = tl_sel(
+                    T, ok, tl_cast(T, OXIDE_OP_TRUNC, tl_op2(T, OXIDE_OP_SHL, n, tl_int(T, T->ti64, 1)), T->ti32),
+                    tl_int(T, T->ti32, 0));
+                oxide_value *ops[3] = {at, src, bytes};
+                tl_imm_op(T, OXIDE_OP_CP_ASYNC_CG_ZFILL, 16, NULL, ops, 3);
+                continue;
+            }
+            oxide_value *e[8];
+            for (uint32_t k = 0; k < 8 && !T->st; k++) {
+                oxide_value *c = tl_op2(T, OXIDE_OP_ADD, col, tl_int(T, T->ti64, k));
+                oxide_value *ok =
+                    tl_op2(T, OXIDE_OP_AND, row_in, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, c, t->dim[1]));
+                oxide_value *o[2] = {t->ptr, tl_op2(T, OXIDE_OP_ADD, rowoff, tl_op2(T, OXIDE_OP_MUL, c, t->stride[1]))};
+                oxide_attr ea = {.key = OXIDE_ATTR_ELEM, .t = et};
+                oxide_value *p = tl_sel(T, ok, tl_op(T, OXIDE_OP_OFFSET, o, 2, NULL, &ea, 1), t->safe);
+                oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = 2};
+                e[k] = tl_sel(T, ok, tl_op(T, OXIDE_OP_LOAD, &p, 1, et, &al, 1), tl_flt(T, et, 0.0));
+            }
+            oxide_value *o[2] = {tl_pack(T, e, 8), at};
+            oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = 16};
+            tl_op(T, OXIDE_OP_STORE, o, 2, NULL, &al, 1);
+        }
+        if (!path)
+            tl_op(T, OXIDE_OP_CP_ASYNC_COMMIT, NULL, 0, NULL, NULL, 0);
+        tl_go_to(T, join, NULL, 0);
+    }
+    T->b = join;
+}
+
+static oxide_value *desc(tl *T, oxide_value *base, oxide_value *byte, uint32_t lbo, uint32_t sbo) {
+    oxide_value *o[3] = {tl_smem_elem(T, base, byte, T->ti8), tl_int(T, T->ti32, lbo), tl_int(T, T->ti32, sbo)};
+    return tl_imm_op(T, OXIDE_OP_WGMMA_DESC, 128, NULL, o, 3);
+}
+
+void tl_emit_dot_wgmma(tl *T, const oxide_inst *in) {
+    const oxide_value *av = in->operands[0], *bv = in->operands[1];
+    tl_val *r = tl_val_of(T, in->result);
+    uint32_t M = av->type->shape[0], K = av->type->shape[1], N = bv->type->shape[1];
+    uint32_t G = T->warps / 4, blocks = M / (64 * G), half = N / 2;
+    oxide_value **acc = tl_regs_in(T, in->operands[2], &r->L);
+    if (!(r->regs = tl_new_regs(T, &r->L)) || !acc)
+        return;
+    oxide_value *abase = tl_smem_elem(T, T->smem_tiles, tl_int(T, T->ti32, tl_val_of(T, av)->smem_off), T->ti8);
+    oxide_value *bbase = tl_smem_elem(T, T->smem_tiles, tl_int(T, T->ti32, tl_val_of(T, bv)->smem_off), T->ti8);
+    /* this thread's copies have landed; make them visible to the async proxy, then to all */
+    tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, 0, NULL, NULL, 0);
+    tl_op(T, OXIDE_OP_FENCE_PROXY_ASYNC, NULL, 0, NULL, NULL, 0);
+    tl_barrier(T);
+    oxide_type *arr;
+    if (oxide_type_array(T->ctx, T->tf32, half, &arr)) {
+        tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
+        return;
+    }
+    oxide_value **frag = oxide__alloc(&T->out->arena, blocks * sizeof *frag);
+    if (!frag) {
+        tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
+        return;
+    }
+    oxide_attr zero = {.key = OXIDE_ATTR_VALUE, .i = 0};
+    for (uint32_t i = 0; i < blocks && !T->st; i++) {
+        frag[i] = tl_op(T, OXIDE_OP_CONST, NULL, 0, arr, &zero, 1);
+        for (uint32_t j = 0; j < half; j++) {
+            oxide_value *o[2] = {frag[i], acc[i * half + j]};
+            frag[i] = tl_imm_op(T, OXIDE_OP_INSERT, j, NULL, o, 2);
+        }
+    }
+    tl_op(T, OXIDE_OP_WGMMA_FENCE, NULL, 0, NULL, NULL, 0);
+    oxide_value *g = tl_op2(T, OXIDE_OP_LSHR, T->warp, tl_int(T, T->ti32, 2));
+    oxide_value *grow = tl_op2(T, OXIDE_OP_MUL, g, tl_int(T, T->ti32, 64 * 128));
+    oxide_value *one = tl_int(T, T->ti1, 1);
+    oxide_op op = oxide__tile_scalar(av->type)->kind == OXIDE_TYPE_BF16 ? OXIDE_OP_WGMMA_BF16 : OXIDE_OP_WGMMA_F16;
+    for (uint32_t kk = 0; kk < K / 16 && !T->st; kk++) {
+        /* B, N-major: 64-column atoms of K rows (K * 128 bytes apart), 8-row groups 1024 apart */
+        oxide_value *db = desc(T, bbase, tl_int(T, T->ti32, kk * 16 * 128), K * 128, 1024);
+        for (uint32_t i = 0; i < blocks && !T->st; i++) {
+            /* A, K-major: 64-element atoms of M rows of 128 bytes; a k16 step is 32 bytes */
+            uint32_t off = i * G * 64 * 128 + (kk / 4) * M * 128 + (kk % 4) * 32;
+            oxide_value *da = desc(T, abase, tl_op2(T, OXIDE_OP_ADD, grow, tl_int(T, T->ti32, off)), 16, 1024);
+            oxide_value *o[4] = {frag[i], da, db, one};
+            frag[i] = tl_imm_op(T, op, 2, NULL, o, 4); /* mode 2: B transposed (N-major) */
+        }
+    }
+    tl_op(T, OXIDE_OP_WGMMA_COMMIT, NULL, 0, NULL, NULL, 0);
+    for (uint32_t i = 0; i < blocks && !T->st; i++) {
+        frag[i] = tl_imm_op(T, OXIDE_OP_WGMMA_WAIT_ACC, 0, NULL, &frag[i], 1);
+        for (uint32_t j = 0; j < half; j++)
+            r->regs[i * half + j] = tl_imm_op(T, OXIDE_OP_EXTRACT, j, T->tf32, &frag[i], 1);
+    }
+}
