@@ -515,7 +515,7 @@ static void emit_scalar(tl *T, const oxide_inst *in) {
         T->scal[in->result->id] = v;
 }
 
-static void emit_inst(tl *T, const oxide_inst *in) {
+void tl_emit_inst(tl *T, const oxide_inst *in) {
     T->at = in;
     oxide_value *v = NULL;
     switch (in->op) {
@@ -764,8 +764,10 @@ oxide_status tl_emit_kernel(tl *T) {
         T->b = T->blocks[g.order[i]];
         if (i == 0)
             emit_prologue(T);
+        tl_emit_pipe_drain(T, b);
         for (uint32_t j = 0; j + 1 < b->insts.len && !T->st; j++)
-            emit_inst(T, b->insts.items[j]);
+            tl_emit_inst(T, b->insts.items[j]);
+        tl_emit_pipe_prologue(T, b);
         if (b->insts.len && !T->st)
             emit_term(T, b->insts.items[b->insts.len - 1]);
     }

@@ -9,6 +9,9 @@
  * view's rows are contiguous and aligned, element by element otherwise, so any strides and
  * ragged edges still load. The accumulator stays in registers in the wgmma fragment layout
  * (tl_wgmma_layout), carried through loops like any tile. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "lower.h"
 
 static bool is_tile(const oxide_value *v) { return v && v->type && v->type->kind == OXIDE_TYPE_TILE; }
@@ -57,6 +60,163 @@ static bool dot_fits(tl *T, const oxide_inst *in) {
     return true;
 }
 
+static uint64_t tile_bytes(const oxide_type *t) {
+    return ((uint64_t)t->shape[0] * t->shape[1] * 2 + 1023) / 1024 * 1024;
+}
+
+static const oxide_inst *term_of(const oxide_block *b) {
+    return b->insts.len ? b->insts.items[b->insts.len - 1] : NULL;
+}
+
+static bool in_loop(const tl_pipe *p, const oxide_value *v) {
+    return v->kind != VAL_PARAM && (v->block == p->head || v->block == p->body);
+}
+
+/* Marks (mark[i] for instruction i of the body) what the load's coordinates are computed from in
+ * the body; false when that is not plain scalar arithmetic on iv and values from before the
+ * loop, which the pipeline could not compute for a later iteration. */
+static bool chain(const tl_pipe *p, const oxide_inst *load, bool *mark) {
+    const oxide_block *b = p->body;
+    uint32_t at = 0;
+    while (at < b->insts.len && b->insts.items[at] != load)
+        at++;
+    const oxide_value *need[64];
+    uint32_t nneed = 0;
+    for (uint32_t k = 1; k < load->noperands && nneed < 64; k++)
+        need[nneed++] = load->operands[k];
+    for (uint32_t i = 0; i < nneed; i++) {
+        const oxide_value *v = need[i];
+        if (v == p->iv || !in_loop(p, v))
+            continue;
+        if (v->kind != VAL_INST || v->block != b)
+            return false; /* a value of the head other than iv, or a block parameter */
+        const oxide_inst *d = v->def;
+        switch (d->op) {
+        case OXIDE_OP_CONST:
+        case OXIDE_OP_ADD:
+        case OXIDE_OP_SUB:
+        case OXIDE_OP_MUL:
+        case OXIDE_OP_SHL:
+        case OXIDE_OP_LSHR:
+        case OXIDE_OP_ASHR:
+        case OXIDE_OP_AND:
+        case OXIDE_OP_OR:
+        case OXIDE_OP_XOR:
+        case OXIDE_OP_SEXT:
+        case OXIDE_OP_ZEXT:
+        case OXIDE_OP_TRUNC:
+        case OXIDE_OP_TILE_PROGRAM_ID:
+        case OXIDE_OP_TILE_NUM_PROGRAMS:
+        case OXIDE_OP_TILE_DIM: break;
+        default: return false;
+        }
+        for (uint32_t j = 0; j < at; j++)
+            if (b->insts.items[j] == d && !mark[j]) {
+                mark[j] = true;
+                for (uint32_t k = 0; k < d->noperands; k++) {
+                    if (nneed == 64)
+                        return false;
+                    need[nneed++] = d->operands[k];
+                }
+            }
+    }
+    return true;
+}
+
+/* The counted loop around a shared-memory load, if its shape is the one tl_pipe describes. */
+static bool find_loop(tl *T, const oxide_inst *load, tl_pipe *p) {
+    const oxide_block *b = load->block;
+    const oxide_inst *bt = term_of(b), *ht;
+    if (!bt || bt->op != OXIDE_OP_BR)
+        return false;
+    const oxide_block *h = bt->succ[0].block;
+    if (h == b || !(ht = term_of(h)) || ht->op != OXIDE_OP_COND_BR || ht->succ[0].block != b || ht->succ[1].block == b)
+        return false;
+    const oxide_value *c = ht->operands[0];
+    if (c->kind != VAL_INST || c->def->op != OXIDE_OP_ICMP || c->def->operands[0]->kind != VAL_BLOCK_PARAM ||
+        c->def->operands[0]->block != h)
+        return false;
+    *p = (tl_pipe){.head = h,
+                   .body = b,
+                   .exit = ht->succ[1].block,
+                   .iv = c->def->operands[0],
+                   .ub = c->def->operands[1],
+                   .pred = c->def->pred};
+    if (in_loop(p, p->ub))
+        return false;
+    uint32_t j = p->iv->index, npred = 0;
+    const oxide_value *next = bt->succ[0].args[j];
+    for (uint32_t i = 0; i < T->src->blocks.len; i++) {
+        const oxide_block *q = T->src->blocks.items[i];
+        const oxide_inst *t = term_of(q);
+        for (uint32_t s = 0; t && s < t->nsucc; s++)
+            if (t->succ[s].block == h && q != b)
+                p->pre = q, p->iv0 = t->succ[s].args[j], npred++;
+    }
+    if (npred != 1 || next->kind != VAL_INST || next->def->op != OXIDE_OP_ADD)
+        return false;
+    const oxide_inst *add = next->def;
+    const oxide_value *k = add->operands[0] == p->iv   ? add->operands[1]
+                           : add->operands[1] == p->iv ? add->operands[0]
+                                                       : NULL;
+    if (!k || k->kind != VAL_INST || k->def->op != OXIDE_OP_CONST || k->def->ivalue <= 0)
+        return false;
+    p->step = k->def->ivalue;
+    return true;
+}
+
+/* Loads that feed wgmma dots inside a counted loop are issued stages - 1 iterations ahead. */
+static void plan_pipes(tl *T) {
+    uint32_t stages;
+    oxide_tile_kernel_get_hint(T->src, OXIDE_TILE_HINT_STAGES, &stages);
+    if (stages < 2)
+        return;
+    const oxide_function *fn = T->src;
+    bool *mark = calloc(T->nvals + 1, sizeof *mark);
+    for (uint32_t bi = 0; bi < fn->blocks.len && mark; bi++) {
+        const oxide_block *b = fn->blocks.items[bi];
+        for (uint32_t i = 0; i < b->insts.len; i++) {
+            const oxide_inst *in = b->insts.items[i];
+            tl_pipe p;
+            if (in->op != OXIDE_OP_TILE_LOAD || !tl_val_of(T, in->result)->smem || !find_loop(T, in, &p))
+                continue;
+            memset(mark, 0, (T->nvals + 1) * sizeof *mark);
+            if (!chain(&p, in, mark))
+                continue;
+            uint32_t k = 0;
+            while (k < T->npipes && T->pipes[k].body != b)
+                k++;
+            if (k == T->npipes) {
+                if (k == TL_MAX_PIPES)
+                    continue;
+                p.stages = stages;
+                T->pipes[T->npipes++] = p;
+            }
+            T->pipes[k].nloads++;
+            tl_val_of(T, in->result)->pipe = (int8_t)k;
+        }
+    }
+    free(mark);
+    /* both operands of a dot in the same ring, or neither */
+    for (uint32_t bi = 0; bi < fn->blocks.len; bi++) {
+        const oxide_block *b = fn->blocks.items[bi];
+        for (uint32_t i = 0; i < b->insts.len; i++) {
+            const oxide_inst *in = b->insts.items[i];
+            if (in->op != OXIDE_OP_TILE_DOT || !tl_val_of(T, in->result)->wgmma)
+                continue;
+            tl_val *a = tl_val_of(T, in->operands[0]), *c = tl_val_of(T, in->operands[1]);
+            if (a->pipe != c->pipe || (a->pipe >= 0 && in->block != T->pipes[a->pipe].body)) {
+                for (int k = 0; k < 2; k++) {
+                    tl_val *x = k ? c : a;
+                    if (x->pipe >= 0)
+                        T->pipes[x->pipe].nloads--;
+                    x->pipe = -1;
+                }
+            }
+        }
+    }
+}
+
 oxide_status tl_plan_wgmma(tl *T) {
     const oxide_function *fn = T->src;
     /* candidates, then drop any whose load has another user, until nothing changes */
@@ -98,14 +258,16 @@ oxide_status tl_plan_wgmma(tl *T) {
             }
         }
     }
-    /* the reserved region: each operand tile at a 1024-byte boundary, after 1024 bytes of slack
-     * for aligning the dynamic shared memory's base */
-    uint64_t off = 0;
     for (uint32_t v = 0; v < T->nvals; v++) {
         tl_val *x = &T->vals[v];
+        x->pipe = -1;
         if (x->smem == 3)
             x->smem = 0;
     }
+    plan_pipes(T);
+    /* the reserved region: each operand tile (a ring of them in a pipelined loop) at a 1024-byte
+     * boundary, after 1024 bytes of slack for aligning the dynamic shared memory's base */
+    uint64_t off = 0;
     for (uint32_t bi = 0; bi < fn->blocks.len; bi++) {
         const oxide_block *b = fn->blocks.items[bi];
         for (uint32_t i = 0; i < b->insts.len; i++) {
@@ -113,8 +275,9 @@ oxide_status tl_plan_wgmma(tl *T) {
             if (in->op != OXIDE_OP_TILE_LOAD || !tl_val_of(T, in->result)->smem)
                 continue;
             const oxide_type *t = in->result->type;
-            tl_val_of(T, in->result)->smem_off = (uint32_t)off;
-            off += ((uint64_t)t->shape[0] * t->shape[1] * 2 + 1023) / 1024 * 1024;
+            tl_val *x = tl_val_of(T, in->result);
+            x->smem_off = (uint32_t)off;
+            off += tile_bytes(t) * (x->pipe >= 0 ? T->pipes[x->pipe].stages : 1);
         }
     }
     T->smem_fixed = off ? off + 1024 : 0;
@@ -144,18 +307,14 @@ static oxide_value *chunk_at(tl *T, oxide_value *r, oxide_value *cq, uint32_t R)
                          tl_op2(T, OXIDE_OP_MUL, c, tl_int(T, T->ti32, 16))));
 }
 
-void tl_emit_load_smem(tl *T, const oxide_inst *in) {
-    const tl_val *x = tl_val_of(T, in->result);
+/* Copies the tile that load in reads at (row0, col0) to dst (nothing where active is false). */
+static void copy_tile(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value *row0, oxide_value *col0,
+                      oxide_value *active) {
     const tl_tensor *t = &T->tensors[in->operands[0]->index];
     uint32_t R = in->result->type->shape[0], C = in->result->type->shape[1], cpr = C / 8;
     uint32_t per = R * cpr / T->threads;
     oxide_type *et = tl_elem(T, in->result->type);
-    oxide_value *row0 = i64_of(T, tl_scalar_of(T, in->operands[1])),
-                *col0 = i64_of(T, tl_scalar_of(T, in->operands[2]));
-    oxide_value *dst = tl_smem_elem(T, T->smem_tiles, tl_int(T, T->ti32, x->smem_off), T->ti8);
     oxide_value *z64 = tl_int(T, T->ti64, 0);
-    /* the tile's last readers (the wgmmas of the previous iteration) are done */
-    tl_barrier(T);
     /* 16-byte copies need contiguous rows, a 16-byte aligned start and row pitch */
     oxide_value *ptr64 = tl_cast(T, OXIDE_OP_PTRTOINT, t->ptr, T->ti64);
     oxide_value *mis = tl_op2(T, OXIDE_OP_OR, tl_op2(T, OXIDE_OP_AND, ptr64, tl_int(T, T->ti64, 15)),
@@ -178,7 +337,8 @@ void tl_emit_load_smem(tl *T, const oxide_inst *in) {
                 tl_op2(T, OXIDE_OP_ADD, col0,
                        tl_cast(T, OXIDE_OP_ZEXT, tl_op2(T, OXIDE_OP_SHL, cq, tl_int(T, T->ti32, 3)), T->ti64));
             /* unsigned: a negative index is out of bounds too */
-            oxide_value *row_in = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, row, t->dim[0]);
+            oxide_value *row_in =
+                tl_op2(T, OXIDE_OP_AND, active, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, row, t->dim[0]));
             oxide_value *rowoff = tl_op2(T, OXIDE_OP_MUL, row, t->stride[0]);
             if (!path) {
                 /* elements of this chunk inside the view: 0..8, the rest zero-filled */
@@ -214,11 +374,110 @@ void tl_emit_load_smem(tl *T, const oxide_inst *in) {
             oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = 16};
             tl_op(T, OXIDE_OP_STORE, o, 2, NULL, &al, 1);
         }
-        if (!path)
-            tl_op(T, OXIDE_OP_CP_ASYNC_COMMIT, NULL, 0, NULL, NULL, 0);
         tl_go_to(T, join, NULL, 0);
     }
     T->b = join;
+    /* one group a copy on either path, so that the pipeline's counts hold */
+    tl_op(T, OXIDE_OP_CP_ASYNC_COMMIT, NULL, 0, NULL, NULL, 0);
+}
+
+/* The load's coordinates for the iteration whose iv is ivv: the arithmetic chain() marked,
+ * emitted again with iv replaced (the values it overwrites are put back). */
+static void coords_at(tl *T, const tl_pipe *p, const oxide_inst *load, oxide_value *ivv, oxide_value **row,
+                      oxide_value **col) {
+    bool *mark = calloc(p->body->insts.len + 1, sizeof *mark);
+    oxide_value **saved = calloc(p->body->insts.len + 1, sizeof *saved);
+    if (!mark || !saved || !chain(p, load, mark)) {
+        free(mark), free(saved);
+        tl_fail(T, mark && saved ? OXIDE_ERROR_CODEGEN : OXIDE_ERROR_OUT_OF_MEMORY, "pipelining a load failed");
+        return;
+    }
+    oxide_value *iv_saved = T->scal[p->iv->id];
+    T->scal[p->iv->id] = ivv;
+    for (uint32_t i = 0; i < p->body->insts.len && !T->st; i++)
+        if (mark[i]) {
+            const oxide_inst *in = p->body->insts.items[i];
+            saved[i] = T->scal[in->result->id];
+            tl_emit_inst(T, in);
+        }
+    *row = i64_of(T, tl_scalar_of(T, load->operands[1]));
+    *col = i64_of(T, tl_scalar_of(T, load->operands[2]));
+    for (uint32_t i = 0; i < p->body->insts.len; i++)
+        if (mark[i])
+            T->scal[((const oxide_inst *)p->body->insts.items[i])->result->id] = saved[i];
+    T->scal[p->iv->id] = iv_saved;
+    free(mark), free(saved);
+}
+
+static oxide_value *ring_slot(tl *T, const oxide_inst *load, oxide_value *stage) {
+    const tl_val *x = tl_val_of(T, load->result);
+    oxide_value *off =
+        tl_op2(T, OXIDE_OP_ADD, tl_int(T, T->ti32, x->smem_off),
+               tl_op2(T, OXIDE_OP_MUL, stage, tl_int(T, T->ti32, (uint32_t)tile_bytes(load->result->type))));
+    return tl_smem_elem(T, T->smem_tiles, off, T->ti8);
+}
+
+static oxide_value *as_i64(tl *T, const oxide_value *v) { return i64_of(T, tl_scalar_of(T, v)); }
+
+/* iv + d * step, and whether the loop runs that iteration */
+static oxide_value *iter_iv(tl *T, const tl_pipe *p, oxide_value *iv, int64_t d, oxide_value **active) {
+    oxide_value *v = tl_op2(T, OXIDE_OP_ADD, iv, tl_int(T, iv->type, d * p->step));
+    *active = tl_cmp(T, OXIDE_OP_ICMP, p->pred, v, tl_scalar_of(T, p->ub));
+    return v;
+}
+
+/* The iteration number of the body now (from 0), mod the ring's stages, plus d. */
+static oxide_value *stage_of(tl *T, const tl_pipe *p, uint32_t d) {
+    oxide_value *i = tl_op2(T, OXIDE_OP_SUB, as_i64(T, p->iv), as_i64(T, p->iv0));
+    i = tl_op2(T, OXIDE_OP_UDIV, i, tl_int(T, T->ti64, p->step));
+    i = tl_op2(T, OXIDE_OP_ADD, i, tl_int(T, T->ti64, d));
+    return tl_cast(T, OXIDE_OP_TRUNC, tl_op2(T, OXIDE_OP_UREM, i, tl_int(T, T->ti64, p->stages)), T->ti32);
+}
+
+void tl_emit_load_smem(tl *T, const oxide_inst *in) {
+    const tl_val *x = tl_val_of(T, in->result);
+    /* the tile's last readers (the wgmmas of the previous iteration) are done */
+    tl_barrier(T);
+    if (x->pipe < 0) {
+        copy_tile(T, in, ring_slot(T, in, tl_int(T, T->ti32, 0)), as_i64(T, in->operands[1]),
+                  as_i64(T, in->operands[2]), tl_int(T, T->ti1, 1));
+        return;
+    }
+    /* this iteration's tile is in flight already: fetch the one stages - 1 iterations on */
+    const tl_pipe *p = &T->pipes[x->pipe];
+    oxide_value *active, *row, *col;
+    oxide_value *ivv = iter_iv(T, p, tl_scalar_of(T, p->iv), p->stages - 1, &active);
+    coords_at(T, p, in, ivv, &row, &col);
+    if (!T->st)
+        copy_tile(T, in, ring_slot(T, in, stage_of(T, p, p->stages - 1)), row, col, active);
+}
+
+void tl_emit_pipe_prologue(tl *T, const oxide_block *b) {
+    for (uint32_t k = 0; k < T->npipes && !T->st; k++) {
+        const tl_pipe *p = &T->pipes[k];
+        if (p->pre != b || !p->nloads)
+            continue;
+        for (uint32_t d = 0; d + 1 < p->stages && !T->st; d++) {
+            oxide_value *active, *ivv = iter_iv(T, p, tl_scalar_of(T, p->iv0), d, &active);
+            for (uint32_t i = 0; i < p->body->insts.len && !T->st; i++) {
+                const oxide_inst *in = p->body->insts.items[i];
+                if (in->op != OXIDE_OP_TILE_LOAD || !in->result || tl_val_of(T, in->result)->pipe != (int8_t)k)
+                    continue;
+                oxide_value *row, *col;
+                coords_at(T, p, in, ivv, &row, &col);
+                if (!T->st)
+                    copy_tile(T, in, ring_slot(T, in, tl_int(T, T->ti32, d)), row, col, active);
+            }
+        }
+    }
+}
+
+void tl_emit_pipe_drain(tl *T, const oxide_block *b) {
+    for (uint32_t k = 0; k < T->npipes; k++)
+        if (T->pipes[k].exit == b && T->pipes[k].nloads) {
+            tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, 0, NULL, NULL, 0);
+            return;
+        }
 }
 
 static oxide_value *desc(tl *T, oxide_value *base, oxide_value *byte, uint32_t lbo, uint32_t sbo) {
@@ -234,10 +493,13 @@ void tl_emit_dot_wgmma(tl *T, const oxide_inst *in) {
     oxide_value **acc = tl_regs_in(T, in->operands[2], &r->L);
     if (!(r->regs = tl_new_regs(T, &r->L)) || !acc)
         return;
-    oxide_value *abase = tl_smem_elem(T, T->smem_tiles, tl_int(T, T->ti32, tl_val_of(T, av)->smem_off), T->ti8);
-    oxide_value *bbase = tl_smem_elem(T, T->smem_tiles, tl_int(T, T->ti32, tl_val_of(T, bv)->smem_off), T->ti8);
-    /* this thread's copies have landed; make them visible to the async proxy, then to all */
-    tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, 0, NULL, NULL, 0);
+    int8_t pipe = tl_val_of(T, av)->pipe;
+    const tl_pipe *p = pipe >= 0 ? &T->pipes[pipe] : NULL;
+    oxide_value *stage = p ? stage_of(T, p, 0) : tl_int(T, T->ti32, 0);
+    oxide_value *abase = ring_slot(T, av->def, stage), *bbase = ring_slot(T, bv->def, stage);
+    /* this thread's copies of the tiles have landed (the later iterations' may still fly); make
+     * them visible to the async proxy, then to all */
+    tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, p ? (int64_t)((p->stages - 1) * p->nloads) : 0, NULL, NULL, 0);
     tl_op(T, OXIDE_OP_FENCE_PROXY_ASYNC, NULL, 0, NULL, NULL, 0);
     tl_barrier(T);
     oxide_type *arr;

@@ -52,7 +52,20 @@ typedef struct tl_val {
     uint8_t smem;
     bool wgmma;
     uint32_t smem_off;
+    int8_t pipe; /* the pipelined loop it is loaded in (tl.pipes), or -1 */
 } tl_val;
+
+/* A counted loop whose shared-memory loads run `stages - 1` iterations ahead (emit_wgmma.c):
+ * head(iv, ..) tests iv <pred> ub and enters body, which branches back with iv + step; pre is
+ * the only other way into head. Each load of the body has a ring of `stages` tiles. */
+#define TL_MAX_PIPES 4
+typedef struct tl_pipe {
+    const oxide_block *pre, *head, *body, *exit;
+    const oxide_value *iv, *iv0, *ub;
+    int64_t step;
+    oxide_pred pred;
+    uint32_t stages, nloads;
+} tl_pipe;
 
 typedef struct tl_tensor {
     oxide_value *ptr;  /* ptr.global to element [0, ..]: the lowered kernel's parameter */
@@ -71,10 +84,12 @@ typedef struct tl {
     const oxide_inst *at; /* the source op being lowered (for messages) */
     uint32_t warps, threads;
     oxide_value *tid, *lane, *warp;
-    oxide_value *smem;          /* dyn_smem base (ptr.shared) */
-    uint64_t smem_need;         /* largest scratch any op needs, in bytes */
-    uint64_t smem_fixed;        /* bytes reserved before the scratch (emit_wgmma.c's operand tiles) */
-    oxide_value *smem_tiles;    /* the reserved region, 1024-byte aligned */
+    oxide_value *smem;       /* dyn_smem base (ptr.shared) */
+    uint64_t smem_need;      /* largest scratch any op needs, in bytes */
+    uint64_t smem_fixed;     /* bytes reserved before the scratch (emit_wgmma.c's operand tiles) */
+    oxide_value *smem_tiles; /* the reserved region, 1024-byte aligned */
+    tl_pipe pipes[TL_MAX_PIPES];
+    uint32_t npipes;
     const oxide_inst *smem_who; /* the op needing it */
     oxide_value *dummy;         /* ptr.global to a private word: out-of-bounds elements go there */
     tl_tensor *tensors;         /* per source parameter (tensors only) */
@@ -181,6 +196,11 @@ void tl_wgmma_layout(tl_layout *L, const oxide_type *tile, uint32_t warps);
 oxide_status tl_plan_wgmma(tl *T);
 void tl_emit_wgmma_region(tl *T); /* the entry's aligned base of the reserved region */
 void tl_emit_load_smem(tl *T, const oxide_inst *in);
+/* At the end of block b (before its branch): the first stages of a pipelined loop it enters;
+ * at the start of b: the drain of a pipelined loop it leaves. */
+void tl_emit_pipe_prologue(tl *T, const oxide_block *b);
+void tl_emit_pipe_drain(tl *T, const oxide_block *b);
+void tl_emit_inst(tl *T, const oxide_inst *in); /* emit.c: one non-terminator */
 void tl_emit_dot_wgmma(tl *T, const oxide_inst *in);
 
 /* ---- emit_red.c ---- */
