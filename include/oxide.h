@@ -1134,8 +1134,8 @@ typedef struct oxide_autotune_options {
     size_t struct_size;
     const char *cache_dir;        /* as for oxide_module_compile_cached: NULL the default, "" none */
     const oxide_options *compile; /* copied; NULL: the defaults with the device's target */
-    uint32_t warmup;              /* untimed launches per configuration; 0: 1 */
-    uint32_t reps;                /* timed launches per configuration, of which the median counts; 0: 10 */
+    uint32_t warmup;              /* untimed launches per configuration, up to 1000; 0: 1 */
+    uint32_t reps;                /* timed launches per configuration (the median counts), up to 1000; 0: 10 */
     uint32_t flags;               /* OXIDE_AUTOTUNE_* */
     uint32_t reserved;            /* 0 */
     /* Argument indices (bit i: args[i], i < 64) of tensors and buffers that are set to zero before
@@ -1146,7 +1146,7 @@ typedef struct oxide_autotune_options {
 } oxide_autotune_options;
 
 /* opts may be NULL (the defaults). Errors: INVALID_ARGUMENT (NULL out, a struct_size below this
- * version's first fields, reserved not 0), OUT_OF_MEMORY. */
+ * version's first fields, warmup or reps past 1000, unknown flags, reserved not 0), OUT_OF_MEMORY. */
 OXIDE_API oxide_status oxide_autotune_create(const oxide_autotune_options *opts, oxide_autotuner **out);
 /* Frees everything the tuner made (modules, loaded modules, scratch memory). NULL is ignored. */
 OXIDE_API void oxide_autotune_destroy(oxide_autotuner *t);
@@ -1192,7 +1192,8 @@ typedef struct oxide_autotune_info {
     uint32_t timed;       /* configurations timed by the last tuning */
     const char *key;      /* the key's text; lives until the next launch or the tuner's end */
     const char *report;   /* the last tuning: a line per configuration, its label and median ms
-                             or why it was skipped (the winner marked); "" before any tuning */
+                             or why it was skipped (the winner marked); "" before any tuning;
+                             lives until the next tuning or the tuner's end */
     double winner_ms;     /* the winner's median in the last tuning of its key (0 from disk) */
 } oxide_autotune_info;
 /* Errors: INVALID_ARGUMENT (NULL, struct_size too small), STATE (no launch yet). */

@@ -11,19 +11,21 @@
 
 /* A winner entry is a few lines; anything larger is not one. */
 #define AT_MAX_ENTRY 65536
+#define AT_MAX_REPS 1000
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
-static char *fmt_alloc(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt_alloc(const char *fmt, ...) {
-    oxide_sbuf b = {0};
-    va_list ap;
+char *oxide__at_fmt(const char *fmt, ...) {
+    va_list ap, again;
     va_start(ap, fmt);
-    char tmp[1024];
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    oxide__sbuf_puts(&b, tmp);
-    return oxide__sbuf_take(&b);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s)
+        vsnprintf(s, (size_t)n + 1, fmt, again);
+    va_end(again);
+    return s;
 }
 
 /* ---- create, destroy ---- */
@@ -41,6 +43,11 @@ oxide_status oxide_autotune_create(const oxide_autotune_options *opts, oxide_aut
                                opts->struct_size);
         memcpy(&o, opts, opts->struct_size < sizeof o ? opts->struct_size : sizeof o);
         o.struct_size = sizeof o;
+        /* each configuration's launches are queued and timed at once: bound them */
+        if (o.warmup > AT_MAX_REPS || o.reps > AT_MAX_REPS)
+            return oxide__fail(
+                OXIDE_ERROR_INVALID_ARGUMENT, "oxide_autotune_create: options.%s is %u; it takes 0 (the default) to %u",
+                o.warmup > AT_MAX_REPS ? "warmup" : "reps", o.warmup > AT_MAX_REPS ? o.warmup : o.reps, AT_MAX_REPS);
         if (o.reserved)
             return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
                                "oxide_autotune_create: options.reserved is %u; it must be 0", o.reserved);
@@ -127,7 +134,7 @@ static oxide_status copy_module(oxide_autotuner *t, oxide_module *mod, oxide_mod
 static char *set_hints(oxide_function *k, const oxide_tile_hint *hints, const uint32_t *values, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (oxide_tile_kernel_set_hint(k, hints[i], values[i]))
-            return fmt_alloc("%s", oxide_last_error());
+            return oxide__at_fmt("%s", oxide_last_error());
     return NULL;
 }
 
@@ -164,7 +171,7 @@ oxide_status oxide_autotune_add_config(oxide_autotuner *t, oxide_module *mod, co
     oxide_function *k;
     oxide_module_get_function(c.mod, kernel, &k);
     c.fail = set_hints(k, hints, values, nhints);
-    c.label = label ? strdup(label) : fmt_alloc("#%zu", t->n);
+    c.label = label ? strdup(label) : oxide__at_fmt("#%zu", t->n);
     c.kernel = strdup(kernel);
     c.ms = -1;
     if (!c.label || !c.kernel) {
@@ -379,7 +386,7 @@ at_loaded *oxide__at_load(oxide_autotuner *t, at_config *c, oxide_device *dev, c
     }
     if (!l->st)
         return l;
-    l->fail = fmt_alloc("%s for %s: %s", stage, target, oxide_last_error());
+    l->fail = oxide__at_fmt("%s for %s: %s", stage, target, oxide_last_error());
     oxide_loaded_module_destroy(l->lm);
     l->lm = NULL;
     return load_failed(l, why, why_st);

@@ -52,6 +52,8 @@ struct oxide_autotuner {
     bool have_last;
 };
 
+/* A malloc'd formatted string (NULL when out of memory). */
+char *oxide__at_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The configuration's kernel on dev for target, compiled and loaded on first use; NULL when it
  * cannot be, with the reason in *why (it lives as long as the tuner) and its status in *why_st. */
 at_loaded *oxide__at_load(oxide_autotuner *t, at_config *c, oxide_device *dev, const char *target, const char **why,

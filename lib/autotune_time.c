@@ -122,7 +122,7 @@ typedef struct at_run {
 
 static void skip(at_config *c, oxide_status st, const char *what) {
     free(c->why);
-    c->why = strdup(what);
+    c->why = what ? strdup(what) : NULL;
     c->why_st = st;
     c->ms = -1;
 }
@@ -133,7 +133,6 @@ static void skip(at_config *c, oxide_status st, const char *what) {
 static oxide_status time_config(at_run *r, size_t index, oxide_kernel *k) {
     oxide_autotuner *t = r->t;
     at_config *c = &t->cfg[index];
-    char why[1200];
     oxide_status st = OXIDE_OK;
     for (uint32_t i = 0; i < t->o.warmup && !st; i++)
         st = oxide_kernel_launch(k, r->stream, r->grid, NULL, 0, r->args, r->nargs);
@@ -145,8 +144,9 @@ static oxide_status time_config(at_run *r, size_t index, oxide_kernel *k) {
     if (!st)
         st = oxide_event_synchronize(r->ev[t->o.reps]);
     if (st) {
-        snprintf(why, sizeof why, "launch: %s", oxide_last_error());
-        skip(c, st, why);
+        char *why = oxide__at_fmt("launch: %s", oxide_last_error());
+        skip(c, st, why ? why : "launch: out of memory");
+        free(why);
         return oxide_device_check(r->dev);
     }
     for (uint32_t i = 0; i < t->o.reps; i++) {

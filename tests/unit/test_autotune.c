@@ -162,6 +162,12 @@ static void test_refusals(void) {
     o.flags = 64;
     FAILS_WITH(oxide_autotune_create(&o, &t), OXIDE_ERROR_INVALID_ARGUMENT, "flags 0x40");
     o.flags = 0;
+    o.reps = 1001;
+    FAILS_WITH(oxide_autotune_create(&o, &t), OXIDE_ERROR_INVALID_ARGUMENT, "options.reps is 1001", "to 1000");
+    o.reps = 0;
+    o.warmup = 5000;
+    FAILS_WITH(oxide_autotune_create(&o, &t), OXIDE_ERROR_INVALID_ARGUMENT, "options.warmup is 5000");
+    o.warmup = 0;
     o.reserved = 1;
     FAILS_WITH(oxide_autotune_create(&o, &t), OXIDE_ERROR_INVALID_ARGUMENT, "reserved is 1");
     CHECK(t == NULL);
