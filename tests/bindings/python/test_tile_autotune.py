@@ -195,6 +195,34 @@ def test_every_configuration_fails_in_liboxide(data, tmp_path):
     assert "registers per thread" in msg and "BLOCK=256, warps=3: " in msg and "warps=3 is out of range" in msg
 
 
+def matmul_example():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples" / "python"))
+    import tile_matmul
+    return tile_matmul.matmul
+
+
+# 256x256 output tiles with BK=256 need 264 KiB of shared memory for the dot's operands
+TOO_MUCH_SMEM = ot.Config(BM=256, BN=256, BK=256, warps=16)
+
+
+def test_too_much_shared_memory_is_skipped(device, tmp_path):
+    mm = ot.autotune(configs=[ot.Config(BM=64, BN=64, BK=32, warps=4), TOO_MUCH_SMEM], key=["a", "b"],
+                     cache_dir=str(tmp_path))(matmul_example())
+    rng = np.random.default_rng(5)
+    a0, b0 = rng.uniform(0.5, 2, (100, 70)).astype(np.float16), rng.uniform(0.5, 2, (70, 90)).astype(np.float16)
+    c0 = rng.uniform(-1, 1, (100, 90)).astype(np.float16)
+    a, b, c = (oxide.DeviceArray.from_numpy(v) for v in (a0, b0, c0))
+    mm[lambda m: (ot.cdiv(100, m["BM"]), ot.cdiv(90, m["BN"]))](a, b, c)
+    assert mm.best_config.kwargs["BM"] == 64
+    assert "BM=256, BN=256, BK=256, warps=16: skipped: compile for " in mm.report
+    assert "bytes of shared memory" in mm.report and "(use smaller tiles)" in mm.report
+    got, ref = c.to_numpy().astype(np.float32), a0.astype(np.float32) @ b0.astype(np.float32)
+    if "mock" in device.name:
+        assert np.array_equal(got, c0.astype(np.float32)), "the fake driver's launches write nothing"
+    else:
+        assert np.allclose(got, ref, rtol=2e-2, atol=5e-2), np.abs(got - ref).max()
+
+
 # ---- on the GPU: the tile matmul example, autotuned ----
 
 @pytest.fixture(scope="module")
@@ -207,12 +235,10 @@ def torch(device):
 
 
 def test_gpu_autotuned_tile_matmul(torch, tmp_path):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples" / "python"))
-    import tile_matmul
     configs = [ot.Config(BM=64, BN=64, BK=32, warps=4), ot.Config(BM=128, BN=64, BK=32, warps=4),
                ot.Config(BM=64, BN=128, BK=32, warps=8), ot.Config(BM=128, BN=128, BK=32, warps=8),
-               ot.Config(BM=32, BN=64, BK=64, warps=2)]
-    mm = ot.autotune(configs=configs, key=["a", "b"], cache_dir=str(tmp_path))(tile_matmul.matmul)
+               ot.Config(BM=32, BN=64, BK=64, warps=2), TOO_MUCH_SMEM]
+    mm = ot.autotune(configs=configs, key=["a", "b"], cache_dir=str(tmp_path))(matmul_example())
     M, N_, K = 777, 520, 300
 
     def grid(meta):
@@ -225,7 +251,8 @@ def test_gpu_autotuned_tile_matmul(torch, tmp_path):
     torch.cuda.synchronize()
     print(mm.report)
     assert mm.stats["tuned"] == 1 and mm.best_config in configs
-    assert mm.report.count(" ms (median of 10)") == 5, "every configuration timed"
+    assert mm.report.count(" ms (median of 10)") == 5, "every configuration but the one too large timed"
+    assert "BM=256, BN=256, BK=256, warps=16: skipped: " in mm.report
     ref = a.float() @ b.float()
     assert torch.allclose(c.float(), ref, atol=5e-2, rtol=2e-2), (c.float() - ref).abs().max()
     c.fill_(-1.0)
@@ -233,7 +260,7 @@ def test_gpu_autotuned_tile_matmul(torch, tmp_path):
     torch.cuda.synchronize()
     assert mm.stats["from_memory"] == 1 and torch.allclose(c.float(), ref, atol=5e-2, rtol=2e-2)
     # a new tuner reads the winner from the directory and launches it without timing
-    mm2 = ot.autotune(configs=configs, key=["a", "b"], cache_dir=str(tmp_path))(tile_matmul.matmul)
+    mm2 = ot.autotune(configs=configs, key=["a", "b"], cache_dir=str(tmp_path))(matmul_example())
     c.fill_(-1.0)
     mm2[grid](a, b, c)
     torch.cuda.synchronize()
