@@ -268,6 +268,53 @@ static void test_pow2_classes(void) {
     oxide_autotune_destroy(t);
 }
 
+/* ---- other processes: this program again (a forked child may not use the CUDA driver its parent
+ * initialised), in a role ---- */
+
+static pid_t spawn_child(const char *role, int k) {
+    char kbuf[16];
+    snprintf(kbuf, sizeof kbuf, "%d", k);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "test_autotune", "--child", role, kbuf, dir, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int wait_child(pid_t pid) {
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int run_child(const char *role, int k) { return wait_child(spawn_child(role, k)); }
+
+/* "disk": a new tuner finds the winner in the directory. "rw": writers (odd k) replace the entry
+ * again and again (RETUNE), readers (even k) must find a whole one each time. */
+static int child(const char *role, int k) {
+    if (!strcmp(role, "disk")) {
+        hook_state h = {0, 0, 0, 0};
+        oxide_autotuner *t = tuner(&h, 0, 0);
+        int ok = launch(t, NULL) == OXIDE_OK && last(t).source == OXIDE_AUTOTUNE_FROM_DISK && h.calls == 0;
+        oxide_autotune_destroy(t);
+        return ok ? 0 : 1;
+    }
+    int bad = 0;
+    for (int r = 0; r < 15; r++) {
+        hook_state h = {0, (k + r) % 3, 0, 0};
+        oxide_autotuner *t = tuner(&h, k % 2 ? OXIDE_AUTOTUNE_RETUNE : 0, 0);
+        if (launch(t, "concurrent") != OXIDE_OK)
+            bad++;
+        else if (k % 2 == 0 && (last(t).source != OXIDE_AUTOTUNE_FROM_DISK || last(t).winner > 2))
+            bad++;
+        oxide_autotune_destroy(t);
+    }
+    return bad ? 1 : 0;
+}
+
 /* A new tuner of the same set finds the winner in the directory: no timing. */
 static void test_disk_reuse(void) {
     hook_state h = {0, 0, 0, 0};
@@ -280,17 +327,7 @@ static void test_disk_reuse(void) {
     CHECK(y_is(1));
     oxide_autotune_destroy(t);
     /* in another process */
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        hook_state hc = {0, 0, 0, 0};
-        oxide_autotuner *tc = tuner(&hc, 0, 0);
-        int ok = launch(tc, NULL) == OXIDE_OK && last(tc).source == OXIDE_AUTOTUNE_FROM_DISK && hc.calls == 0;
-        _exit(ok ? 0 : 1);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child process did not find the winner on disk");
+    CHECK(run_child("disk", 0) == 0, "the child process did not find the winner on disk");
     /* a changed set (one more configuration) never reads the old set's winner */
     t = tuner(&h, 0, 0);
     oxide_module *m = acc_module(512, 0);
@@ -380,30 +417,13 @@ static void test_concurrent(void) {
     oxide_autotuner *t = tuner(&h0, 0, 0);
     OK(launch(t, "concurrent"));
     oxide_autotune_destroy(t);
-    enum { KIDS = 6, ROUNDS = 15 };
+    enum { KIDS = 6 };
     pid_t pids[KIDS];
-    fflush(stdout);
-    for (int k = 0; k < KIDS; k++) {
-        if ((pids[k] = fork()) == 0) {
-            int bad = 0;
-            for (int r = 0; r < ROUNDS; r++) {
-                hook_state h = {0, (k + r) % 3, 0, 0};
-                oxide_autotuner *tk = tuner(&h, k % 2 ? OXIDE_AUTOTUNE_RETUNE : 0, 0);
-                if (launch(tk, "concurrent") != OXIDE_OK)
-                    bad++;
-                else if (k % 2 == 0 && (last(tk).source != OXIDE_AUTOTUNE_FROM_DISK || last(tk).winner > 2))
-                    bad++;
-                oxide_autotune_destroy(tk);
-            }
-            _exit(bad ? 1 : 0);
-        }
-    }
+    for (int k = 0; k < KIDS; k++)
+        pids[k] = spawn_child("rw", k);
     int failed = 0;
-    for (int k = 0; k < KIDS; k++) {
-        int status = 0;
-        waitpid(pids[k], &status, 0);
-        failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    }
+    for (int k = 0; k < KIDS; k++)
+        failed += wait_child(pids[k]) != 0;
     CHECK(failed == 0, "%d of %d processes saw a partial entry or failed", failed, KIDS);
     hook_state h = {0, 0, 0, 0};
     t = tuner(&h, 0, 0);
@@ -495,7 +515,8 @@ static void test_real_timing(void) {
     oxide_autotune_destroy(t);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    int is_child = argc == 5 && !strcmp(argv[1], "--child");
     oxide_status st = oxide_device_get(0, &dev);
     if (st) {
         printf("SKIPPED: no GPU or driver: %s\n", oxide_last_error());
@@ -504,7 +525,10 @@ int main(void) {
     const char *drv = getenv("OXIDE_CUDA_DRIVER");
     on_mock = drv && strstr(drv, "mock") != NULL;
     MUST(oxide_context_create(&ctx));
-    snprintf(dir, sizeof dir, "/tmp/oxide-autotune-test-%ld", (long)getpid());
+    if (is_child)
+        snprintf(dir, sizeof dir, "%s", argv[4]);
+    else
+        snprintf(dir, sizeof dir, "/tmp/oxide-autotune-test-%ld", (long)getpid());
     srand(7);
     for (int i = 0; i < N; i++) {
         xs0[i] = 0.5f + (float)rand() / (float)RAND_MAX * 1.5f;
@@ -517,6 +541,8 @@ int main(void) {
     ty = (oxide_tensor){sizeof ty, oxide_buffer_ptr(yb), 0, OXIDE_SCALAR_F32, 1, {N}, {1}, 1, 0};
     args[0] = oxide_arg_tensor(&tx);
     args[1] = oxide_arg_tensor(&ty);
+    if (is_child)
+        return child(argv[2], atoi(argv[3]));
 
     test_refusals();
     test_choice_and_restore();
