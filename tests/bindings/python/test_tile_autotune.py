@@ -151,6 +151,7 @@ def test_choice_memory_disk_and_restore(data, tmp_path):
     y.copy_from_numpy(y0)
     t2[grid](x, y)
     assert t2.stats["from_disk"] == 1 and timer2.calls == 0 and t2.best_config is CONFIGS[2]
+    assert t2.report == "BLOCK=1024, warps=4: the winner found in the cache directory (not timed)\n"
     assert np.array_equal(y.to_numpy(), want(1))
 
     # another shape class is tuned on its own

@@ -180,6 +180,8 @@ class Autotuner:
         if info.source == lib.OXIDE_AUTOTUNE_TUNED:
             self.report = ffi.string(info.report).decode() + "".join(
                 f"{self.configs[ci].label}: skipped: {why}\n" for ci, why in tuner.failed)
+        elif info.source == lib.OXIDE_AUTOTUNE_FROM_DISK:
+            self.report = f"{self.configs[winner].label}: the winner found in the cache directory (not timed)\n"
         self.best_config = self.configs[winner]
         self._winners[fast] = winner
         return None
@@ -215,17 +217,18 @@ class Autotuner:
         opts.compile = compile_opts
         opts.warmup, opts.reps, opts.flags, opts.reset_to_zero = self.warmup, self.reps, self.flags, self.zero_mask
         index = [i for i, _ in specs]
-        timer = None
+        hook = None
         if self.timer is not None:
             user = self.timer
 
-            @ffi.callback("double(void *, size_t, uint32_t, double)", onerror=lambda *exc: -1.0)
-            def timer(_, config, rep, measured):
+            # an exception in the timer counts the configuration as failed (a negative time)
+            def call(_, config, rep, measured):
                 return float(user(index[config], rep, measured))
-            opts.time_hook = timer
+            hook = ffi.callback("double(void *, size_t, uint32_t, double)", call, onerror=lambda *exc: -1.0)
+            opts.time_hook = hook
         out = ffi.new("oxide_autotuner **")
         _check(lib.oxide_autotune_create(opts, out))
-        tuner = _Tuner(out[0], index, failed, None, timer)
+        tuner = _Tuner(out[0], index, failed, None, hook)
         for i, spec in specs:
             _check(lib.oxide_autotune_add_config(tuner.c, spec.module._alive(), self.name.encode(), ffi.NULL,
                                                  ffi.NULL, 0, self.configs[i].label.encode(), ffi.NULL))
