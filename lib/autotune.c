@@ -305,16 +305,17 @@ static bool read_winner(oxide_autotuner *t, size_t *winner) {
     if (!data)
         return false;
     bool ok = false;
-    char *tail = strstr(data, "sha256 "), fsum[65], check[65], fkey[65];
+    /* the last line is "sha256 " + 64 hex digits + "\n": 72 bytes */
+    char *tail = len > 72 ? data + len - 72 : NULL, fsum[65], check[65], fkey[65];
     size_t w = 0, label_len = 0;
     int hdr = 0;
-    if (tail && tail > data && tail[-1] == '\n' && sscanf(tail, "sha256 %64s\n", fsum) == 1 &&
-        (size_t)(tail - data) + 72 == len) {
+    if (tail && tail[-1] == '\n' && !memcmp(tail, "sha256 ", 7) && sscanf(tail, "sha256 %64s\n", fsum) == 1 &&
+        strlen(fsum) == 64) {
         oxide__sha256_hex(data, (size_t)(tail - data), check);
         ok = !strcmp(check, fsum) &&
-             sscanf(data, "oxide-autotune-entry 1\nkey %64s\nwinner %zu\nlabel %zu %n", fkey, &w, &label_len, &hdr) ==
+             sscanf(data, "oxide-autotune-entry 1\nkey %64s\nwinner %zu\nlabel %zu%n", fkey, &w, &label_len, &hdr) ==
                  3 &&
-             !strcmp(fkey, sum) && w < t->n && !t->cfg[w].fail && hdr > 0 &&
+             !strcmp(fkey, sum) && w < t->n && !t->cfg[w].fail && hdr > 0 && data[hdr++] == ' ' &&
              (size_t)hdr + label_len <= (size_t)(tail - data) && strlen(t->cfg[w].label) == label_len &&
              !memcmp(data + hdr, t->cfg[w].label, label_len);
     }

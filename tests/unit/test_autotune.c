@@ -328,6 +328,21 @@ static void test_disk_reuse(void) {
     oxide_autotune_destroy(t);
     /* in another process */
     CHECK(run_child("disk", 0) == 0, "the child process did not find the winner on disk");
+    /* labels that look like the entry's own lines are read back as they are */
+    for (int round = 0; round < 2; round++) {
+        oxide_autotune_options o = {sizeof o, dir, NULL, 1, REPS, 0, 0, 0, hook, &h};
+        MUST(oxide_autotune_create(&o, &t));
+        oxide_module *m = acc_module(256, 0);
+        OK(oxide_autotune_add_config(t, m, "acc", NULL, NULL, 0, " sha256 label\nwinner 0", NULL));
+        OK(oxide_autotune_add_config(t, m, "acc", NULL, NULL, 0, "sha256 ", NULL));
+        oxide_module_destroy(m);
+        h.prefer = 1;
+        OK(oxide_autotune_launch(t, NULL, &grids[0][0], 1, args, 2, "odd labels"));
+        CHECK(last(t).winner == 1 && last(t).source == (round ? OXIDE_AUTOTUNE_FROM_DISK : OXIDE_AUTOTUNE_TUNED),
+              "round %d: source %u", round, last(t).source);
+        oxide_autotune_destroy(t);
+    }
+    h.prefer = 0;
     /* a changed set (one more configuration) never reads the old set's winner */
     t = tuner(&h, 0, 0);
     oxide_module *m = acc_module(512, 0);
