@@ -1187,14 +1187,14 @@ OXIDE_API oxide_status oxide_autotune_launch(oxide_autotuner *t, oxide_stream *s
  * as the caller was compiled; fields past it are not written. */
 typedef struct oxide_autotune_info {
     size_t struct_size;
-    size_t winner;        /* index of the configuration launched */
-    uint32_t source;      /* OXIDE_AUTOTUNE_FROM_* or _TUNED */
-    uint32_t timed;       /* configurations timed by the last tuning */
-    const char *key;      /* the key's text; lives until the next launch or the tuner's end */
-    const char *report;   /* the last tuning: a line per configuration, its label and median ms
-                             or why it was skipped (the winner marked); "" before any tuning;
-                             lives until the next tuning or the tuner's end */
-    double winner_ms;     /* the winner's median in the last tuning of its key (0 from disk) */
+    size_t winner;      /* index of the configuration launched */
+    uint32_t source;    /* OXIDE_AUTOTUNE_FROM_* or _TUNED */
+    uint32_t timed;     /* configurations timed by the last tuning */
+    const char *key;    /* the key's text; lives until the next launch or the tuner's end */
+    const char *report; /* the last tuning: a line per configuration, its label and median ms
+                           or why it was skipped (the winner marked); "" before any tuning;
+                           lives until the next tuning or the tuner's end */
+    double winner_ms;   /* the winner's median in the last tuning of its key (0 from disk) */
 } oxide_autotune_info;
 /* Errors: INVALID_ARGUMENT (NULL, struct_size too small), STATE (no launch yet). */
 OXIDE_API oxide_status oxide_autotune_last(const oxide_autotuner *t, oxide_autotune_info *info);
