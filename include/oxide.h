@@ -1109,6 +1109,99 @@ typedef struct oxide_interp_options {
 OXIDE_API oxide_status oxide_tile_interpret(oxide_module *mod, const char *kernel, const uint32_t grid[3],
                                             const oxide_arg *args, size_t nargs, const oxide_interp_options *opts);
 
+/* ======================================================================================
+ * Autotuning tile kernels (docs/tile.md, "Autotuning")
+ * ====================================================================================== */
+
+/* A set of configurations of one tile kernel (each a module of its own, with its own hints and
+ * tile sizes), of which the fastest for each shape class is found on the first launch of that
+ * class, remembered in the process and in the module cache directory, and launched. It owns a
+ * compiler context of its own, so it keeps what it needs from the modules given to it; like a
+ * compiler context it is used by one thread at a time. */
+typedef struct oxide_autotuner oxide_autotuner;
+
+/* The time (ms) to count for repetition rep of configuration config, given the time the CUDA
+ * events measured; a negative result counts the configuration as failed ("the timing hook
+ * refused it"). For tests (deterministic choices) and for callers who measure otherwise. */
+typedef double (*oxide_autotune_time_fn)(void *user, size_t config, uint32_t rep, double measured_ms);
+
+#define OXIDE_AUTOTUNE_NO_RESTORE 1u  /* the tuning launches write the outputs (Triton's behaviour) */
+#define OXIDE_AUTOTUNE_SHAPES_POW2 2u /* without a caller's class, shapes round up to powers of two */
+#define OXIDE_AUTOTUNE_RETUNE 4u      /* ignore winners found before: tune again, replace the entry */
+
+/* struct_size is sizeof(oxide_autotune_options) as the caller was compiled: later versions only
+ * append fields. Zero fields take their defaults. */
+typedef struct oxide_autotune_options {
+    size_t struct_size;
+    const char *cache_dir;        /* as for oxide_module_compile_cached: NULL the default, "" none */
+    const oxide_options *compile; /* copied; NULL: the defaults with the device's target */
+    uint32_t warmup;              /* untimed launches per configuration, up to 1000; 0: 1 */
+    uint32_t reps;                /* timed launches per configuration (the median counts), up to 1000; 0: 10 */
+    uint32_t flags;               /* OXIDE_AUTOTUNE_* */
+    uint32_t reserved;            /* 0 */
+    /* Argument indices (bit i: args[i], i < 64) of tensors and buffers that are set to zero before
+     * each configuration is timed and before the winner's launch, instead of being restored. */
+    uint64_t reset_to_zero;
+    oxide_autotune_time_fn time_hook; /* NULL: the events' times */
+    void *time_user;
+} oxide_autotune_options;
+
+/* opts may be NULL (the defaults). Errors: INVALID_ARGUMENT (NULL out, a struct_size below this
+ * version's first fields, warmup or reps past 1000, unknown flags, reserved not 0), OUT_OF_MEMORY. */
+OXIDE_API oxide_status oxide_autotune_create(const oxide_autotune_options *opts, oxide_autotuner **out);
+/* Frees everything the tuner made (modules, loaded modules, scratch memory). NULL is ignored. */
+OXIDE_API void oxide_autotune_destroy(oxide_autotuner *t);
+/* Add a configuration: tile kernel `kernel` of mod (copied: mod may change or die afterwards)
+ * with hints[i] = values[i] set on the copy (nhints may be 0), called label (NULL: "#N") in
+ * reports. Every configuration must take the same arguments. A hint value out of range is not
+ * an error here: the configuration is recorded as failed with the reason, and skipped. *index
+ * (may be NULL) receives its index. Errors: INVALID_ARGUMENT (NULL, not a tile kernel),
+ * NOT_FOUND (no such kernel), VERIFY/PARSE (mod does not print and parse back), OUT_OF_MEMORY. */
+OXIDE_API oxide_status oxide_autotune_add_config(oxide_autotuner *t, oxide_module *mod, const char *kernel,
+                                                 const oxide_tile_hint *hints, const uint32_t *values, size_t nhints,
+                                                 const char *label, size_t *index);
+/* Launch the best configuration for these arguments on stream (NULL: device 0's default stream).
+ * grids holds 3 * ngrids values: one grid for all configurations (ngrids 1) or one each (ngrids
+ * = the number of configurations). The key is shape_class (the caller's rounding of the
+ * problem's size; NULL: every tensor argument's shape, rounded as the flags say), the argument
+ * types and the device's name and compute capability. On the first launch of a key, the winner
+ * is read from the cache directory, or else found: each configuration is compiled (through the
+ * module cache), loaded and launched warmup + reps times, and the one of least median time wins
+ * and is written to the cache directory; configurations that fail to compile, load or launch
+ * are skipped with the reason (oxide_autotune_last's report). Unless OXIDE_AUTOTUNE_NO_RESTORE,
+ * the memory of mutable tensor and buffer arguments is saved before tuning and put back before
+ * each configuration and before the winner's launch, so the caller sees exactly one launch of
+ * the winner. Tuning synchronizes the stream (do it before capturing a graph). Errors:
+ * INVALID_ARGUMENT (NULL, ngrids), STATE (no configurations), UNSUPPORTED (every configuration
+ * failed: the message names each and why), OUT_OF_MEMORY (no room to save the outputs: the
+ * message suggests OXIDE_AUTOTUNE_NO_RESTORE), and those of oxide_kernel_launch (the winner's,
+ * or a fault while tuning, which ends it). */
+OXIDE_API oxide_status oxide_autotune_launch(oxide_autotuner *t, oxide_stream *stream, const uint32_t *grids,
+                                             size_t ngrids, const oxide_arg *args, size_t nargs,
+                                             const char *shape_class);
+
+#define OXIDE_AUTOTUNE_FROM_MEMORY 0u /* the winner was known in this process */
+#define OXIDE_AUTOTUNE_FROM_DISK 1u   /* read from the cache directory, no timing */
+#define OXIDE_AUTOTUNE_TUNED 2u       /* timed now */
+
+/* What the last successful oxide_autotune_launch did. struct_size is sizeof(oxide_autotune_info)
+ * as the caller was compiled; fields past it are not written. */
+typedef struct oxide_autotune_info {
+    size_t struct_size;
+    size_t winner;      /* index of the configuration launched */
+    uint32_t source;    /* OXIDE_AUTOTUNE_FROM_* or _TUNED */
+    uint32_t timed;     /* configurations timed by the last tuning */
+    const char *key;    /* the key's text; lives until the next launch or the tuner's end */
+    const char *report; /* the last tuning: a line per configuration, its label and median ms
+                           or why it was skipped (the winner marked); "" before any tuning;
+                           lives until the next tuning or the tuner's end */
+    double winner_ms;   /* the winner's median in the last tuning of its key (0 from disk) */
+} oxide_autotune_info;
+/* Errors: INVALID_ARGUMENT (NULL, struct_size too small), STATE (no launch yet). */
+OXIDE_API oxide_status oxide_autotune_last(const oxide_autotuner *t, oxide_autotune_info *info);
+/* The number of configurations. */
+OXIDE_API size_t oxide_autotune_config_count(const oxide_autotuner *t);
+
 #ifdef __cplusplus
 }
 #endif
