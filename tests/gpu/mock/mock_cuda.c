@@ -263,7 +263,7 @@ static void free_module(struct CUmod_st *m) {
 
 /* ---- queued work: run now, or recorded while a stream is captured ---- */
 
-typedef enum { OP_COPY, OP_SET, OP_KERNEL, OP_HOST } op_kind;
+typedef enum { OP_COPY, OP_SET, OP_KERNEL, OP_HOST, OP_CALLBACK } op_kind;
 typedef struct op {
     op_kind kind;
     void *dst;
@@ -275,6 +275,7 @@ typedef struct op {
     dims d;
     unsigned char *pbuf; /* captured parameter values */
     CUhostFn host;
+    CUstreamCallback callback;
     void *user;
 } op;
 
@@ -325,6 +326,7 @@ static void run_op(const op *o) {
         break;
     }
     case OP_HOST: o->host(o->user); break;
+    case OP_CALLBACK: o->callback(NULL, sticky, o->user); break;
     }
 }
 
@@ -770,6 +772,16 @@ EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p
 EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *user) {
     STICKY();
     op o = {.kind = OP_HOST, .host = fn, .user = user};
+    return submit(s, &o);
+}
+/* As in CUDA, not capturable. */
+EXPORT CUresult cuStreamAddCallback(CUstream s, CUstreamCallback fn, void *user, unsigned flags) {
+    STICKY();
+    if (flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (s && s->capture)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    op o = {.kind = OP_CALLBACK, .callback = fn, .user = user};
     return submit(s, &o);
 }
 EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block, size_t smem) {
