@@ -4,9 +4,16 @@
 //! It is a thin safe layer over liboxide's runtime library (no LLVM inside), linked statically,
 //! so a built program needs nothing but the NVIDIA driver.
 #![warn(missing_docs)]
+mod graph;
 mod ops;
+mod pinned;
+mod slice;
 mod tma;
+mod wake;
+pub use graph::{Capturable, CudaGraph, GraphCapture};
 use oxide_sys as sys;
+pub use pinned::{CopyOp, PinnedBuffer};
+pub use slice::{DeviceSlice, DeviceSliceMut};
 pub use tma::{Swizzle, TmaDescriptor, TmaElement};
 
 pub use ops::{into_future, AndThen, DeviceOperation, LaunchOp, OpFuture, ParamBuffer, Zip};
@@ -243,6 +250,8 @@ pub struct DeviceBuffer<T: Copy> {
     raw: *mut sys::oxide_buffer,
     ptr: u64,
     len: usize,
+    // The allocation once a mutable view shares it (then `raw` is null): see slice.rs.
+    shared: Option<slice::SharedAllocation>,
     _t: PhantomData<T>,
 }
 
@@ -255,7 +264,7 @@ impl<T: Copy> DeviceBuffer<T> {
         let mut b = std::ptr::null_mut();
         check(unsafe { sys::oxide_buffer_alloc(ctx.raw(), bytes, &mut b) })?;
         let ptr = unsafe { sys::oxide_buffer_ptr(b) };
-        Ok(DeviceBuffer { raw: b, ptr, len, _t: PhantomData })
+        Ok(DeviceBuffer { raw: b, ptr, len, shared: None, _t: PhantomData })
     }
     /// A buffer holding a copy of `data` (the copy is complete when this returns).
     pub fn from_host(stream: &CudaStream, data: &[T]) -> Result<Self> {
