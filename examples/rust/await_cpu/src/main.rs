@@ -18,7 +18,7 @@ mod kernels {
     /// `iters` steps of a 64-bit LCG from `seed`: a dependent chain the compiler cannot shorten,
     /// so the kernel runs for a time proportional to `iters`.
     #[kernel]
-    pub fn spin(iters: u64, seed: u64, mut out: DisjointSlice<u64>) {
+    pub fn lcg_spin(iters: u64, seed: u64, mut out: DisjointSlice<u64>) {
         let idx = thread::index_1d();
         let mut x = seed;
         for _ in 0..iters {
@@ -63,9 +63,9 @@ fn main() {
     // calibrate: how many steps make 100 ms on this GPU
     let (e0, e1) = (ctx.new_event().unwrap(), ctx.new_event().unwrap());
     let probe = 2_000_000u64;
-    m.spin(&s, one, probe, seed, &mut out).unwrap(); // warm-up (module load, first launch)
+    m.lcg_spin(&s, one, probe, seed, &mut out).unwrap(); // warm-up (module load, first launch)
     s.record(&e0).unwrap();
-    m.spin(&s, one, probe, seed, &mut out).unwrap();
+    m.lcg_spin(&s, one, probe, seed, &mut out).unwrap();
     s.record(&e1).unwrap();
     e1.synchronize().unwrap();
     let ms = e1.elapsed_ms_since(&e0).unwrap().max(0.01) as f64;
@@ -73,14 +73,14 @@ fn main() {
 
     // awaited: the thread sleeps until the stream callback wakes it
     let (c0, t0) = (cpu_ms(), Instant::now());
-    block_on(async { m.spin_async(one, iters, seed, &mut out).await }).unwrap();
+    block_on(async { m.lcg_spin_async(one, iters, seed, &mut out).await }).unwrap();
     let (await_cpu, await_wall) = (cpu_ms() - c0, t0.elapsed().as_secs_f64() * 1e3);
     let got = out.to_host_vec(&s).unwrap()[0];
 
     // polled: what `.await` cost before (a loop on the stream's state)
     let poll_stream = ctx.new_stream().unwrap();
     let (c0, t0) = (cpu_ms(), Instant::now());
-    m.spin(&poll_stream, one, iters, seed ^ 1, &mut out).unwrap();
+    m.lcg_spin(&poll_stream, one, iters, seed ^ 1, &mut out).unwrap();
     while !poll_stream.is_done().unwrap() {
         std::thread::yield_now();
     }

@@ -12,7 +12,7 @@ mod kernels {
 
     /// x[i] = x[i] * k - 3
     #[kernel]
-    pub fn scale(k: f32, mut x: DisjointSlice<f32>) {
+    pub fn scale_shift(k: f32, mut x: DisjointSlice<f32>) {
         let idx = thread::index_1d();
         if let Some(o) = x.get_mut(idx) {
             *o = *o * k - 3.0;
@@ -50,7 +50,7 @@ fn main() {
     for (c, (inp, out)) in input.iter().zip(output.iter_mut()).enumerate() {
         let (st, d) = (&streams[c % 2], &mut dev[c % 2]);
         inp.copy_to_device(d).launch_on(st).unwrap();
-        m.scale(st, cfg, 0.5, d).unwrap();
+        m.scale_shift(st, cfg, 0.5, d).unwrap();
         out.copy_from_device(d).launch_on(st).unwrap();
     }
     for st in &streams {
