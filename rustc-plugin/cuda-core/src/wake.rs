@@ -44,8 +44,9 @@ impl Waiting {
             status: AtomicI32::new(sys::OXIDE_OK),
             waker: Mutex::new(Some(cx.waker().clone())),
         });
+        let raw = stream.raw()?;
         let user = Arc::into_raw(signal.clone()) as *mut c_void;
-        let st = unsafe { sys::oxide_stream_add_callback(stream.raw()?, stream_done, user) };
+        let st = unsafe { sys::oxide_stream_add_callback(raw, stream_done, user) };
         if st == sys::OXIDE_OK {
             return Ok(Waiting { stream, signal: Some(signal) });
         }

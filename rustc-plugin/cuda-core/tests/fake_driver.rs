@@ -2,50 +2,16 @@
 //! CUDA driver (tests/gpu/mock: it runs the `saxpy` kernel, y[i] += a * x[i], on the CPU, and
 //! queued work at once), checked against the same arithmetic on the CPU with random inputs.
 //! Without the fake driver (no CMake build of oxide), each test says it skipped.
-use cuda_core::{CopyOp, CudaContext, CudaGraph, DeviceBuffer, DeviceOperation, LaunchConfig, LaunchOp, Module};
+mod common;
+use common::{ctx, module};
+use cuda_core::{CopyOp, CudaGraph, DeviceBuffer, DeviceOperation, LaunchConfig, LaunchOp, Module};
 use cuda_core::{ParamBuffer, PinnedBuffer};
 use std::borrow::Cow;
 use std::future::{Future, IntoFuture};
-use std::path::PathBuf;
 use std::pin::pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Once, OnceLock};
+use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
-
-// The fake driver finds a kernel by its .entry name; the body is never compiled.
-const PTX: &str = ".version 8.0\n.target sm_90a\n.address_size 64\n\
-    .visible .entry saxpy(.param .f32 a, .param .u64 x, .param .u64 xl, .param .u64 y, .param .u64 yl, .param .u64 n)\n\
-    { ret; }\n";
-
-fn fake_driver() -> Option<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("build")))
-        .collect();
-    dirs.sort();
-    dirs.into_iter().map(|d| d.join("tests/gpu/mock/libcuda.so.1")).find(|p| p.exists())
-}
-
-/// The fake GPU's context, or None (and a note) where the fake driver is not built.
-fn ctx() -> Option<CudaContext> {
-    static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
-    static SET: Once = Once::new();
-    let found = FOUND.get_or_init(fake_driver);
-    let Some(path) = found else {
-        println!("skipped: no tests/gpu/mock/libcuda.so.1 in a build folder (build oxide with CMake)");
-        return None;
-    };
-    // Before the runtime's first call, which opens the driver once for the process.
-    SET.call_once(|| std::env::set_var("OXIDE_CUDA_DRIVER", path));
-    Some(CudaContext::new(0).expect("the fake driver's device"))
-}
-
-fn module(ctx: &CudaContext) -> Module {
-    Module::load_ptx(ctx, PTX.as_bytes()).unwrap()
-}
 
 /// What `#[cuda_module]` makes of `saxpy(a: f32, x: &[f32], y: DisjointSlice<f32>, n: usize)`.
 fn saxpy<'a>(m: &'a Module, a: f32, x: &'a DeviceBuffer<f32>, y: &'a mut DeviceBuffer<f32>) -> LaunchOp<'a> {
