@@ -38,7 +38,11 @@ impl Waiting {
     /// Queue `op` on a new stream, with a callback after it that wakes `cx`'s task.
     pub(crate) fn start<O: DeviceOperation>(op: &mut O, cx: &Context<'_>) -> Result<Waiting> {
         let stream = op.context().new_stream()?;
-        op.enqueue(&stream)?;
+        if let Err(e) = op.enqueue(&stream) {
+            // Part of a composed operation may be queued already: it must not outlive the borrows.
+            let _ = stream.synchronize();
+            return Err(e);
+        }
         let signal = Arc::new(Signal {
             done: AtomicBool::new(false),
             status: AtomicI32::new(sys::OXIDE_OK),

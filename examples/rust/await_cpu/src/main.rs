@@ -1,11 +1,14 @@
 //! What waiting on the GPU costs the CPU: a ~100 ms kernel awaited with `cuda_async::block_on`
 //! (the thread sleeps until a stream callback wakes it), against the same kernel waited for by
 //! polling the stream. Prints `await_cpu_ms <cpu> <wall>` and `poll_cpu_ms <cpu> <wall>` (process
-//! CPU time from getrusage, all threads, and wall time, in ms) and checks the kernel's result
-//! against the CPU.
+//! CPU time from getrusage, all threads, and wall time, in ms), checks that a future dropped while
+//! its kernel runs waits for it, and checks the kernel's results against the CPU.
 use cuda_async::block_on;
 use cuda_core::{CudaContext, DeviceBuffer, LaunchConfig};
 use cuda_device::{cuda_module, kernel, thread, DisjointSlice};
+use std::future::{Future, IntoFuture};
+use std::pin::pin;
+use std::task::{Context, Waker};
 use std::time::Instant;
 
 const MUL: u64 = 6364136223846793005;
@@ -85,23 +88,37 @@ fn main() {
         std::thread::yield_now();
     }
     let (poll_cpu, poll_wall) = (cpu_ms() - c0, t0.elapsed().as_secs_f64() * 1e3);
+    let polled = out.to_host_vec(&s).unwrap()[0];
+
+    // a future dropped while its kernel runs (a cancelled task) waits for the GPU as it goes, so
+    // the buffer it borrows is not freed or reused under the kernel
+    let t0 = Instant::now();
+    let pending = {
+        let mut fut = pin!(m.lcg_spin_async(one, iters, seed ^ 2, &mut out).into_future());
+        fut.as_mut().poll(&mut Context::from_waker(Waker::noop())).is_pending()
+    };
+    let drop_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let dropped = out.to_host_vec(&s).unwrap()[0];
 
     println!("await_cpu_ms {await_cpu:.2} {await_wall:.1}");
     println!("poll_cpu_ms {poll_cpu:.2} {poll_wall:.1}");
     let want = lcg(iters, seed);
-    let ok_value = got == want;
+    let ok_value = got == want && polled == lcg(iters, seed ^ 1) && dropped == lcg(iters, seed ^ 2);
+    let ok_drop = pending && drop_ms >= 50.0;
     // asleep: a few ms of CPU at most for the launch, the stream and the wake-up
     let ok_cpu = await_wall >= 50.0 && await_cpu < 0.1 * await_wall;
-    if ok_value && ok_cpu {
+    if ok_value && ok_cpu && ok_drop {
         println!(
             "PASSED: a {await_wall:.0} ms kernel awaited with {await_cpu:.2} ms of CPU (polling: {poll_cpu:.1} ms); \
-             result matches the CPU"
+             a dropped future waited {drop_ms:.0} ms for its kernel; results match the CPU"
         );
     } else {
         println!(
-            "FAILED: result {} (GPU {got:#x}, CPU {want:#x}); awaited {await_wall:.1} ms with {await_cpu:.2} ms CPU \
-             (wanted under a tenth of the wall time, for a kernel of at least 50 ms)",
-            if ok_value { "matches" } else { "differs" }
+            "FAILED: results {} (awaited: GPU {got:#x}, CPU {want:#x}); awaited {await_wall:.1} ms with \
+             {await_cpu:.2} ms CPU (wanted under a tenth of the wall time, for a kernel of at least 50 ms); a dropped \
+             future pending at its first poll: {pending}, returned after {drop_ms:.1} ms (wanted the kernel's time, \
+             at least 50 ms)",
+            if ok_value { "match" } else { "differ" }
         );
         std::process::exit(1);
     }
