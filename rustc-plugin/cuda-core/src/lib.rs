@@ -15,6 +15,7 @@ use oxide_sys as sys;
 pub use pinned::{CopyOp, PinnedBuffer};
 pub use slice::{DeviceSlice, DeviceSliceMut};
 pub use tma::{Swizzle, TmaDescriptor, TmaElement};
+pub use wake::StreamDone;
 
 pub use ops::{into_future, AndThen, DeviceOperation, LaunchOp, OpFuture, ParamBuffer, Zip};
 

@@ -257,3 +257,22 @@ fn await_is_woken_by_the_stream_callback() {
     let want: Vec<f32> = (0..256).map(|i| y0[i] + 4.0 * x[i]).collect();
     assert!(close(&dy.to_host_vec(&s).unwrap(), &want));
 }
+
+#[test]
+fn a_stream_is_awaited_after_launch_on() {
+    let Some(ctx) = ctx() else { return };
+    let (s, m) = (ctx.new_stream().unwrap(), module(&ctx));
+    let (x, y0) = (random(300, 14), random(300, 15));
+    let dx = DeviceBuffer::from_host(&ctx.default_stream(), &x).unwrap();
+    let mut dy = DeviceBuffer::from_host(&ctx.default_stream(), &y0).unwrap();
+    saxpy(&m, -0.5, &dx, &mut dy).launch_on(&s).unwrap();
+    saxpy(&m, 2.0, &dx, &mut dy).launch_on(&s).unwrap();
+    let count = Arc::new(CountingWaker(AtomicUsize::new(0)));
+    let waker = Waker::from(count.clone());
+    let mut done = pin!(s.done());
+    assert!(matches!(done.as_mut().poll(&mut Context::from_waker(&waker)), Poll::Ready(Ok(()))));
+    assert_eq!(count.0.load(Ordering::SeqCst), 1, "the stream callback did not wake the task");
+    cuda_async::block_on(ctx.default_stream().done()).unwrap();
+    let want: Vec<f32> = (0..300).map(|i| y0[i] + -0.5 * x[i] + 2.0 * x[i]).collect();
+    assert!(close(&dy.to_host_vec(&ctx.default_stream()).unwrap(), &want));
+}

@@ -1,6 +1,7 @@
 //! A CUDA graph: one step of work (copy the input in from pinned memory, two kernels, copy the
 //! result out) recorded once and replayed; checked against the same steps on the CPU, and timed
 //! against submitting the four operations one by one.
+use cuda_async::block_on;
 use cuda_core::{CudaContext, CudaGraph, DeviceBuffer, DeviceOperation, LaunchConfig, PinnedBuffer};
 use cuda_device::{cuda_module, kernel, thread, DisjointSlice};
 use std::time::Instant;
@@ -66,7 +67,7 @@ fn main() {
         // host_y only after the stream is synchronized.
         unsafe { graph.launch(&s) }.unwrap();
     }
-    s.synchronize().unwrap();
+    block_on(s.done()).unwrap(); // the thread sleeps until the last replay has run
     let graph_us = t0.elapsed().as_secs_f64() * 1e6 / REPLAYS as f64;
     let got = host_y.to_vec();
 
