@@ -146,11 +146,15 @@ static void test_misuse(void) {
     MUST(oxide_stream_create(dev, OXIDE_STREAM_NON_BLOCKING, &s));
     FAILS_WITH(oxide_stream_add_callback(NULL, on_done, &w), OXIDE_ERROR_INVALID_ARGUMENT, "stream is NULL");
     FAILS_WITH(oxide_stream_add_callback(s, NULL, &w), OXIDE_ERROR_INVALID_ARGUMENT, "fn is NULL");
+    oxide_buffer *b;
+    MUST(oxide_buffer_alloc(dev, 256, &b));
     OK(oxide_stream_begin_capture(s));
+    OK(oxide_memset_async(s, oxide_buffer_ptr(b), 0, 64, 4)); /* a capture with work in it */
     FAILS_WITH(oxide_stream_add_callback(s, on_done, &w), OXIDE_ERROR_STATE, "capturing", "oxide_task_host_fn");
     oxide_graph *g = NULL;
     OK(oxide_stream_end_capture(s, &g));
     oxide_graph_destroy(g);
+    oxide_buffer_free(b);
     CHECK(w.calls == 0, "a refused callback ran");
     /* the default stream takes callbacks too */
     MUST(oxide_stream_default(dev, &def));

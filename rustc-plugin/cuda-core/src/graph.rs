@@ -108,13 +108,14 @@ impl GraphCapture {
     pub fn end(mut self) -> Result<CudaGraph> {
         let mut g = std::ptr::null_mut();
         self.ended = true;
-        check(unsafe { sys::oxide_stream_end_capture(self.stream.raw()?, &mut g) })?;
+        let ended = check(unsafe { sys::oxide_stream_end_capture(self.stream.raw()?, &mut g) });
         if self.recorded == 0 {
             unsafe { sys::oxide_graph_destroy(g) };
             return Err(CudaError::other(
                 "CudaGraph: nothing was recorded: add launches or copies with GraphCapture::record before end()",
             ));
         }
+        ended?;
         Ok(CudaGraph { raw: g, ctx: self.stream.context().clone(), recorded: self.recorded })
     }
 }
