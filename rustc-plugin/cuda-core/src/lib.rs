@@ -4,18 +4,10 @@
 //! It is a thin safe layer over liboxide's runtime library (no LLVM inside), linked statically,
 //! so a built program needs nothing but the NVIDIA driver.
 #![warn(missing_docs)]
-mod graph;
 mod ops;
-mod pinned;
-mod slice;
 mod tma;
-mod wake;
-pub use graph::{Capturable, CudaGraph, GraphCapture};
 use oxide_sys as sys;
-pub use pinned::{CopyOp, PinnedBuffer};
-pub use slice::{DeviceSlice, DeviceSliceMut};
 pub use tma::{Swizzle, TmaDescriptor, TmaElement};
-pub use wake::StreamDone;
 
 pub use ops::{into_future, AndThen, DeviceOperation, LaunchOp, OpFuture, ParamBuffer, Zip};
 
@@ -24,6 +16,16 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::os::raw::c_void;
 use std::sync::Arc;
+
+// Buffer views, pinned memory and asynchronous copies, CUDA graphs, the GPU-woken `.await`.
+mod graph;
+mod pinned;
+mod slice;
+mod wake;
+pub use graph::{Capturable, CudaGraph, GraphCapture};
+pub use pinned::{CopyOp, PinnedBuffer};
+pub use slice::{DeviceSlice, DeviceSliceMut};
+pub use wake::StreamDone;
 
 /// An error from the runtime: the status name and liboxide's message.
 #[derive(Clone, PartialEq, Eq)]

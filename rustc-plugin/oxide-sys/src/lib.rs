@@ -46,19 +46,15 @@ opaque! {
     oxide_stream;
     /// A marker in a stream, with timing.
     oxide_event;
+    /// Work captured once from a stream, replayed with `oxide_graph_launch`.
+    oxide_graph;
     /// Device memory.
     oxide_buffer;
     /// PTX or a cubin loaded on a device.
     oxide_loaded_module;
     /// A kernel of a loaded module.
     oxide_kernel;
-    /// Work captured once from a stream, replayed with `oxide_graph_launch`.
-    oxide_graph;
 }
-
-/// Called once on a driver thread when a stream's earlier work has completed (`OXIDE_OK`) or
-/// the device failed first (`OXIDE_ERROR_CUDA`); it must not call CUDA or oxide.
-pub type oxide_stream_callback = unsafe extern "C" fn(user: *mut c_void, status: oxide_status);
 
 /// Grid, block, dynamic shared memory and cluster shape of a launch.
 #[repr(C)]
@@ -75,6 +71,10 @@ pub struct oxide_launch_config {
     /// `OXIDE_LAUNCH_*` flags.
     pub flags: u32,
 }
+
+/// Called once on a driver thread when a stream's earlier work has completed (`OXIDE_OK`) or
+/// the device failed first (`OXIDE_ERROR_CUDA`); it must not call CUDA or oxide.
+pub type oxide_stream_callback = unsafe extern "C" fn(user: *mut c_void, status: oxide_status);
 
 macro_rules! api {
     ($($(#[$m:meta])* fn $name:ident($($a:ident: $t:ty),* $(,)?) $(-> $r:ty)?;)*) => {
