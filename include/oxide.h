@@ -822,6 +822,13 @@ OXIDE_API oxide_device *oxide_stream_get_device(const oxide_stream *stream);
  * it (not on the default stream). Errors: STATE (default stream, already capturing). */
 OXIDE_API oxide_status oxide_stream_begin_capture(oxide_stream *stream);
 OXIDE_API oxide_status oxide_stream_end_capture(oxide_stream *stream, oxide_graph **out);
+/* fn(user, status) runs once on a driver thread when the work queued on stream so far has
+ * completed: status OXIDE_OK, or OXIDE_ERROR_CUDA when the device failed first (it still runs, so
+ * a waiter is always woken; ask the stream for the error). fn must not call CUDA or oxide runtime
+ * functions. Errors: STATE (the stream is capturing: use oxide_task_host_fn in captured work),
+ * UNSUPPORTED (a driver without cuStreamAddCallback), CUDA. */
+typedef void (*oxide_stream_callback)(void *user, oxide_status status);
+OXIDE_API oxide_status oxide_stream_add_callback(oxide_stream *stream, oxide_stream_callback fn, void *user);
 
 /* ---- events ---- */
 

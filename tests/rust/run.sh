@@ -3,12 +3,14 @@
 #
 #   tests/rust/run.sh [BUILD_DIR]       BUILD_DIR: CMake build with liboxide.so and liboxide_runtime.a
 #
-# 1. generated intrinsics up to date; 2. cargo test (macros, host API) ; 3. every example built with
-# `cargo oxide build` (dev and --release), its PTX accepted by ptxas -arch=sm_90a, and run (with
-# no GPU each says so); 4. the seed example built unchanged as a package of its own, from
-# examples/rust/seed/src/main.rs (or, with $OXIDE_SEED, the acceptance file it must equal byte
-# for byte); 5. build-time refusals with the Rust function and the reason; 6. a rustc whose
-# LLVM is newer than liboxide's is refused by doctor and build; 7. --module with export names.
+# 1. generated intrinsics up to date; 2. cargo test (macros, host API; views, pinned memory,
+# graphs and .await on the fake driver); 3. every example built with `cargo oxide build` (dev and
+# --release), its PTX accepted by ptxas -arch=sm_90a, and run (with no GPU each says so); 3b.
+# graph_replay, pinned_copy and slices run on the fake driver; 4. the seed example built unchanged
+# as a package of its own, from examples/rust/seed/src/main.rs (or, with $OXIDE_SEED, the
+# acceptance file it must equal byte for byte); 5. build-time refusals with the Rust function and
+# the reason; 6. a rustc whose LLVM is newer than liboxide's is refused by doctor and build; 7.
+# --module with export names.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD="$(cd "${1:-$ROOT/build}" && pwd)"
@@ -43,13 +45,24 @@ for profile in dev release; do
         if "$PTXAS" -arch="$SM" "$ptx" -o "$TMP/x.cubin" 2>"$TMP/ptxas.log"; then pass "ptxas $profile $(basename "$ptx")"; else cat "$TMP/ptxas.log"; bad "ptxas $(basename "$ptx")"; fi
         grep -q "// oxide.manifest.v1 " "$ptx" || bad "no manifest in $ptx"
     done
-    for bin in vecadd seed seed_full generics reduce warp_reduce histogram matmul cluster async_pipeline gemm_hopper; do
+    for bin in vecadd seed seed_full generics reduce warp_reduce histogram matmul cluster async_pipeline gemm_hopper graph_replay pinned_copy slices await_cpu; do
         out="$("$EX/target/$dir/$bin" 2>&1)" && rc=0 || rc=$?
         if [ $rc -ne 0 ] && [ $bin = seed ] && grep -q "OXIDE_ERROR_NO_DRIVER\|OXIDE_ERROR_NO_DEVICE" <<<"$out"; then
             pass "run $profile seed: no GPU here (the unchanged seed unwraps CudaContext::new)"; continue; fi
         if [ $rc -eq 0 ] && grep -qE "PASSED|no GPU found|^$" <<<"$out"; then pass "run $profile $bin: $(echo "$out" | head -1)"; else echo "$out" | tail -5; bad "run $profile $bin (rc $rc)"; fi
     done
 done
+# the examples whose kernels the fake driver re-implements (tests/gpu/mock) run end to end on it:
+# views, pinned copies, a graph, with the generated launches, checked against the CPU
+fake="$BUILD/tests/gpu/mock/libcuda.so.1"
+if [ -f "$fake" ]; then
+    for bin in graph_replay pinned_copy slices; do
+        out="$(OXIDE_CUDA_DRIVER="$fake" "$EX/target/release/$bin" 2>&1)" && rc=0 || rc=$?
+        if [ $rc -eq 0 ] && grep -q "^PASSED" <<<"$out"; then pass "fake driver $bin: $out"; else echo "$out" | tail -5; bad "fake driver $bin (rc $rc)"; fi
+    done
+else
+    echo "note: no $fake: the examples' fake-driver runs are skipped (build target oxide_mock_cuda)"
+fi
 # by-value TMA descriptors (`&TensorMap`): manifest kind tma_desc, a 128-byte grid_constant PTX
 # parameter, and the bulk tensor copies reading it in param space (cvta.param), never a local copy
 python3 - "$EX/target/release/oxide/gemm_hopper.ptx" <<'PY' && pass "gemm_hopper: tma_desc parameters read in param space" || bad "gemm_hopper tma_desc parameters"

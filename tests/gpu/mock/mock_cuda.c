@@ -5,10 +5,11 @@
  *
  * It is no model of the hardware: work runs synchronously when it is queued (a valid order of
  * any stream schedule) and device memory is zeroed host memory. The kernels of
- * tests/gpu/data/kernels.cu, test_gpu_tensor.c's and the bindings' vecadd, saxpy and Rust map kernels are
- * re-implemented in C; any other PTX entry loads, with the parameters its PTX declares, and
- * launches as a no-op. Returning an error where CUDA would is part of the contract: sticky
- * faults, bad launch shapes, cooperative grids that do not fit, PTX the JIT would refuse. */
+ * tests/gpu/data/kernels.cu, test_gpu_tensor.c's, the bindings' vecadd, saxpy and Rust map
+ * kernels, and those of examples/rust's graph_replay, pinned_copy and slices are re-implemented
+ * in C; any other PTX entry loads, with the parameters its PTX declares, and launches as a no-op.
+ * Returning an error where CUDA would is part of the contract: sticky faults, bad launch shapes,
+ * cooperative grids that do not fit, PTX the JIT would refuse. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -169,11 +170,38 @@ static void k_map_f64(void **p, const dims *d) { /* Rust map::<f64>(move |x| x *
         o[i] = x[i] * k - 2.0;
 }
 
+/* examples/rust: graph_replay's axpy (a, x, y: y += a * x) and bump (k, x: x = x * k + 1),
+ * pinned_copy's scale_shift (k, x: x = x * k - 3), slices' affine (a, x, out: out = a * x +
+ * len(x)); a slice is its pointer and length. */
+static uint64_t min2(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static void k_axpy(void **p, const dims *d) {
+    float a = P(0, float), *x = P(1, float *), *y = P(3, float *);
+    for (uint64_t i = 0, n = min2(min2(threads(d), P(2, uint64_t)), P(4, uint64_t)); i < n; i++)
+        y[i] += a * x[i];
+}
+static void k_bump(void **p, const dims *d) {
+    float k = P(0, float), *x = P(1, float *);
+    for (uint64_t i = 0, n = min2(threads(d), P(2, uint64_t)); i < n; i++)
+        x[i] = x[i] * k + 1.0f;
+}
+static void k_scale_shift(void **p, const dims *d) {
+    float k = P(0, float), *x = P(1, float *);
+    for (uint64_t i = 0, n = min2(threads(d), P(2, uint64_t)); i < n; i++)
+        x[i] = x[i] * k - 3.0f;
+}
+static void k_affine_len(void **p, const dims *d) {
+    float a = P(0, float), *x = P(1, float *), *o = P(3, float *);
+    uint64_t xl = P(2, uint64_t);
+    for (uint64_t i = 0, n = min2(min2(threads(d), xl), P(4, uint64_t)); i < n; i++)
+        o[i] = a * x[i] + (float)xl;
+}
+
 /* Entries emulated by the start of their name (Rust's generic kernels carry a hash). */
 static const struct {
     const char *prefix;
     kernel_fn fn;
-} by_prefix[] = {{"saxpy", k_saxpy}, {"map_dcd01ef8", k_map_f32}, {"map_44cdc478", k_map_f64}};
+} by_prefix[] = {{"saxpy", k_saxpy}, {"map_dcd01ef8", k_map_f32},    {"map_44cdc478", k_map_f64}, {"axpy", k_axpy},
+                 {"bump", k_bump},   {"scale_shift", k_scale_shift}, {"affine", k_affine_len}};
 
 #define MAX_PARAMS 32
 struct CUfunc_st {
@@ -263,7 +291,7 @@ static void free_module(struct CUmod_st *m) {
 
 /* ---- queued work: run now, or recorded while a stream is captured ---- */
 
-typedef enum { OP_COPY, OP_SET, OP_KERNEL, OP_HOST } op_kind;
+typedef enum { OP_COPY, OP_SET, OP_KERNEL, OP_HOST, OP_CALLBACK } op_kind;
 typedef struct op {
     op_kind kind;
     void *dst;
@@ -275,6 +303,7 @@ typedef struct op {
     dims d;
     unsigned char *pbuf; /* captured parameter values */
     CUhostFn host;
+    CUstreamCallback callback;
     void *user;
 } op;
 
@@ -325,6 +354,7 @@ static void run_op(const op *o) {
         break;
     }
     case OP_HOST: o->host(o->user); break;
+    case OP_CALLBACK: o->callback(NULL, sticky, o->user); break;
     }
 }
 
@@ -770,6 +800,16 @@ EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p
 EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *user) {
     STICKY();
     op o = {.kind = OP_HOST, .host = fn, .user = user};
+    return submit(s, &o);
+}
+/* As in CUDA, not capturable. */
+EXPORT CUresult cuStreamAddCallback(CUstream s, CUstreamCallback fn, void *user, unsigned flags) {
+    STICKY();
+    if (flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (s && s->capture)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    op o = {.kind = OP_CALLBACK, .callback = fn, .user = user};
     return submit(s, &o);
 }
 EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block, size_t smem) {
