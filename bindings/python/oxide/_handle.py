@@ -2,6 +2,13 @@
 events, device arrays, loaded modules): releasing it is written once, here."""
 
 
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+_T = TypeVar("_T", bound="Owned")
+
+
 class Owned:
     """Owns the liboxide handle in `_h`. `_close()` gives it to `_release` once and forgets it, so
     a second call, or one on an object whose __init__ failed, does nothing; the garbage collector
@@ -9,23 +16,23 @@ class Owned:
 
     __slots__ = ()
 
-    def _release(self, h):
+    def _release(self, h: Any) -> None:
         raise NotImplementedError
 
-    def _close(self):
+    def _close(self) -> None:
         h = getattr(self, "_h", None)
-        self._h = None
+        self._h = None  # type: ignore[misc]  # each subclass has _h in its __slots__
         if h is not None:
             self._release(h)
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self._close()
         except Exception:
             pass
 
-    def __enter__(self):
+    def __enter__(self: _T) -> _T:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self._close()
