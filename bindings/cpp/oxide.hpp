@@ -1084,6 +1084,9 @@ template <class T> class PinnedBuffer {
   public:
     using element_type = T;
     PinnedBuffer(const Device &dev, size_t count) : n_(count) {
+        if (count > std::numeric_limits<size_t>::max() / sizeof(T))
+            throw Error(OXIDE_ERROR_INVALID_ARGUMENT,
+                        "PinnedBuffer: " + std::to_string(count) + " elements do not fit in the address space");
         void *p = nullptr;
         check(oxide_host_alloc(dev.get(), count ? count * sizeof(T) : 1, &p));
         p_.reset(p);

@@ -106,6 +106,7 @@ int main() {
     CHECK_THROWS(OXIDE_ERROR_INVALID_ARGUMENT, small.copy_from_async(da, s));
     CHECK_THROWS(OXIDE_ERROR_LAUNCH, oxide::Task::launch(vecadd, cfg, da.cview(), db.cview()));
     CHECK_THROWS(OXIDE_ERROR_INVALID_ARGUMENT, oxide::Task::sequence());
+    CHECK_THROWS(OXIDE_ERROR_INVALID_ARGUMENT, oxide::PinnedBuffer<double>(dev, SIZE_MAX / 4));
     auto dflt = oxide::Stream::default_stream(dev);
     CHECK_THROWS(OXIDE_ERROR_STATE, oxide::capture(dflt, [] {}));
 
