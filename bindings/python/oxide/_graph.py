@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Tuple, Type
 
 from ._errors import check
 from ._ffi import ffi, lib
-from ._handle import Owned
+from ._handle import Layout, Owned
 from ._tables import SIZE
 from ._types import TO_TYPESTR, numpy_dtype, scalar_name
 
@@ -208,7 +208,7 @@ def _same_size(dst: Union[DeviceArray, HostArray], src: Union[DeviceArray, HostA
 # pinned host memory
 
 
-class HostArray(Owned):
+class HostArray(Owned, Layout):
     """Page-locked (pinned) host memory holding a C-contiguous array of one scalar type:
     `HostArray(shape, dtype="f32", device=None)`, `HostArray.from_numpy(x)`. `.numpy()` is a NumPy
     view of it (which keeps it alive); copies to and from device memory with a stream
@@ -217,12 +217,6 @@ class HostArray(Owned):
 
     __slots__ = ("_h", "_p", "ptr", "shape", "scalar", "size", "nbytes", "device", "__weakref__")
     _p: Any
-    ptr: int
-    shape: Tuple[int, ...]
-    scalar: str
-    size: int
-    nbytes: int
-    device: Device
 
     def __init__(self, shape: Union[int, Sequence[int]], dtype: object = "f32",
                  device: Union[None, int, Device] = None) -> None:

@@ -4,7 +4,10 @@ events, device arrays, loaded modules): releasing it is written once, here."""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Tuple, TypeVar
+
+if TYPE_CHECKING:
+    from ._runtime import Device
 
 _T = TypeVar("_T", bound="Owned")
 
@@ -36,3 +39,17 @@ class Owned:
 
     def __exit__(self, *exc: object) -> None:
         self._close()
+
+
+class Layout:
+    """What device arrays and pinned host arrays both have: the address of the first element,
+    the shape, the oxide scalar type, the element and byte counts and the device. The attributes
+    live in each subclass's __slots__."""
+
+    __slots__ = ()
+    ptr: int
+    shape: Tuple[int, ...]
+    scalar: str
+    size: int
+    nbytes: int
+    device: Device

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Optional,
 from . import _dlpack, _graph, _interop
 from ._errors import LaunchError, NoDeviceError, NoDriverError, check, error_for
 from ._ffi import ffi, lib
-from ._handle import Owned
+from ._handle import Layout, Owned
 from ._manifest import Manifest, read_manifest
 from ._args import _UNSEEN, ArgPacker, buffer_arg
 from ._types import SIZE, TO_TYPESTR, numpy_dtype, scalar_name
@@ -376,7 +376,7 @@ def _prod(shape: Sequence[int]) -> int:
     return n
 
 
-class DeviceArray(Owned):
+class DeviceArray(Owned, Layout):
     """Device memory holding a C-contiguous array of one scalar type.
 
     `DeviceArray.from_numpy(x)`, `.empty(shape, dtype)`, `.zeros(...)`; `.to_numpy()` copies back.
@@ -385,12 +385,6 @@ class DeviceArray(Owned):
 
     __slots__ = ("_h", "ptr", "shape", "scalar", "size", "nbytes", "device", "_readonly", "_owner", "_arg",
                  "__weakref__")
-    ptr: int
-    shape: Tuple[int, ...]
-    scalar: str
-    size: int
-    nbytes: int
-    device: Device
     _readonly: bool
     _owner: object
     _arg: Any
