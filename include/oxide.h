@@ -1080,6 +1080,7 @@ OXIDE_API oxide_status oxide_graph_create(oxide_task *task, oxide_graph **out);
 /* Replay the graph on stream (NULL: default); each replay does the task's work again. */
 OXIDE_API oxide_status oxide_graph_launch(oxide_graph *graph, oxide_stream *stream);
 OXIDE_API void oxide_graph_destroy(oxide_graph *graph);
+
 /* ---- NVTX ranges (docs/runtime.md, "NVTX ranges") ---- */
 
 /* Open a range named name on the calling thread, as Nsight Systems shows it, until the matching
