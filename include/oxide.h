@@ -1088,6 +1088,24 @@ OXIDE_API oxide_status oxide_graph_create(oxide_task *task, oxide_graph **out);
 /* Replay the graph on stream (NULL: default); each replay does the task's work again. */
 OXIDE_API oxide_status oxide_graph_launch(oxide_graph *graph, oxide_stream *stream);
 OXIDE_API void oxide_graph_destroy(oxide_graph *graph);
+
+/* ---- NVTX ranges (docs/runtime.md, "NVTX ranges") ---- */
+
+/* Open a range named name on the calling thread, as Nsight Systems shows it, until the matching
+ * oxide_nvtx_pop. NVTX is opened with dlopen at the first call: the library OXIDE_NVTX_LIBRARY
+ * names, else libnvtx3interop.so.1 (CUDA 13), else libnvToolsExt.so.1 (CUDA 12). Without one the
+ * ranges do nothing and the calls still succeed, so code can leave them in.
+ * Errors: INVALID_ARGUMENT (name NULL). */
+OXIDE_API oxide_status oxide_nvtx_push(const char *name);
+/* Close the innermost range this thread opened. Errors: STATE (none is open on this thread). */
+OXIDE_API oxide_status oxide_nvtx_pop(void);
+/* 1 when an NVTX library was found (ranges reach a profiler that injects itself), else 0. */
+OXIDE_API int oxide_nvtx_available(void);
+/* on (non-zero): every launch -- checked, raw, or a task's -- runs inside a range named after its
+ * kernel. The default comes from the environment at the first launch: OXIDE_NVTX_LAUNCHES set and
+ * not "0" turns it on. */
+OXIDE_API void oxide_nvtx_set_launch_ranges(int on);
+OXIDE_API int oxide_nvtx_launch_ranges(void);
 /* END RUNTIME API */
 
 /* ======================================================================================

@@ -193,4 +193,13 @@ oxide_status oxide__rt_check_kernel(const struct oxide_kernel *k);
 /* Wrap an executable graph instantiated from graph (which the caller still owns). */
 oxide_status oxide__rt_graph_from(oxide_device *dev, CUgraph graph, oxide_graph **out);
 
+/* ---- nvtx.c ---- */
+
+/* -1 until the first launch reads OXIDE_NVTX_LAUNCHES, then 0 or 1 (oxide_nvtx_set_launch_ranges). */
+extern _Atomic int oxide__nvtx_launch_ranges;
+/* The range around one launch, named after its kernel; outside the per-thread count that
+ * oxide_nvtx_pop checks. */
+void oxide__nvtx_launch_push(const char *kernel);
+void oxide__nvtx_launch_pop(void);
+
 #endif

@@ -14,12 +14,8 @@
 
 int main(int argc, char **argv) {
     const std::string data = argc > 1 ? argv[1] : OXIDE_BINDINGS_DATA; // folder of the Rust-built modules
-    if (oxide::Device::count() == 0) {
-        int n = 0;
-        oxide_status st = oxide_device_count(&n);
-        std::printf("SKIP: no GPU (%s: %s)\n", oxide_status_name(st), st ? oxide_last_error() : "none");
+    if (skip_without_gpu())
         return 77;
-    }
     oxide::Device dev(0);
     oxide::Context ctx;
     auto mod = oxide::LoadedModule::from_ptx(dev, build_vecadd(ctx, dev.target().c_str()));
