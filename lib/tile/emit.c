@@ -546,7 +546,11 @@ void tl_emit_inst(tl *T, const oxide_inst *in) {
     case OXIDE_OP_TILE_BROADCAST:
     case OXIDE_OP_TILE_EXPAND_DIMS:
     case OXIDE_OP_TILE_RESHAPE:
-    case OXIDE_OP_TILE_PERMUTE: tl_emit_shape(T, in); return;
+    case OXIDE_OP_TILE_PERMUTE:
+        /* a view of a shared-memory operand tile (emit_wgmma.c) has no registers */
+        if (!tl_val_of(T, in->result)->smem)
+            tl_emit_shape(T, in);
+        return;
     case OXIDE_OP_TILE_PRINT: tl_emit_print(T, in); return;
     default:
         if (in->result && in->result->type->kind == OXIDE_TYPE_TILE)

@@ -16,8 +16,36 @@
 
 static bool is_tile(const oxide_value *v) { return v && v->type && v->type->kind == OXIDE_TYPE_TILE; }
 
-static const oxide_inst *load_of(const oxide_value *v) {
-    return v->kind == VAL_INST && v->def->op == OXIDE_OP_TILE_LOAD ? v->def : NULL;
+/* A dot operand that lives in shared memory: a tile.load, then (optionally) a reshape dropping
+ * its leading 1s and a transposition -- the values on the way (v[0] is the dot's operand) hold no
+ * registers. trans: the operand is the load's tile transposed, so its contiguous dim is the
+ * operand's first (a B of N x K rows: K-major). */
+typedef struct opchain {
+    const oxide_value *v[4];
+    uint32_t n;
+    const oxide_inst *load;
+    bool trans;
+} opchain;
+
+static bool operand_chain(const oxide_value *v, opchain *c) {
+    *c = (opchain){0};
+    while (c->n < 4 && v->kind == VAL_INST && is_tile(v)) {
+        const oxide_inst *d = v->def;
+        c->v[c->n++] = v;
+        if (d->op == OXIDE_OP_TILE_LOAD) {
+            c->load = d;
+            return true;
+        }
+        const oxide_type *from = d->noperands ? d->operands[0]->type : NULL;
+        if (d->op == OXIDE_OP_TILE_PERMUTE && v->type->rank == 2 && (d->perm & 15) == 1)
+            c->trans = !c->trans;
+        else if (d->op != OXIDE_OP_TILE_RESHAPE || !from || from->kind != OXIDE_TYPE_TILE || from->rank < 2 ||
+                 v->type->rank != 2 || from->shape[from->rank - 2] != v->type->shape[0] ||
+                 from->shape[from->rank - 1] != v->type->shape[1])
+            return false;
+        v = d->operands[0];
+    }
+    return false;
 }
 
 void tl_wgmma_layout(tl_layout *L, const oxide_type *tile, uint32_t warps) {
@@ -43,8 +71,8 @@ static bool dot_fits(tl *T, const oxide_inst *in) {
     if (T->opts->sm != 90 || !T->opts->arch_specific || T->warps % 4)
         return false;
     const oxide_value *a = in->operands[0], *b = in->operands[1];
-    const oxide_inst *la = load_of(a), *lb = load_of(b);
-    if (!la || !lb || a->type->rank != 2 || la == lb)
+    opchain ca, cb;
+    if (a->type->rank != 2 || !operand_chain(a, &ca) || !operand_chain(b, &cb) || ca.load == cb.load || ca.trans)
         return false;
     const oxide_type *ea = oxide__tile_scalar(a->type), *eb = oxide__tile_scalar(b->type);
     if (ea != eb || (ea->kind != OXIDE_TYPE_BF16 && ea->kind != OXIDE_TYPE_F16))
@@ -53,15 +81,23 @@ static bool dot_fits(tl *T, const oxide_inst *in) {
     if (M % (64 * G) || N % 64 || N > 256 || K % 64 || M * K / 8 < T->threads || K * N / 8 < T->threads)
         return false;
     for (int i = 0; i < 2; i++) {
-        const oxide_inst *l = i ? lb : la;
-        if (l->ivalue || l->fvalue != 0.0 || l->operands[0]->type->rank != 2)
+        const oxide_inst *l = i ? cb.load : ca.load;
+        const oxide_type *lt = l->result->type;
+        /* the tile's leading dims are 1 (a reshape dropped them) */
+        for (uint32_t d = 0; d + 2 < lt->rank; d++)
+            if (lt->shape[d] != 1)
+                return false;
+        if (l->ivalue || l->fvalue != 0.0)
             return false;
     }
     return true;
 }
 
 static uint64_t tile_bytes(const oxide_type *t) {
-    return ((uint64_t)t->shape[0] * t->shape[1] * 2 + 1023) / 1024 * 1024;
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < t->rank; d++)
+        n *= t->shape[d];
+    return (n * 2 + 1023) / 1024 * 1024;
 }
 
 static const oxide_inst *term_of(const oxide_block *b) {
@@ -204,8 +240,21 @@ static void plan_pipes(tl *T) {
             const oxide_inst *in = b->insts.items[i];
             if (in->op != OXIDE_OP_TILE_DOT || !tl_val_of(T, in->result)->wgmma)
                 continue;
-            tl_val *a = tl_val_of(T, in->operands[0]), *c = tl_val_of(T, in->operands[1]);
-            if (a->pipe != c->pipe || (a->pipe >= 0 && in->block != T->pipes[a->pipe].body)) {
+            opchain ca, cb;
+            operand_chain(in->operands[0], &ca);
+            operand_chain(in->operands[1], &cb);
+            tl_val *a = tl_val_of(T, ca.load->result), *c = tl_val_of(T, cb.load->result);
+            /* an operand outside the ring must be loaded before the loop (its copy is older than
+             * every copy the dot's wait leaves in flight) */
+            int8_t pp = a->pipe >= 0 ? a->pipe : c->pipe;
+            const tl_pipe *q = pp >= 0 ? &T->pipes[pp] : NULL;
+            bool ok = !q || in->block == q->body;
+            for (int k = 0; ok && q && k < 2; k++) {
+                const tl_val *x = k ? c : a;
+                const oxide_value *lv = (k ? cb : ca).load->result;
+                ok = x->pipe == pp || (x->pipe < 0 && !in_loop(q, lv));
+            }
+            if (!ok) {
                 for (int k = 0; k < 2; k++) {
                     tl_val *x = k ? c : a;
                     if (x->pipe >= 0)
@@ -217,19 +266,32 @@ static void plan_pipes(tl *T) {
     }
 }
 
+/* Marks the values of a dot's operand chains with their role (k + 1), or 3 where two roles meet;
+ * false when a value of them is already refused (3). */
+static bool mark_chains(tl *T, const oxide_inst *dot, uint8_t set) {
+    bool ok = true;
+    for (uint32_t k = 0; k < 2; k++) {
+        opchain c;
+        operand_chain(dot->operands[k], &c);
+        for (uint32_t i = 0; i < c.n; i++) {
+            tl_val *x = tl_val_of(T, c.v[i]);
+            ok &= x->smem != 3;
+            x->smem = set ? (uint8_t)(x->smem && x->smem != k + 1 ? 3 : k + 1) : 3;
+        }
+    }
+    return ok;
+}
+
 oxide_status tl_plan_wgmma(tl *T) {
     const oxide_function *fn = T->src;
-    /* candidates, then drop any whose load has another user, until nothing changes */
+    /* candidates, then drop any whose operand tiles have another user, until nothing changes */
     for (uint32_t bi = 0; bi < fn->blocks.len; bi++) {
         const oxide_block *b = fn->blocks.items[bi];
         for (uint32_t i = 0; i < b->insts.len; i++) {
             const oxide_inst *in = b->insts.items[i];
             if (in->op == OXIDE_OP_TILE_DOT && dot_fits(T, in)) {
                 tl_val_of(T, in->result)->wgmma = true;
-                for (int k = 0; k < 2; k++) {
-                    tl_val *l = tl_val_of(T, in->operands[k]);
-                    l->smem = (uint8_t)(l->smem && l->smem != k + 1 ? 3 : k + 1);
-                }
+                mark_chains(T, in, 1);
             }
         }
     }
@@ -239,20 +301,21 @@ oxide_status tl_plan_wgmma(tl *T) {
             const oxide_block *b = fn->blocks.items[bi];
             for (uint32_t i = 0; i < b->insts.len; i++) {
                 const oxide_inst *in = b->insts.items[i];
-                bool wg = in->result && tl_val_of(T, in->result)->wgmma;
+                const tl_val *r = in->result && is_tile(in->result) ? tl_val_of(T, in->result) : NULL;
+                bool wg = r && r->wgmma, view = r && r->smem && r->smem != 3 &&
+                                                (in->op == OXIDE_OP_TILE_RESHAPE || in->op == OXIDE_OP_TILE_PERMUTE);
                 for (uint32_t k = 0; k < in->noperands; k++) {
                     if (!is_tile(in->operands[k]))
                         continue;
                     tl_val *o = tl_val_of(T, in->operands[k]);
-                    bool fits = wg && k < 2 && o->smem == k + 1;
-                    if (o->smem && o->smem != 3 && !fits && (!wg || k == 2))
+                    bool fits = (wg && k < 2 && o->smem == k + 1) || (view && o->smem == r->smem);
+                    if (o->smem && o->smem != 3 && !fits)
                         o->smem = 3, changed = true;
                 }
                 /* a dot with an operand that cannot live in shared memory takes the general path */
-                if (wg && (tl_val_of(T, in->operands[0])->smem == 3 || tl_val_of(T, in->operands[1])->smem == 3)) {
+                if (wg && !mark_chains(T, in, 1)) {
                     tl_val_of(T, in->result)->wgmma = false;
-                    for (int k = 0; k < 2; k++)
-                        tl_val_of(T, in->operands[k])->smem = 3;
+                    mark_chains(T, in, 0);
                     changed = true;
                 }
             }
@@ -307,21 +370,30 @@ static oxide_value *chunk_at(tl *T, oxide_value *r, oxide_value *cq, uint32_t R)
                          tl_op2(T, OXIDE_OP_MUL, c, tl_int(T, T->ti32, 16))));
 }
 
-/* Copies the tile that load in reads at (row0, col0) to dst (nothing where active is false). */
-static void copy_tile(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value *row0, oxide_value *col0,
-                      oxide_value *active) {
+/* Copies the tile that load in reads at coordinates at[] (i64) to dst (nothing where active is
+ * false). The tile is [1.., R, C]: the leading coordinates pick one R x C slab. */
+static void copy_tile(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value *const *at, oxide_value *active) {
     const tl_tensor *t = &T->tensors[in->operands[0]->index];
-    uint32_t R = in->result->type->shape[0], C = in->result->type->shape[1], cpr = C / 8;
+    uint32_t rk = t->rank, rd = rk - 2, cd = rk - 1;
+    const oxide_type *lt = in->result->type;
+    uint32_t R = lt->shape[rd], C = lt->shape[cd], cpr = C / 8;
+    oxide_value *row0 = at[rd], *col0 = at[cd];
+    /* the slab's offset; a leading coordinate outside its dim leaves the whole tile out */
+    oxide_value *lead = tl_int(T, T->ti64, 0);
+    for (uint32_t d = 0; d < rd; d++) {
+        active = tl_op2(T, OXIDE_OP_AND, active, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, at[d], t->dim[d]));
+        lead = tl_op2(T, OXIDE_OP_ADD, lead, tl_op2(T, OXIDE_OP_MUL, at[d], t->stride[d]));
+    }
     uint32_t per = R * cpr / T->threads;
     oxide_type *et = tl_elem(T, in->result->type);
     oxide_value *z64 = tl_int(T, T->ti64, 0);
     /* 16-byte copies need contiguous rows, a 16-byte aligned start and row pitch */
     oxide_value *ptr64 = tl_cast(T, OXIDE_OP_PTRTOINT, t->ptr, T->ti64);
     oxide_value *mis = tl_op2(T, OXIDE_OP_OR, tl_op2(T, OXIDE_OP_AND, ptr64, tl_int(T, T->ti64, 15)),
-                              tl_op2(T, OXIDE_OP_OR, tl_op2(T, OXIDE_OP_AND, t->stride[0], tl_int(T, T->ti64, 7)),
+                              tl_op2(T, OXIDE_OP_OR, tl_op2(T, OXIDE_OP_AND, t->stride[rd], tl_int(T, T->ti64, 7)),
                                      tl_op2(T, OXIDE_OP_AND, col0, tl_int(T, T->ti64, 7))));
     oxide_value *fast_ok = tl_op2(T, OXIDE_OP_AND, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, mis, z64),
-                                  tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, t->stride[1], tl_int(T, T->ti64, 1)));
+                                  tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, t->stride[cd], tl_int(T, T->ti64, 1)));
     oxide_block *fast, *slow, *join;
     if (!tl_split(T, fast_ok, &fast, &slow, &join, NULL, 0, NULL))
         return;
@@ -338,17 +410,17 @@ static void copy_tile(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value
                        tl_cast(T, OXIDE_OP_ZEXT, tl_op2(T, OXIDE_OP_SHL, cq, tl_int(T, T->ti32, 3)), T->ti64));
             /* unsigned: a negative index is out of bounds too */
             oxide_value *row_in =
-                tl_op2(T, OXIDE_OP_AND, active, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, row, t->dim[0]));
-            oxide_value *rowoff = tl_op2(T, OXIDE_OP_MUL, row, t->stride[0]);
+                tl_op2(T, OXIDE_OP_AND, active, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, row, t->dim[rd]));
+            oxide_value *rowoff = tl_op2(T, OXIDE_OP_ADD, lead, tl_op2(T, OXIDE_OP_MUL, row, t->stride[rd]));
             if (!path) {
                 /* elements of this chunk inside the view: 0..8, the rest zero-filled */
-                oxide_value *left = tl_op2(T, OXIDE_OP_SUB, t->dim[1], col);
+                oxide_value *left = tl_op2(T, OXIDE_OP_SUB, t->dim[cd], col);
                 oxide_value *pos = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_SGT, left, z64);
                 oxide_value *n = tl_sel(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_SLT, left, tl_int(T, T->ti64, 8)), left,
                                         tl_int(T, T->ti64, 8));
                 oxide_value *ok =
                     tl_op2(T, OXIDE_OP_AND, row_in,
-                           tl_op2(T, OXIDE_OP_AND, pos, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, col, t->dim[1])));
+                           tl_op2(T, OXIDE_OP_AND, pos, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, col, t->dim[cd])));
                 oxide_value *o[2] = {t->ptr, tl_op2(T, OXIDE_OP_ADD, rowoff, col)};
                 oxide_attr ea = {.key = OXIDE_ATTR_ELEM, .t = et};
                 oxide_value *src = tl_sel(T, ok, tl_op(T, OXIDE_OP_OFFSET, o, 2, NULL, &ea, 1), t->safe);
@@ -363,8 +435,9 @@ static void copy_tile(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value
             for (uint32_t k = 0; k < 8 && !T->st; k++) {
                 oxide_value *c = tl_op2(T, OXIDE_OP_ADD, col, tl_int(T, T->ti64, k));
                 oxide_value *ok =
-                    tl_op2(T, OXIDE_OP_AND, row_in, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, c, t->dim[1]));
-                oxide_value *o[2] = {t->ptr, tl_op2(T, OXIDE_OP_ADD, rowoff, tl_op2(T, OXIDE_OP_MUL, c, t->stride[1]))};
+                    tl_op2(T, OXIDE_OP_AND, row_in, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, c, t->dim[cd]));
+                oxide_value *o[2] = {t->ptr,
+                                     tl_op2(T, OXIDE_OP_ADD, rowoff, tl_op2(T, OXIDE_OP_MUL, c, t->stride[cd]))};
                 oxide_attr ea = {.key = OXIDE_ATTR_ELEM, .t = et};
                 oxide_value *p = tl_sel(T, ok, tl_op(T, OXIDE_OP_OFFSET, o, 2, NULL, &ea, 1), t->safe);
                 oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = 2};
@@ -383,8 +456,7 @@ static void copy_tile(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value
 
 /* The load's coordinates for the iteration whose iv is ivv: the arithmetic chain() marked,
  * emitted again with iv replaced (the values it overwrites are put back). */
-static void coords_at(tl *T, const tl_pipe *p, const oxide_inst *load, oxide_value *ivv, oxide_value **row,
-                      oxide_value **col) {
+static void coords_at(tl *T, const tl_pipe *p, const oxide_inst *load, oxide_value *ivv, oxide_value **at) {
     bool *mark = calloc(p->body->insts.len + 1, sizeof *mark);
     oxide_value **saved = calloc(p->body->insts.len + 1, sizeof *saved);
     if (!mark || !saved || !chain(p, load, mark)) {
@@ -400,8 +472,8 @@ static void coords_at(tl *T, const tl_pipe *p, const oxide_inst *load, oxide_val
             saved[i] = T->scal[in->result->id];
             tl_emit_inst(T, in);
         }
-    *row = i64_of(T, tl_scalar_of(T, load->operands[1]));
-    *col = i64_of(T, tl_scalar_of(T, load->operands[2]));
+    for (uint32_t d = 1; d < load->noperands; d++)
+        at[d - 1] = i64_of(T, tl_scalar_of(T, load->operands[d]));
     for (uint32_t i = 0; i < p->body->insts.len; i++)
         if (mark[i])
             T->scal[((const oxide_inst *)p->body->insts.items[i])->result->id] = saved[i];
@@ -438,18 +510,19 @@ void tl_emit_load_smem(tl *T, const oxide_inst *in) {
     const tl_val *x = tl_val_of(T, in->result);
     /* the tile's last readers (the wgmmas of the previous iteration) are done */
     tl_barrier(T);
+    oxide_value *at[4];
     if (x->pipe < 0) {
-        copy_tile(T, in, ring_slot(T, in, tl_int(T, T->ti32, 0)), as_i64(T, in->operands[1]),
-                  as_i64(T, in->operands[2]), tl_int(T, T->ti1, 1));
+        for (uint32_t d = 1; d < in->noperands; d++)
+            at[d - 1] = as_i64(T, in->operands[d]);
+        copy_tile(T, in, ring_slot(T, in, tl_int(T, T->ti32, 0)), at, tl_int(T, T->ti1, 1));
         return;
     }
     /* this iteration's tile is in flight already: fetch the one stages - 1 iterations on */
     const tl_pipe *p = &T->pipes[x->pipe];
-    oxide_value *active, *row, *col;
-    oxide_value *ivv = iter_iv(T, p, tl_scalar_of(T, p->iv), p->stages - 1, &active);
-    coords_at(T, p, in, ivv, &row, &col);
+    oxide_value *active, *ivv = iter_iv(T, p, tl_scalar_of(T, p->iv), p->stages - 1, &active);
+    coords_at(T, p, in, ivv, at);
     if (!T->st)
-        copy_tile(T, in, ring_slot(T, in, stage_of(T, p, p->stages - 1)), row, col, active);
+        copy_tile(T, in, ring_slot(T, in, stage_of(T, p, p->stages - 1)), at, active);
 }
 
 void tl_emit_pipe_prologue(tl *T, const oxide_block *b) {
@@ -463,10 +536,10 @@ void tl_emit_pipe_prologue(tl *T, const oxide_block *b) {
                 const oxide_inst *in = p->body->insts.items[i];
                 if (in->op != OXIDE_OP_TILE_LOAD || !in->result || tl_val_of(T, in->result)->pipe != (int8_t)k)
                     continue;
-                oxide_value *row, *col;
-                coords_at(T, p, in, ivv, &row, &col);
+                oxide_value *at[4];
+                coords_at(T, p, in, ivv, at);
                 if (!T->st)
-                    copy_tile(T, in, ring_slot(T, in, tl_int(T, T->ti32, d)), row, col, active);
+                    copy_tile(T, in, ring_slot(T, in, tl_int(T, T->ti32, d)), at, active);
             }
         }
     }
@@ -493,10 +566,15 @@ void tl_emit_dot_wgmma(tl *T, const oxide_inst *in) {
     oxide_value **acc = tl_regs_in(T, in->operands[2], &r->L);
     if (!(r->regs = tl_new_regs(T, &r->L)) || !acc)
         return;
-    int8_t pipe = tl_val_of(T, av)->pipe;
+    opchain ca, cb;
+    operand_chain(av, &ca);
+    operand_chain(bv, &cb);
+    const tl_val *la = tl_val_of(T, ca.load->result), *lb = tl_val_of(T, cb.load->result);
+    int8_t pipe = la->pipe >= 0 ? la->pipe : lb->pipe;
     const tl_pipe *p = pipe >= 0 ? &T->pipes[pipe] : NULL;
-    oxide_value *stage = p ? stage_of(T, p, 0) : tl_int(T, T->ti32, 0);
-    oxide_value *abase = ring_slot(T, av->def, stage), *bbase = ring_slot(T, bv->def, stage);
+    oxide_value *stage = p ? stage_of(T, p, 0) : NULL, *zero = tl_int(T, T->ti32, 0);
+    oxide_value *abase = ring_slot(T, ca.load, la->pipe >= 0 ? stage : zero);
+    oxide_value *bbase = ring_slot(T, cb.load, lb->pipe >= 0 ? stage : zero);
     /* this thread's copies of the tiles have landed (the later iterations' may still fly); make
      * them visible to the async proxy, then to all */
     tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, p ? (int64_t)((p->stages - 1) * p->nloads) : 0, NULL, NULL, 0);
@@ -512,9 +590,9 @@ void tl_emit_dot_wgmma(tl *T, const oxide_inst *in) {
         tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
         return;
     }
-    oxide_attr zero = {.key = OXIDE_ATTR_VALUE, .i = 0};
+    oxide_attr zattr = {.key = OXIDE_ATTR_VALUE, .i = 0};
     for (uint32_t i = 0; i < blocks && !T->st; i++) {
-        frag[i] = tl_op(T, OXIDE_OP_CONST, NULL, 0, arr, &zero, 1);
+        frag[i] = tl_op(T, OXIDE_OP_CONST, NULL, 0, arr, &zattr, 1);
         for (uint32_t j = 0; j < half; j++) {
             oxide_value *o[2] = {frag[i], acc[i * half + j]};
             frag[i] = tl_imm_op(T, OXIDE_OP_INSERT, j, NULL, o, 2);
@@ -526,14 +604,16 @@ void tl_emit_dot_wgmma(tl *T, const oxide_inst *in) {
     oxide_value *one = tl_int(T, T->ti1, 1);
     oxide_op op = oxide__tile_scalar(av->type)->kind == OXIDE_TYPE_BF16 ? OXIDE_OP_WGMMA_BF16 : OXIDE_OP_WGMMA_F16;
     for (uint32_t kk = 0; kk < K / 16 && !T->st; kk++) {
-        /* B, N-major: 64-column atoms of K rows (K * 128 bytes apart), 8-row groups 1024 apart */
-        oxide_value *db = desc(T, bbase, tl_int(T, T->ti32, kk * 16 * 128), K * 128, 1024);
+        /* B, N-major: 64-column atoms of K rows (K * 128 bytes apart), 8-row groups 1024 apart;
+         * K-major (a transposed N x K load): 64-element atoms of N rows, a k16 step 32 bytes */
+        oxide_value *db = cb.trans ? desc(T, bbase, tl_int(T, T->ti32, (kk / 4) * N * 128 + (kk % 4) * 32), 16, 1024)
+                                   : desc(T, bbase, tl_int(T, T->ti32, kk * 16 * 128), K * 128, 1024);
         for (uint32_t i = 0; i < blocks && !T->st; i++) {
             /* A, K-major: 64-element atoms of M rows of 128 bytes; a k16 step is 32 bytes */
             uint32_t off = i * G * 64 * 128 + (kk / 4) * M * 128 + (kk % 4) * 32;
             oxide_value *da = desc(T, abase, tl_op2(T, OXIDE_OP_ADD, grow, tl_int(T, T->ti32, off)), 16, 1024);
             oxide_value *o[4] = {frag[i], da, db, one};
-            frag[i] = tl_imm_op(T, op, 2, NULL, o, 4); /* mode 2: B transposed (N-major) */
+            frag[i] = tl_imm_op(T, op, cb.trans ? 0 : 2, NULL, o, 4); /* mode 2: B N-major */
         }
     }
     tl_op(T, OXIDE_OP_WGMMA_COMMIT, NULL, 0, NULL, NULL, 0);
