@@ -526,7 +526,9 @@ typedef enum oxide_op {
     OXIDE_OP_CVT_F16X2_E4M3X2 = 213, /* cvt.f16x2.e4m3x2 */
     OXIDE_OP_CVT_F16X2_E5M2X2 = 214, /* cvt.f16x2.e5m2x2 */
     OXIDE_OP_WGMMA_WAIT_ACC = 215, /* wgmma.wait_group.acc */
-    OXIDE_OP_COUNT_ = 216
+    OXIDE_OP_WGMMA_BF16_RS = 216, /* wgmma.mma_async.rs.bf16 */
+    OXIDE_OP_WGMMA_F16_RS = 217, /* wgmma.mma_async.rs.f16 */
+    OXIDE_OP_COUNT_ = 218
 } oxide_op;
 /* END GENERATED OPS */
 /* clang-format on */

@@ -642,8 +642,17 @@ static void wgmma_seq(G *g, oxide_op o, unsigned nn, int64_t mode, bool tied_wai
     oxide_value *db = imm_op(g, OXIDE_OP_WGMMA_DESC,
                              (oxide_value *[]){addr(g, s, 512), ci(g, g->i32, 16), ci(g, g->i32, 512)}, 3, NULL, 64);
     op(g, OXIDE_OP_WGMMA_FENCE, NULL, 0, NULL, NULL, 0);
-    oxide_value *d = imm_op(g, o, (oxide_value *[]){acc, da, db, input(g, g->i1)}, 4, NULL, mode);
-    d = imm_op(g, o, (oxide_value *[]){d, db, da, ci(g, g->i1, 1)}, 4, NULL, 0);
+    oxide_value *d;
+    if (o == OXIDE_OP_WGMMA_BF16_RS || o == OXIDE_OP_WGMMA_F16_RS) {
+        oxide_type *v4;
+        oxide_type_vector(g->ctx, g->i32, 4, &v4);
+        oxide_value *fa = input(g, v4);
+        d = imm_op(g, o, (oxide_value *[]){acc, fa, db, input(g, g->i1)}, 4, NULL, mode);
+        d = imm_op(g, o, (oxide_value *[]){d, fa, da, ci(g, g->i1, 1)}, 4, NULL, 0);
+    } else {
+        d = imm_op(g, o, (oxide_value *[]){acc, da, db, input(g, g->i1)}, 4, NULL, mode);
+        d = imm_op(g, o, (oxide_value *[]){d, db, da, ci(g, g->i1, 1)}, 4, NULL, 0);
+    }
     op(g, OXIDE_OP_WGMMA_COMMIT, NULL, 0, NULL, NULL, 0);
     if (tied_wait)
         d = imm_op(g, OXIDE_OP_WGMMA_WAIT_ACC, &d, 1, NULL, 0);
@@ -787,6 +796,16 @@ static int gen_tier2(G *g, oxide_op o, int v) {
             return 0;
         wgmma_seq(g, OXIDE_OP_WGMMA_BF16, 64, 0, false);
         break;
+    case OXIDE_OP_WGMMA_BF16_RS:
+    case OXIDE_OP_WGMMA_F16_RS: {
+        /* N = 64, 128, 256 plain, then B transposed and both negations */
+        static const unsigned ns[] = {64, 128, 256, 128, 128};
+        static const int modes[] = {0, 0, 0, 2, 14};
+        if (v >= 5)
+            return 0;
+        wgmma_seq(g, o, ns[v], modes[v], v == 1);
+        break;
+    }
     case OXIDE_OP_WGMMA_WAIT_ACC: {
         /* N = 64, 128, 256 */
         static const unsigned ns[] = {64, 128, 256};
