@@ -67,30 +67,33 @@ void tl_wgmma_layout(tl_layout *L, const oxide_type *tile, uint32_t warps) {
         L->warp[w] = (int8_t)(nb + 4 + w);
 }
 
-static bool dot_fits(tl *T, const oxide_inst *in) {
+static bool load_fits(const oxide_inst *l) {
+    const oxide_type *lt = l->result->type;
+    /* the tile's leading dims are 1 (a reshape dropped them) */
+    for (uint32_t d = 0; d + 2 < lt->rank; d++)
+        if (lt->shape[d] != 1)
+            return false;
+    return !l->ivalue && l->fvalue == 0.0;
+}
+
+/* WG_SS: both operands from shared memory; WG_RS: A from registers (any tile), B from shared. */
+enum { WG_NONE, WG_SS, WG_RS };
+
+static uint8_t dot_fits(tl *T, const oxide_inst *in) {
     if (T->opts->sm != 90 || !T->opts->arch_specific || T->warps % 4)
-        return false;
+        return WG_NONE;
     const oxide_value *a = in->operands[0], *b = in->operands[1];
     opchain ca, cb;
-    if (a->type->rank != 2 || !operand_chain(a, &ca) || !operand_chain(b, &cb) || ca.load == cb.load || ca.trans)
-        return false;
+    if (a->type->rank != 2 || !operand_chain(b, &cb) || !load_fits(cb.load))
+        return WG_NONE;
     const oxide_type *ea = oxide__tile_scalar(a->type), *eb = oxide__tile_scalar(b->type);
     if (ea != eb || (ea->kind != OXIDE_TYPE_BF16 && ea->kind != OXIDE_TYPE_F16))
-        return false;
+        return WG_NONE;
     uint32_t M = a->type->shape[0], K = a->type->shape[1], N = b->type->shape[1], G = T->warps / 4;
-    if (M % (64 * G) || N % 64 || N > 256 || K % 64 || M * K / 8 < T->threads || K * N / 8 < T->threads)
-        return false;
-    for (int i = 0; i < 2; i++) {
-        const oxide_inst *l = i ? cb.load : ca.load;
-        const oxide_type *lt = l->result->type;
-        /* the tile's leading dims are 1 (a reshape dropped them) */
-        for (uint32_t d = 0; d + 2 < lt->rank; d++)
-            if (lt->shape[d] != 1)
-                return false;
-        if (l->ivalue || l->fvalue != 0.0)
-            return false;
-    }
-    return true;
+    if (M % (64 * G) || N % 64 || N > 256 || K % 64 || K * N / 8 < T->threads)
+        return WG_NONE;
+    bool ss = operand_chain(a, &ca) && ca.load != cb.load && !ca.trans && load_fits(ca.load) && M * K / 8 >= T->threads;
+    return ss ? WG_SS : WG_RS;
 }
 
 static uint64_t tile_bytes(const oxide_type *t) {
@@ -243,7 +246,9 @@ static void plan_pipes(tl *T) {
             opchain ca, cb;
             operand_chain(in->operands[0], &ca);
             operand_chain(in->operands[1], &cb);
-            tl_val *a = tl_val_of(T, ca.load->result), *c = tl_val_of(T, cb.load->result);
+            bool rs = tl_val_of(T, in->result)->wgmma == WG_RS;
+            tl_val none = {.pipe = -1};
+            tl_val *a = rs ? &none : tl_val_of(T, ca.load->result), *c = tl_val_of(T, cb.load->result);
             /* an operand outside the ring must be loaded before the loop (its copy is older than
              * every copy the dot's wait leaves in flight) */
             int8_t pp = a->pipe >= 0 ? a->pipe : c->pipe;
@@ -251,6 +256,8 @@ static void plan_pipes(tl *T) {
             bool ok = !q || in->block == q->body;
             for (int k = 0; ok && q && k < 2; k++) {
                 const tl_val *x = k ? c : a;
+                if (!k && rs)
+                    continue;
                 const oxide_value *lv = (k ? cb : ca).load->result;
                 ok = x->pipe == pp || (x->pipe < 0 && !in_loop(q, lv));
             }
@@ -266,18 +273,16 @@ static void plan_pipes(tl *T) {
     }
 }
 
-/* Marks the values of a dot's operand chains with their role (k + 1), or 3 where two roles meet;
- * false when a value of them is already refused (3). */
-static bool mark_chains(tl *T, const oxide_inst *dot, uint8_t set) {
+/* Marks the values of operand k's chain with its role (k + 1), or 3 (refused) where two roles
+ * meet or set is false; false when a value of it was refused already. */
+static bool mark_chain(tl *T, const oxide_inst *dot, uint32_t k, bool set) {
     bool ok = true;
-    for (uint32_t k = 0; k < 2; k++) {
-        opchain c;
-        operand_chain(dot->operands[k], &c);
-        for (uint32_t i = 0; i < c.n; i++) {
-            tl_val *x = tl_val_of(T, c.v[i]);
-            ok &= x->smem != 3;
-            x->smem = set ? (uint8_t)(x->smem && x->smem != k + 1 ? 3 : k + 1) : 3;
-        }
+    opchain c;
+    operand_chain(dot->operands[k], &c);
+    for (uint32_t i = 0; i < c.n; i++) {
+        tl_val *x = tl_val_of(T, c.v[i]);
+        ok &= x->smem != 3;
+        x->smem = set ? (uint8_t)(x->smem && x->smem != k + 1 ? 3 : k + 1) : 3;
     }
     return ok;
 }
@@ -289,9 +294,11 @@ oxide_status tl_plan_wgmma(tl *T) {
         const oxide_block *b = fn->blocks.items[bi];
         for (uint32_t i = 0; i < b->insts.len; i++) {
             const oxide_inst *in = b->insts.items[i];
-            if (in->op == OXIDE_OP_TILE_DOT && dot_fits(T, in)) {
-                tl_val_of(T, in->result)->wgmma = true;
-                mark_chains(T, in, 1);
+            uint8_t how = in->op == OXIDE_OP_TILE_DOT ? dot_fits(T, in) : WG_NONE;
+            if (how) {
+                tl_val_of(T, in->result)->wgmma = how;
+                for (uint32_t k = how == WG_SS ? 0 : 1; k < 2; k++)
+                    mark_chain(T, in, k, true);
             }
         }
     }
@@ -301,21 +308,29 @@ oxide_status tl_plan_wgmma(tl *T) {
             const oxide_block *b = fn->blocks.items[bi];
             for (uint32_t i = 0; i < b->insts.len; i++) {
                 const oxide_inst *in = b->insts.items[i];
-                const tl_val *r = in->result && is_tile(in->result) ? tl_val_of(T, in->result) : NULL;
+                tl_val *r = in->result && is_tile(in->result) ? tl_val_of(T, in->result) : NULL;
                 bool wg = r && r->wgmma, view = r && r->smem && r->smem != 3 &&
                                                 (in->op == OXIDE_OP_TILE_RESHAPE || in->op == OXIDE_OP_TILE_PERMUTE);
                 for (uint32_t k = 0; k < in->noperands; k++) {
                     if (!is_tile(in->operands[k]))
                         continue;
                     tl_val *o = tl_val_of(T, in->operands[k]);
-                    bool fits = (wg && k < 2 && o->smem == k + 1) || (view && o->smem == r->smem);
+                    bool fits = (wg && (k == 1 || (k == 0 && r->wgmma == WG_SS)) && o->smem == k + 1) ||
+                                (view && o->smem == r->smem);
                     if (o->smem && o->smem != 3 && !fits)
                         o->smem = 3, changed = true;
                 }
-                /* a dot with an operand that cannot live in shared memory takes the general path */
-                if (wg && !mark_chains(T, in, 1)) {
-                    tl_val_of(T, in->result)->wgmma = false;
-                    mark_chains(T, in, 0);
+                /* a dot whose A cannot live in shared memory takes it from registers; one whose B
+                 * cannot, the general path */
+                if (wg && !mark_chain(T, in, 1, true)) {
+                    if (r->wgmma == WG_SS)
+                        mark_chain(T, in, 0, false);
+                    mark_chain(T, in, 1, false);
+                    r->wgmma = WG_NONE;
+                    changed = true;
+                } else if (wg && r->wgmma == WG_SS && !mark_chain(T, in, 0, true)) {
+                    mark_chain(T, in, 0, false);
+                    r->wgmma = WG_RS;
                     changed = true;
                 }
             }
@@ -563,17 +578,26 @@ void tl_emit_dot_wgmma(tl *T, const oxide_inst *in) {
     tl_val *r = tl_val_of(T, in->result);
     uint32_t M = av->type->shape[0], K = av->type->shape[1], N = bv->type->shape[1];
     uint32_t G = T->warps / 4, blocks = M / (64 * G), half = N / 2;
-    oxide_value **acc = tl_regs_in(T, in->operands[2], &r->L);
-    if (!(r->regs = tl_new_regs(T, &r->L)) || !acc)
+    bool rs = r->wgmma == WG_RS;
+    oxide_value **acc = tl_regs_in(T, in->operands[2], &r->L), **aregs = NULL;
+    /* from registers, A is wanted in the accumulator's own layout (an m64k16 A fragment is two
+     * n8 column blocks of it): a tile computed from an earlier dot's result is there already */
+    tl_layout lw;
+    if (rs) {
+        tl_wgmma_layout(&lw, av->type, T->warps);
+        aregs = tl_regs_in(T, av, &lw);
+    }
+    if (!(r->regs = tl_new_regs(T, &r->L)) || !acc || (rs && !aregs))
         return;
     opchain ca, cb;
     operand_chain(av, &ca);
     operand_chain(bv, &cb);
-    const tl_val *la = tl_val_of(T, ca.load->result), *lb = tl_val_of(T, cb.load->result);
+    const tl_val none = {.pipe = -1}, *la = rs ? &none : tl_val_of(T, ca.load->result);
+    const tl_val *lb = tl_val_of(T, cb.load->result);
     int8_t pipe = la->pipe >= 0 ? la->pipe : lb->pipe;
     const tl_pipe *p = pipe >= 0 ? &T->pipes[pipe] : NULL;
     oxide_value *stage = p ? stage_of(T, p, 0) : NULL, *zero = tl_int(T, T->ti32, 0);
-    oxide_value *abase = ring_slot(T, ca.load, la->pipe >= 0 ? stage : zero);
+    oxide_value *abase = rs ? NULL : ring_slot(T, ca.load, la->pipe >= 0 ? stage : zero);
     oxide_value *bbase = ring_slot(T, cb.load, lb->pipe >= 0 ? stage : zero);
     /* this thread's copies of the tiles have landed (the later iterations' may still fly); make
      * them visible to the async proxy, then to all */
@@ -602,16 +626,31 @@ void tl_emit_dot_wgmma(tl *T, const oxide_inst *in) {
     oxide_value *g = tl_op2(T, OXIDE_OP_LSHR, T->warp, tl_int(T, T->ti32, 2));
     oxide_value *grow = tl_op2(T, OXIDE_OP_MUL, g, tl_int(T, T->ti32, 64 * 128));
     oxide_value *one = tl_int(T, T->ti1, 1);
-    oxide_op op = oxide__tile_scalar(av->type)->kind == OXIDE_TYPE_BF16 ? OXIDE_OP_WGMMA_BF16 : OXIDE_OP_WGMMA_F16;
+    bool bf = oxide__tile_scalar(av->type)->kind == OXIDE_TYPE_BF16;
+    oxide_op op =
+        rs ? (bf ? OXIDE_OP_WGMMA_BF16_RS : OXIDE_OP_WGMMA_F16_RS) : (bf ? OXIDE_OP_WGMMA_BF16 : OXIDE_OP_WGMMA_F16);
     for (uint32_t kk = 0; kk < K / 16 && !T->st; kk++) {
         /* B, N-major: 64-column atoms of K rows (K * 128 bytes apart), 8-row groups 1024 apart;
          * K-major (a transposed N x K load): 64-element atoms of N rows, a k16 step 32 bytes */
         oxide_value *db = cb.trans ? desc(T, bbase, tl_int(T, T->ti32, (kk / 4) * N * 128 + (kk % 4) * 32), 16, 1024)
                                    : desc(T, bbase, tl_int(T, T->ti32, kk * 16 * 128), K * 128, 1024);
         for (uint32_t i = 0; i < blocks && !T->st; i++) {
-            /* A, K-major: 64-element atoms of M rows of 128 bytes; a k16 step is 32 bytes */
-            uint32_t off = i * G * 64 * 128 + (kk / 4) * M * 128 + (kk % 4) * 32;
-            oxide_value *da = desc(T, abase, tl_op2(T, OXIDE_OP_ADD, grow, tl_int(T, T->ti32, off)), 16, 1024);
+            oxide_value *da;
+            if (rs) {
+                /* a0..a3: rows g and g + 8 of k 16 kk + 2t (n8 block 2 kk), then of k + 8 (block
+                 * 2 kk + 1): registers 4 j + {0, 1} and 4 j + {2, 3} of block j */
+                oxide_value *w[4];
+                for (uint32_t q = 0; q < 4; q++) {
+                    uint32_t at = i * (K / 2) + 4 * (2 * kk + q / 2) + 2 * (q % 2);
+                    oxide_value *pr = tl_pack(T, &aregs[at], 2);
+                    w[q] = pr ? tl_cast(T, OXIDE_OP_BITCAST, pr, T->ti32) : NULL;
+                }
+                da = w[3] ? tl_pack(T, w, 4) : NULL;
+            } else {
+                /* A, K-major: 64-element atoms of M rows of 128 bytes; a k16 step is 32 bytes */
+                uint32_t off = i * G * 64 * 128 + (kk / 4) * M * 128 + (kk % 4) * 32;
+                da = desc(T, abase, tl_op2(T, OXIDE_OP_ADD, grow, tl_int(T, T->ti32, off)), 16, 1024);
+            }
             oxide_value *o[4] = {frag[i], da, db, one};
             frag[i] = tl_imm_op(T, op, cb.trans ? 0 : 2, NULL, o, 4); /* mode 2: B N-major */
         }

@@ -50,7 +50,7 @@ typedef struct tl_val {
      * smem_off of the reserved region (smem 1: the dot's A, K contiguous; 2: its B, N
      * contiguous); a dot marked wgmma reads its operands from there */
     uint8_t smem;
-    bool wgmma;
+    uint8_t wgmma; /* 0, or how: emit_wgmma.c's WG_SS or WG_RS */
     uint32_t smem_off;
     int8_t pipe; /* the pipelined loop it is loaded in (tl.pipes), or -1 */
 } tl_val;
