@@ -250,6 +250,7 @@ static oxide_status init_kernel(oxide_loaded_module *lm, struct oxide_kernel *k,
     memcpy(k->cluster, mk->cluster, sizeof k->cluster);
     memcpy(k->block, mk->block, sizeof k->block);
     k->dyn_smem = mk->dyn_smem;
+    k->contract = mk->contract;
     if (pe && pe->nparams != mk->nptx)
         return param_count_mismatch(mk, pe->nparams);
     CUresult r = oxide__cu.ModuleGetFunction(&k->fn, lm->cu, mk->entry);

@@ -120,9 +120,10 @@ struct oxide_kernel {
     uint32_t cluster[3];             /* from the manifest; {1,1,1} if none */
     bool cluster_fixed;              /* the PTX fixes the cluster shape (.reqnctapercluster) */
     uint32_t dyn_smem;
-    _Atomic uint32_t smem_optin; /* MAX_DYNAMIC_SHARED_SIZE_BYTES set so far */
-    _Atomic int nonportable;     /* NON_PORTABLE_CLUSTER_SIZE_ALLOWED set */
-    struct oxide_kernel *next;   /* module's list of kernels found by entry name */
+    oxide_launch_contract contract; /* from the manifest; fields 0: none */
+    _Atomic uint32_t smem_optin;    /* MAX_DYNAMIC_SHARED_SIZE_BYTES set so far */
+    _Atomic int nonportable;        /* NON_PORTABLE_CLUSTER_SIZE_ALLOWED set */
+    struct oxide_kernel *next;      /* module's list of kernels found by entry name */
 };
 
 struct oxide_loaded_module {
