@@ -43,7 +43,7 @@ for profile in dev release; do
         if "$PTXAS" -arch="$SM" "$ptx" -o "$TMP/x.cubin" 2>"$TMP/ptxas.log"; then pass "ptxas $profile $(basename "$ptx")"; else cat "$TMP/ptxas.log"; bad "ptxas $(basename "$ptx")"; fi
         grep -q "// oxide.manifest.v1 " "$ptx" || bad "no manifest in $ptx"
     done
-    for bin in vecadd seed seed_full generics reduce warp_reduce histogram matmul cluster async_pipeline gemm_hopper; do
+    for bin in vecadd seed seed_full generics reduce warp_reduce histogram matmul cluster async_pipeline gemm_hopper contract; do
         out="$("$EX/target/$dir/$bin" 2>&1)" && rc=0 || rc=$?
         if [ $rc -ne 0 ] && [ $bin = seed ] && grep -q "OXIDE_ERROR_NO_DRIVER\|OXIDE_ERROR_NO_DEVICE" <<<"$out"; then
             pass "run $profile seed: no GPU here (the unchanged seed unwraps CudaContext::new)"; continue; fi
@@ -69,6 +69,21 @@ for name in ("gemm_ws", "gemm_simple"):
     assert maps and set(maps) <= generic, (name, maps, generic)
 gm = next(k for k in m["kernels"] if k["name"] == "gemm_ws_gmem")
 assert gm["params"][0]["kind"] == "ptr", gm["params"][0]
+PY
+# launch contracts: an exact block is .reqntid (in place of #[launch_bounds]' .maxntid), the
+# alignment reaches the dynamic shared memory, and the manifest carries each contract
+python3 - "$EX/target/release/oxide/contract.ptx" <<'PY' && pass "contract: .reqntid, aligned dynamic shared memory, the manifest's contracts" || bad "contract PTX"
+import json, re, sys
+t = open(sys.argv[1]).read()
+m = json.loads(re.search(r"^// oxide\.manifest\.v1 (.*)$", t, re.M).group(1))
+c = {k["name"]: k.get("contract") for k in m["kernels"]}
+assert c["block_reverse"] == {"domain": 1, "block": [256, 1, 1], "dynamic_shared": [1024, 1024], "dynamic_shared_alignment": 128}, c
+assert c["add2d"] == {"domain": 2, "block": [16, 16, 1], "dynamic_shared": [0, 0], "min_compute_capability": [8, 0]}, c
+for name, block in (("block_reverse", "256, 1, 1"), ("add2d", "16, 16, 1")):
+    head = t[t.index(".entry %s(" % name):]
+    head = head[:head.index("{")]
+    assert ".reqntid %s" % block in head and ".maxntid" not in head, (name, head)
+assert re.search(r"\.extern \.shared \.align 128 \.b8 __oxide_dyn_smem_base", t), "dynamic shared memory alignment"
 PY
 ldd "$EX/target/release/vecadd" | grep -q liboxide && bad "vecadd links liboxide dynamically" || pass "host binary carries no liboxide/LLVM"
 
@@ -149,6 +164,8 @@ expect_refusal ref_param "parameter \`scale: &f32\`" "host address the GPU canno
 expect_refusal process_exit "\`std::process::exit\` in a #[kernel]" "cannot end the host process" "return from the kernel"
 expect_refusal thread_local "thread_local::CALLS" "uses the thread-local static" "CALLS" "thread_local!"
 expect_refusal wide_float "wide_float::kernels::bad_kernel" "converts a 128-bit integer to a float"
+expect_refusal contract_config "expected \`LaunchConfig1D\`, found \`LaunchConfig2D\`" "expected \`&PreparedLaunch<second>\`, found \`&PreparedLaunch<first>\`"
+expect_refusal contract_domain "domain = 1, but the kernel calls \`index_2d\`; declare \`domain = 2\`" "contract_domain/src/main.rs:12"
 
 echo "== toolchain newer than liboxide's LLVM"
 cat > "$TMP/rustc" <<'SH'
