@@ -147,6 +147,13 @@ static void tensor_echo(void **p, const dims *d, int n) {
 static void k_tensor_echo(void **p, const dims *d) { tensor_echo(p, d, 5); }
 static void k_tensor_echo8(void **p, const dims *d) { tensor_echo(p, d, 3); }
 
+static void k_contract_fill(void **p, const dims *d) { /* tests/gpu/data/contract.ptx */
+    uint32_t *out = P(0, uint32_t *);
+    uint64_t n = threads(d), len = P(1, uint64_t);
+    for (uint64_t i = 0; i < n && i < len; i++)
+        out[i] = (uint32_t)(3 * i + 1);
+}
+
 /* The bindings' kernels (tests/bindings/python/kernels.py and the Rust examples). */
 static void k_saxpy(void **p, const dims *d) { /* a, x, xlen, y, ylen, n */
     float a = P(0, float), *x = P(1, float *), *y = P(3, float *);
@@ -200,6 +207,7 @@ static const struct CUfunc_st kernels[] = {
     {"empty", k_empty, 0, {0}, 0, 0, NULL},
     {"tensor_echo", k_tensor_echo, 7, {8, 8, 8, 8, 8, 8, 8}, 0, 0, NULL},
     {"tensor_echo8", k_tensor_echo8, 5, {8, 8, 8, 8, 8}, 0, 0, NULL},
+    {"contract_fill", k_contract_fill, 2, {8, 8}, 0, 0, NULL},
 };
 #define NKERNELS (sizeof kernels / sizeof kernels[0])
 
