@@ -3,7 +3,6 @@
  * the Rust importer (the kernel's descriptor), the manifest reader (any PTX) and every launch.
  * The messages use the names the Rust attribute gives the fields (`block = (256, 1, 1)`), which
  * are also the manifest's keys. No LLVM: part of liboxide_runtime too. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,46 +45,42 @@ bool oxide__contract_invalid(const oxide_launch_contract *c, char *why, size_t s
 
 static const char *dims_name(uint32_t domain) { return domain == 1 ? "y and z" : "z"; }
 
-static oxide_status breaks(const char *kernel, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static oxide_status breaks(const char *kernel, const char *fmt, ...) {
-    char what[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    return oxide__fail(OXIDE_ERROR_LAUNCH, "launch %s: %s", kernel, what);
-}
-
 oxide_status oxide__contract_check(const char *kernel, const oxide_launch_contract *c, const uint32_t grid[3],
                                    const uint32_t block[3], uint32_t smem, int cc_major, int cc_minor) {
     const uint32_t f = c->fields;
     if (f & OXIDE_CONTRACT_BLOCK && memcmp(block, c->block, sizeof c->block))
-        return breaks(kernel,
-                      "block %ux%ux%u breaks the launch contract's block = (%u, %u, %u) (the kernel is compiled for "
-                      "exactly that block: launch with it)",
-                      block[0], block[1], block[2], c->block[0], c->block[1], c->block[2]);
+        return oxide__fail(
+            OXIDE_ERROR_LAUNCH,
+            "launch %s: block %ux%ux%u breaks the launch contract's block = (%u, %u, %u) (the kernel is compiled for "
+            "exactly that block: launch with it)",
+            kernel, block[0], block[1], block[2], c->block[0], c->block[1], c->block[2]);
     if (f & OXIDE_CONTRACT_DOMAIN && c->domain < 3) {
         bool bad_grid = grid[2] != 1 || (c->domain == 1 && grid[1] != 1);
         if (bad_grid || block[2] != 1 || (c->domain == 1 && block[1] != 1))
-            return breaks(kernel,
-                          "%s %ux%ux%u breaks the launch contract's domain = %u (a %u-dimensional launch has %s of 1 "
-                          "in the grid and the block)",
-                          bad_grid ? "grid" : "block", bad_grid ? grid[0] : block[0], bad_grid ? grid[1] : block[1],
-                          bad_grid ? grid[2] : block[2], c->domain, c->domain, dims_name(c->domain));
+            return oxide__fail(
+                OXIDE_ERROR_LAUNCH,
+                "launch %s: %s %ux%ux%u breaks the launch contract's domain = %u (a %u-dimensional launch has %s of 1 "
+                "in the grid and the block)",
+                kernel, bad_grid ? "grid" : "block", bad_grid ? grid[0] : block[0], bad_grid ? grid[1] : block[1],
+                bad_grid ? grid[2] : block[2], c->domain, c->domain, dims_name(c->domain));
     }
     if (f & OXIDE_CONTRACT_SMEM && (smem < c->smem_min || smem > c->smem_max)) {
         if (c->smem_min == c->smem_max)
-            return breaks(kernel, "%u bytes of dynamic shared memory break the launch contract's dynamic_shared = %u",
-                          smem, c->smem_min);
-        return breaks(kernel,
-                      "%u bytes of dynamic shared memory break the launch contract's dynamic_shared_range = (%u, %u)",
-                      smem, c->smem_min, c->smem_max);
+            return oxide__fail(
+                OXIDE_ERROR_LAUNCH,
+                "launch %s: %u bytes of dynamic shared memory break the launch contract's dynamic_shared = %u", kernel,
+                smem, c->smem_min);
+        return oxide__fail(
+            OXIDE_ERROR_LAUNCH,
+            "launch %s: %u bytes of dynamic shared memory break the launch contract's dynamic_shared_range = (%u, %u)",
+            kernel, smem, c->smem_min, c->smem_max);
     }
     if (f & OXIDE_CONTRACT_MIN_CC &&
         (cc_major < (int)c->min_cc[0] || (cc_major == (int)c->min_cc[0] && cc_minor < (int)c->min_cc[1])))
-        return breaks(kernel,
-                      "the device's compute capability %d.%d breaks the launch contract's min_compute_capability = "
-                      "(%u, %u) (run it on a newer GPU)",
-                      cc_major, cc_minor, c->min_cc[0], c->min_cc[1]);
+        return oxide__fail(
+            OXIDE_ERROR_LAUNCH,
+            "launch %s: the device's compute capability %d.%d breaks the launch contract's min_compute_capability = "
+            "(%u, %u) (run it on a newer GPU)",
+            kernel, cc_major, cc_minor, c->min_cc[0], c->min_cc[1]);
     return OXIDE_OK;
 }

@@ -364,21 +364,16 @@ static oxide_status make_wrapper(LLVMModuleRef m, oxide_found_kernel *k, unsigne
     LLVMDisposeBuilder(b);
     char buf[32];
     const oxide_launch_contract *ct = &k->desc.contract;
-    if (ct->fields & OXIDE_CONTRACT_BLOCK) {
-        /* an exact block: .reqntid, which the driver enforces on every launch; PTX allows it or
-         * .maxntid on an entry, not both, and it says more */
-        snprintf(buf, sizeof buf, "%u,%u,%u", ct->block[0], ct->block[1], ct->block[2]);
+    const char *bound = NULL;
+    /* an exact block: .reqntid, which the driver enforces on every launch; PTX allows it or
+     * .maxntid on an entry, not both, and it says more */
+    if (ct->fields & OXIDE_CONTRACT_BLOCK)
+        bound = "nvvm.reqntid", snprintf(buf, sizeof buf, "%u,%u,%u", ct->block[0], ct->block[1], ct->block[2]);
+    else if (k->desc.launch_bounds[0])
+        bound = "nvvm.maxntid", snprintf(buf, sizeof buf, "%u", k->desc.launch_bounds[0]);
+    if (bound) {
         LLVMAddAttributeAtIndex(w, LLVMAttributeFunctionIndex,
-                                LLVMCreateStringAttribute(c, "nvvm.reqntid", 12, buf, (unsigned)strlen(buf)));
-        if (k->desc.launch_bounds[1]) {
-            snprintf(buf, sizeof buf, "%u", k->desc.launch_bounds[1]);
-            LLVMAddAttributeAtIndex(w, LLVMAttributeFunctionIndex,
-                                    LLVMCreateStringAttribute(c, "nvvm.minctasm", 13, buf, (unsigned)strlen(buf)));
-        }
-    } else if (k->desc.launch_bounds[0]) {
-        snprintf(buf, sizeof buf, "%u", k->desc.launch_bounds[0]);
-        LLVMAddAttributeAtIndex(w, LLVMAttributeFunctionIndex,
-                                LLVMCreateStringAttribute(c, "nvvm.maxntid", 12, buf, (unsigned)strlen(buf)));
+                                LLVMCreateStringAttribute(c, bound, 12, buf, (unsigned)strlen(buf)));
         if (k->desc.launch_bounds[1]) {
             snprintf(buf, sizeof buf, "%u", k->desc.launch_bounds[1]);
             LLVMAddAttributeAtIndex(w, LLVMAttributeFunctionIndex,
