@@ -1074,6 +1074,15 @@ OXIDE_API oxide_status oxide_launch_contract_check(oxide_device *dev, const char
  * and the kernel's own (its threads per block). smem 0 means the manifest's dyn_smem, as in a
  * launch. */
 OXIDE_API oxide_status oxide_kernel_check_launch(oxide_kernel *k, const oxide_launch_config *cfg);
+/* A PTX bundle (one PTX text per target, as `cargo oxide build --sm sm_80,sm_90a` makes for a
+ * program or a --module file; docs/runtime.md, "PTX bundles") gives the text for a GPU of compute
+ * capability major.minor: the arch-specific target of exactly that capability (sm_90a on 9.0),
+ * else the newest target at or below it, which the driver JIT-compiles. *ptx points into data.
+ * Plain PTX comes back as it is (target ""). oxide_loaded_module_load_ptx does this itself.
+ * target (may be NULL) gets the chosen target's name. Errors: UNSUPPORTED (no target runs there:
+ * names them and the capability), PARSE (a malformed bundle), INVALID_ARGUMENT. */
+OXIDE_API oxide_status oxide_ptx_bundle_select(const char *data, size_t len, int major, int minor, const char **ptx,
+                                               size_t *ptx_len, char *target, size_t target_cap);
 
 /* ---- async composition: lazy tasks, run on submit/sync, captured as CUDA graphs ---- */
 

@@ -368,7 +368,7 @@ oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxid
     if (!st)
         st = oxide__link_intrinsics(dst);
     if (!st)
-        oxide__align_dyn_smem(dst, ks, nk);
+        st = oxide__check_targets(dst, ks, nk, opts);
     if (!st) {
         oxide__move_statics(dst);
         if (!opts || !opts->line_info)

@@ -447,13 +447,3 @@ oxide_status oxide__make_wrappers(LLVMModuleRef m, oxide_found_kernel *ks, size_
         st = make_wrapper(m, &ks[i], sm);
     return st;
 }
-
-void oxide__align_dyn_smem(LLVMModuleRef m, const oxide_found_kernel *ks, size_t n) {
-    LLVMValueRef g = LLVMGetNamedGlobal(m, "__oxide_dyn_smem_base");
-    for (size_t i = 0; g && i < n; i++) {
-        const oxide_launch_contract *c = &ks[i].desc.contract;
-        /* one symbol for every kernel of the module: the strongest alignment any of them asks */
-        if ((c->fields & OXIDE_CONTRACT_SMEM_ALIGN) && c->smem_align > LLVMGetAlignment(g))
-            LLVMSetAlignment(g, c->smem_align);
-    }
-}

@@ -145,6 +145,14 @@ struct oxide_graph {
     CUgraphExec exec;
 };
 
+/* ---- bundle.c ---- */
+
+/* True when data starts with a PTX bundle's header. */
+bool oxide__is_ptx_bundle(const char *data, size_t len);
+/* How well PTX for target ("sm_90a") runs on compute capability major.minor: 0 not at all; more
+ * is better (the exact arch-specific target, then the newest target at or below it). */
+unsigned oxide__target_rank(const char *target, int major, int minor);
+
 /* ---- device.c ---- */
 
 /* INVALID_ARGUMENT unless dev is a device handle. */
