@@ -147,12 +147,12 @@ oxide_status oxide__check_targets(LLVMModuleRef m, const oxide_found_kernel *ks,
             else
                 snprintf(want, sizeof want, "sm_%u", need);
             st = oxide__fail(OXIDE_ERROR_UNSUPPORTED,
-                             "kernel %s: %s uses %s, which only %s%s has and this build's target %s has not; build "
-                             "for %s%s alone (cargo oxide build --sm %s), or keep that kernel out of a program built "
-                             "for %s",
+                             "kernel %s: %s uses %s, which only %s%s has, and this build targets %s too; build the "
+                             "program for %s%s only (cargo oxide build --sm %s, or [package.metadata.oxide] sm = "
+                             "[\"%s\"] in its Cargo.toml), or keep that kernel out of a program built for %s",
                              ks[k].desc.name, oxide__rust_name(caller, fn, sizeof fn),
                              oxide__rust_intrinsic_targets[i].what, want, need == SM_90A ? "" : " and later",
-                             opts->target, want, need == SM_90A ? "" : " or later", want, opts->target);
+                             opts->target, want, need == SM_90A ? "" : " and later", want, want, opts->target);
         }
     }
     free(w.seen.slot);

@@ -78,6 +78,11 @@ oxide_status oxide_ptx_bundle_select(const char *data, size_t len, int major, in
     }
     if (!n)
         return oxide__fail(OXIDE_ERROR_PARSE, "PTX bundle: no targets in the header");
+    if (!best && major * 10 + minor < 80)
+        return oxide__fail(OXIDE_ERROR_UNSUPPORTED,
+                           "the PTX bundle carries %s, none of which a GPU of compute capability %d.%d can run (oxide "
+                           "compiles for sm_80 and later)",
+                           names, major, minor);
     if (!best)
         return oxide__fail(OXIDE_ERROR_UNSUPPORTED,
                            "the PTX bundle carries %s, none of which a GPU of compute capability %d.%d can run; add "

@@ -181,6 +181,42 @@ echo "== cargo oxide build --module with export names"
 grep -q '"name":"vector_add","entry":"vecadd"' "$TMP/vecadd_module.ptx" && pass "--module exports vecadd as vector_add" || bad "--module export name"
 "$PTXAS" -arch="$SM" "$TMP/vecadd_module.ptx" -o "$TMP/x.cubin" && pass "--module PTX passes ptxas" || bad "--module ptxas"
 
+echo "== binaries for more than one GPU (--sm lists; the default is sm_80,sm_90a)"
+CR="$ROOT/tests/rust/crates/target/release/oxide"
+python3 - "$CR/device_api.ptx-bundle" <<'PY' && pass "default build: a bundle of sm_80 and sm_90a PTX" || bad "default build's bundle"
+import sys
+b = open(sys.argv[1], "rb").read()
+head, body = b.split(b"\n", 1)
+assert head.startswith(b"// oxide.ptx-bundle.v1 "), head
+parts = [e.split(b":") for e in head.split()[2:]]
+assert [t for t, _ in parts] == [b"sm_80", b"sm_90a"], parts
+for t, n in parts:
+    text, body = body[:int(n)], body[int(n):]
+    assert b".target " + t + b"\n" in text and b"// oxide.manifest.v1 " in text, t
+assert body == b"", len(body)
+PY
+for t in sm_80 sm_90a; do
+    "$PTXAS" -arch=$t "$CR/device_api.$t.ptx" -o "$TMP/x.cubin" && pass "ptxas -arch=$t device_api.$t.ptx" || bad "ptxas $t device_api.$t.ptx"
+done
+cmp -s "$CR/device_api.ptx" "$CR/device_api.sm_90a.ptx" && pass "device_api.ptx is the newest target's PTX" || bad "device_api.ptx"
+out="$(cd "$EX" && cargo oxide build --release -p cluster --sm sm_80,sm_90a 2>&1)" && bad "cluster built for sm_80" || {
+    grep -q "kernel exchange: cluster::kernels::exchange uses cluster.ctarank, which only sm_90 and later has, and this build targets sm_80 too" <<<"$out" \
+        && pass "sm_90 operations refused for sm_80, naming the kernel and the operation" || bad "cluster for sm_80: $(grep -A1 'error: oxide' <<<"$out")"; }
+out="$(cd "$EX" && cargo oxide build --sm sm_80,sm_91 2>&1)" && bad "--sm sm_91 accepted" || {
+    grep -q "\-\-sm sm_91: not a target oxide compiles for" <<<"$out" && pass "--sm sm_91 refused before cargo runs" || bad "--sm sm_91: $out"; }
+(cd "$EX" && cargo oxide build --release -p vecadd --sm sm_80,sm_90a --module "$TMP/multi.ptx" --export vecadd=vector_add >/dev/null 2>&1) || bad "--module with two targets"
+python3 - "$TMP/multi.ptx" <<'PY' && pass "--module with two targets: a bundle, each part exporting vector_add" || bad "--module bundle"
+import sys
+b = open(sys.argv[1], "rb").read()
+head, body = b.split(b"\n", 1)
+parts = [e.split(b":") for e in head.split()[2:]]
+assert [t for t, _ in parts] == [b"sm_80", b"sm_90a"], head
+for t, n in parts:
+    text, body = body[:int(n)], body[int(n):]
+    assert b'"name":"vector_add","entry":"vecadd"' in text, t
+assert body == b""
+PY
+
 echo "== the PTX cache: reused when the bitcode is unchanged, remade when it changes"
 VLOG="$EX/target/release/oxide/vecadd.log"
 (cd "$EX" && touch vecadd/src/main.rs && cargo oxide build --release -p vecadd -q) && grep -q "unchanged: reused" "$VLOG" \

@@ -109,9 +109,9 @@ pub fn main(args: &[String]) -> i32 {
     };
     let ptx_dir = profile_dir.join("oxide");
     let _ = std::fs::create_dir_all(&ptx_dir);
-    let ptx_file = ptx_dir.join(format!("{}.ptx", prog));
+    let sm = crate::targets::chosen();
+    let ptx_file = crate::targets::embedded_file(&ptx_dir, &prog, &sm);
     let key_file = ptx_dir.join(format!("{}.ptx.key", prog));
-    let sm = std::env::var("OXIDE_SM").unwrap_or_else(|_| "sm_90a".into());
     let lineinfo = std::env::var("OXIDE_LINEINFO").is_ok();
     let lib_path = match std::env::var("OXIDE_LIB") {
         Ok(p) => PathBuf::from(p),
@@ -167,7 +167,7 @@ pub fn main(args: &[String]) -> i32 {
                     return 1;
                 }
             };
-            match lib.compile(&units, &sm, lineinfo) {
+            match crate::targets::compile(&lib, &units, &sm, lineinfo) {
                 Ok(p) => p,
                 Err(e) => {
                     eprintln!("error: oxide could not compile the kernels of {} for the GPU:\n  {}", out_name, e);
@@ -183,6 +183,10 @@ pub fn main(args: &[String]) -> i32 {
             return 1;
         }
         let _ = std::fs::write(&key_file, &key);
+        if let Err(e) = crate::targets::write_copies(&ptx_dir, &prog, &ptx) {
+            eprintln!("cargo-oxide linker: the PTX copies in {}: {}", ptx_dir.display(), e);
+            return 1;
+        }
     }
     let obj = match ptx_object(&ptx_dir, &prog, &ptx_file, ptx.len()) {
         Ok(o) => o,

@@ -424,12 +424,22 @@ EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
     snprintf(name, (size_t)len, "oxide mock GPU (CPU)");
     return CUDA_SUCCESS;
 }
+/* The compute capability: 9.0 (an H200), or OXIDE_MOCK_CC ("8.6"), for the tests of loading
+ * that depends on it. */
+static int mock_cc(int part) {
+    const char *cc = getenv("OXIDE_MOCK_CC");
+    int major = 9, minor = 0;
+    if (cc && sscanf(cc, "%d.%d", &major, &minor) != 2)
+        major = 9, minor = 0;
+    return part ? minor : major;
+}
+
 EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
     (void)d;
     switch (attr) {
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = SMS; return CUDA_SUCCESS;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; return CUDA_SUCCESS;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = mock_cc(0); return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = mock_cc(1); return CUDA_SUCCESS;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = SMEM_OPTIN; return CUDA_SUCCESS;
     default:
         if (attr < 0 || attr > 200)
