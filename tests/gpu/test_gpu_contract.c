@@ -6,7 +6,7 @@
  * on the fake driver it is re-implemented in C (tests/gpu/mock). */
 #include <stdbool.h>
 
-#include "gpu_test.h"
+#include "contract_fill.h"
 
 static oxide_device *dev;
 static oxide_kernel *k;
@@ -34,24 +34,13 @@ static void refused(const uint32_t grid[3], const uint32_t block[3], uint32_t sm
 
 static void test_kept_and_broken(void) {
     uint32_t grid[3] = {(uint32_t)((N + 127) / 128), 1, 1}, block[3] = {128, 1, 1};
-    uint32_t *host = malloc(N * 4);
-    for (size_t i = 0; i < N; i++)
-        host[i] = rng_u32() | 1; /* garbage the kernel must overwrite */
-    OK(oxide_memcpy_htod(dev, oxide_buffer_ptr(out), host, N * 4));
-    oxide_arg a = out_arg();
-    /* smem 0 takes the manifest's dyn_smem, 256, which the contract asks for */
-    OK(oxide_kernel_launch(k, NULL, grid, block, 0, &a, 1));
-    OK(oxide_device_synchronize(dev));
-    OK(oxide_memcpy_dtoh(dev, host, oxide_buffer_ptr(out), N * 4));
-    size_t wrong = 0;
-    for (size_t i = 0; i < N; i++)
-        wrong += host[i] != 3 * i + 1;
+    size_t wrong = contract_fill_wrong(dev, k, out, N);
     CHECK(wrong == 0, "%zu of %zu values wrong", wrong, N);
+    oxide_arg a = out_arg();
     OK(oxide_kernel_launch(k, NULL, grid, block, 256, &a, 1));
     oxide_launch_config cfg = {.grid = {grid[0], 1, 1}, .block = {128, 1, 1}, .smem = 0};
     OK(oxide_kernel_check_launch(k, &cfg));
     OK(oxide_kernel_launch_ex(k, NULL, &cfg, &a, 1));
-    free(host);
 
     const uint32_t b64[3] = {64, 1, 1}, b128x2[3] = {128, 2, 1}, g2[3] = {4, 2, 1}, g1[3] = {4, 1, 1};
     refused(g1, b64, 0, (const char *const[]){"block 64x1x1 breaks the launch contract's block = (128, 1, 1)", NULL});

@@ -42,3 +42,4 @@ fn main() {
         std::process::exit(1);
     }
 }
+pub fn oxide_cache_probe() -> u32 { 7 }
