@@ -111,7 +111,8 @@ pub fn main(args: &[String]) -> i32 {
     let _ = std::fs::create_dir_all(&ptx_dir);
     let sm = crate::targets::chosen();
     let ptx_file = crate::targets::embedded_file(&ptx_dir, &prog, &sm);
-    let key_file = ptx_dir.join(format!("{}.ptx.key", prog));
+    // one cache entry per kind of build (one target, a bundle): cargo keeps both programs
+    let key_file = PathBuf::from(format!("{}.key", ptx_file.display()));
     let lineinfo = std::env::var("OXIDE_LINEINFO").is_ok();
     let lib_path = match std::env::var("OXIDE_LIB") {
         Ok(p) => PathBuf::from(p),
@@ -308,4 +309,13 @@ fn elf_section<'a>(e: &'a [u8], want: &str) -> Option<&'a [u8]> {
         }
     }
     None
+}
+
+/// The PTX (or bundle) a program built by `cargo oxide build` carries: its `.oxide_ptx` section,
+/// without the NUL that ends it.
+pub fn carried_text(program: &Path) -> Option<String> {
+    let elf = std::fs::read(program).ok()?;
+    let sec = elf_section(&elf, ".oxide_ptx")?;
+    let end = sec.iter().position(|&c| c == 0).unwrap_or(sec.len());
+    String::from_utf8(sec[..end].to_vec()).ok()
 }

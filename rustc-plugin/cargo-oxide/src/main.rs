@@ -376,10 +376,12 @@ fn write_module(cargo_args: &[String], package: Option<String>, out: &str, expor
             all[0].clone()
         }
     };
-    // a build for several targets keeps them all in the bundle: the module carries each
-    let bundle = ptx.with_extension("ptx-bundle");
-    let ptx = if bundle.exists() { bundle } else { ptx };
-    let text = match std::fs::read_to_string(&ptx).or_else(|_| {
+    // what the program itself carries (one PTX, or the bundle of several targets): cargo keeps
+    // one program per set of targets and may not relink, so the copies beside it can be another's
+    let stem = ptx.file_stem().unwrap().to_string_lossy().to_string();
+    let carried =
+        [stem.clone(), stem.replace('_', "-")].iter().find_map(|n| link::carried_text(&dir.parent().unwrap().join(n)));
+    let text = match carried.map(Ok).unwrap_or_else(|| std::fs::read_to_string(&ptx)).or_else(|_| {
         std::fs::read_to_string(
             dir.join(format!("{}.ptx", ptx.file_stem().unwrap().to_string_lossy().replace('_', "-"))),
         )

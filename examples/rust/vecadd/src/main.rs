@@ -42,4 +42,3 @@ fn main() {
         std::process::exit(1);
     }
 }
-pub fn oxide_cache_probe() -> u32 { 7 }
