@@ -100,17 +100,31 @@ pub fn unbundle(text: &str) -> Option<Vec<(String, String)>> {
     Some(parts)
 }
 
-/// The PTX for each target of `list`, compiled by liboxide from the same units.
+/// liboxide shared by the threads of one link.
+struct Shared<'a>(&'a crate::liboxide::Lib);
+// SAFETY: each compile makes its own liboxide context, module and options, which liboxide allows
+// from several threads at once (tests/unit/test_compile_threads.c); the library handle is only
+// read (dlsym), and the last error is per thread.
+unsafe impl Sync for Shared<'_> {}
+
+/// The PTX for each target of `list`, compiled by liboxide from the same units, the targets at
+/// once (so that two targets take about the time of one on two cores).
 pub fn compile(
     lib: &crate::liboxide::Lib,
     units: &[(String, Vec<u8>)],
     list: &str,
     lineinfo: bool,
 ) -> Result<String, String> {
+    let targets = parse(list)?;
+    let shared = Shared(lib);
+    let results: Vec<Result<String, String>> = std::thread::scope(|s| {
+        let shared = &shared;
+        let jobs: Vec<_> = targets.iter().map(|t| s.spawn(move || shared.0.compile(units, t, lineinfo))).collect();
+        jobs.into_iter().map(|j| j.join().unwrap_or_else(|_| Err("liboxide's compile panicked".into()))).collect()
+    });
     let mut parts = Vec::new();
-    for t in parse(list)? {
-        let ptx = lib.compile(units, &t, lineinfo)?;
-        parts.push((t, ptx));
+    for (t, r) in targets.into_iter().zip(results) {
+        parts.push((t, r?));
     }
     Ok(bundle(&parts))
 }
