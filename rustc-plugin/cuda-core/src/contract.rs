@@ -2,8 +2,8 @@
 //!
 //! `module.prepare_NAME(LaunchConfig1D::new(grid, block, smem))?` checks the shape against the
 //! kernel's contract and the live device's limits once (liboxide's
-//! `oxide_launch_contract_check`, the same rules every launch of the kernel meets from C, C++
-//! and Python) and gives a `PreparedLaunch` branded with the kernel, which only that kernel's
+//! `oxide_launch_contract_check` and, for a non-generic kernel, `oxide_kernel_check_launch`: the
+//! same rules every launch of the kernel meets from C, C++ and Python) and gives a `PreparedLaunch` branded with the kernel, which only that kernel's
 //! launch methods take. The configuration types are the contract's domain: a 1-dimensional
 //! kernel's `prepare_NAME` takes a `LaunchConfig1D`, so a 2-dimensional shape is a type error.
 use crate::{check, sys, LaunchConfig, Module, Result};
@@ -175,6 +175,11 @@ impl<K: KernelContract> PreparedLaunch<K> {
     pub fn prepare(module: &Module, shape: K::Config) -> Result<Self> {
         let cfg = shape.launch_config();
         K::CONTRACT.check(module, K::NAME, &cfg)?;
+        // a non-generic kernel is loaded under its name: its own limits too (the threads a block
+        // its registers allow); a generic one's instances are checked by each launch
+        if let Ok(k) = module.kernel(K::NAME) {
+            check(unsafe { sys::oxide_kernel_check_launch(k, &cfg.raw()) })?;
+        }
         Ok(PreparedLaunch { cfg, _kernel: PhantomData })
     }
     /// The configuration it launches with.

@@ -221,6 +221,8 @@ api! {
         cfg: *const oxide_launch_config,
         params: *mut *mut c_void,
     ) -> oxide_status;
+    /// Check a launch shape against a loaded kernel's contract, the device's and its own limits.
+    fn oxide_kernel_check_launch(k: *mut oxide_kernel, cfg: *const oxide_launch_config) -> oxide_status;
     /// Check a launch shape against a launch contract and the device's limits, without launching.
     fn oxide_launch_contract_check(
         dev: *mut oxide_device,
