@@ -33,12 +33,14 @@ pub mod kernels {
     /// out[y][x] = a[y][x] + 2 b[y][x] over a width x height grid, 16 x 16 threads a block.
     #[kernel]
     #[launch_contract(domain = 2, block = (16, 16, 1), dynamic_shared = 0, min_compute_capability = (8, 0))]
-    pub fn add2d(width: u32, height: u32, a: &[f32], b: &[f32], out: *mut f32) {
+    pub fn add2d(width: u32, height: u32, a: &[f32], b: &[f32], mut out: DisjointSlice<f32>) {
         let t = thread::index_2d();
-        let (x, y) = t.get();
-        if x < width as usize && y < height as usize {
-            let i = y * width as usize + x;
-            unsafe { *out.add(i) = a[i] + 2.0 * b[i] };
+        // `linear` is unique per thread while x < width, so the writes stay disjoint
+        if let (Some(idx), true) = (t.linear(width as usize), t.y() < height as usize) {
+            let i = idx.get();
+            if let Some(o) = out.get_mut(idx) {
+                *o = a[i] + 2.0 * b[i];
+            }
         }
     }
 }
