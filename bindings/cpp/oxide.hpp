@@ -977,14 +977,16 @@ class Kernel {
             check(oxide_kernel_launch(h_, const_cast<oxide_stream *>(s), grid, block, cfg.smem, args.data(),
                                       args.size()));
         } else {
-            oxide_launch_config c{};
-            c.grid[0] = cfg.grid.x, c.grid[1] = cfg.grid.y, c.grid[2] = cfg.grid.z;
-            c.block[0] = cfg.block.x, c.block[1] = cfg.block.y, c.block[2] = cfg.block.z;
-            c.smem = cfg.smem;
-            c.cluster[0] = cfg.cluster[0], c.cluster[1] = cfg.cluster[1], c.cluster[2] = cfg.cluster[2];
-            c.flags = cfg.flags;
+            const oxide_launch_config c = raw(cfg);
             check(oxide_kernel_launch_ex(h_, const_cast<oxide_stream *>(s), &c, args.data(), args.size()));
         }
+    }
+    // The shape checked without launching: the kernel's launch contract (its manifest's
+    // "contract", which every launch also meets), the device's limits and the kernel's own
+    // (docs/runtime.md, "Launch contracts"). Throws what a launch would.
+    void check_launch(const LaunchConfig &cfg) const {
+        const oxide_launch_config c = raw(cfg);
+        check(oxide_kernel_check_launch(h_, &c));
     }
     int attribute(oxide_kernel_attr a) const {
         int v = 0;
@@ -993,6 +995,15 @@ class Kernel {
     }
 
   private:
+    static oxide_launch_config raw(const LaunchConfig &cfg) {
+        oxide_launch_config c{};
+        c.grid[0] = cfg.grid.x, c.grid[1] = cfg.grid.y, c.grid[2] = cfg.grid.z;
+        c.block[0] = cfg.block.x, c.block[1] = cfg.block.y, c.block[2] = cfg.block.z;
+        c.smem = cfg.smem;
+        c.cluster[0] = cfg.cluster[0], c.cluster[1] = cfg.cluster[1], c.cluster[2] = cfg.cluster[2];
+        c.flags = cfg.flags;
+        return c;
+    }
     template <class... Args, size_t... I>
     void launch_impl(const LaunchConfig &cfg, std::index_sequence<I...>, Args &&...args) const {
         const Param *ps = info_ && info_->params.size() == sizeof...(Args) ? info_->params.data() : nullptr;
