@@ -7,6 +7,7 @@
  * Loading picks the text for the device: the arch-specific target of exactly its compute
  * capability, else the highest target it can run (the driver JIT-compiles PTX of an older
  * target). Input is untrusted: every length is checked against the blob. No LLVM here. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,11 +57,21 @@ oxide_status oxide_ptx_bundle_select(const char *data, size_t len, int major, in
     unsigned best = 0, n = 0;
     char best_name[32] = "", names[256] = "";
     for (const char *p = data + sizeof BUNDLE - 1; p < eol;) {
+        /* TARGET:LENGTH, read within the header line only (the blob need not end in a NUL) */
         char name[32];
+        size_t nl = 0;
         unsigned long long tlen = 0;
-        int used = 0;
-        if (sscanf(p, "%31[a-z0-9_]:%llu%n", name, &tlen, &used) != 2 || used <= 0 || p + used > eol)
+        const char *q = p;
+        while (q < eol && nl < sizeof name - 1 && ((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '_'))
+            name[nl++] = *q++;
+        name[nl] = 0;
+        bool digits = q + 1 < eol && *q == ':' && q[1] >= '0' && q[1] <= '9';
+        /* past len the value only has to stay too big (it saturates there, never wraps) */
+        for (q += digits; digits && q < eol && *q >= '0' && *q <= '9'; q++)
+            tlen = tlen > len ? tlen : tlen * 10 + (unsigned)(*q - '0');
+        if (!nl || !digits || (q < eol && *q != ' '))
             return oxide__fail(OXIDE_ERROR_PARSE, "PTX bundle: header entry %u is not TARGET:LENGTH", n + 1);
+        size_t used = (size_t)(q - p);
         if (tlen > len - offset)
             return oxide__fail(OXIDE_ERROR_PARSE,
                                "PTX bundle: %s's %llu bytes run past the end of the bundle (%zu bytes left)", name,
