@@ -31,6 +31,16 @@ mod kernels {
     }
 
     #[kernel]
+    #[launch_contract(domain = 1, block = (128, 1, 1))]
+    pub fn map<T: Copy, F: Fn(T) -> T + Copy>(f: F, input: &[T], mut out: DisjointSlice<T>) {
+        let idx = thread::index_1d();
+        let i = idx.get();
+        if let Some(o) = out.get_mut(idx) {
+            *o = f(input[i]);
+        }
+    }
+
+    #[kernel]
     pub fn plain(out: *mut u32) {
         unsafe { *out = 1 };
     }
@@ -62,6 +72,20 @@ fn contract_kernels_take_prepared_launches() {
         fn(&kernels::Module, LaunchConfig2D) -> cuda_core::Result<PreparedLaunch<kernels::contract::fill2d>>;
     let _: Prepare2 = kernels::Module::prepare_fill2d;
     let _ = kernels::Module::fill2d;
+    // a generic kernel's prepared launch serves every instance
+    type PrepareMap = fn(&kernels::Module, LaunchConfig1D) -> cuda_core::Result<PreparedLaunch<kernels::contract::map>>;
+    let _: PrepareMap = kernels::Module::prepare_map;
+    fn launch_map<F: Fn(f32) -> f32 + Copy + 'static>(
+        m: &kernels::Module,
+        s: &CudaStream,
+        p: &PreparedLaunch<kernels::contract::map>,
+        f: F,
+        x: &DeviceBuffer<f32>,
+        y: &mut DeviceBuffer<f32>,
+    ) -> cuda_core::Result<()> {
+        m.map::<f32, F>(s, p, f, x, y)
+    }
+    let _ = launch_map::<fn(f32) -> f32>;
     // a kernel without a contract keeps the plain API
     type Plain = for<'a, 'b> fn(
         &'a kernels::Module,
