@@ -28,22 +28,24 @@ pub struct LaunchContract {
 impl LaunchContract {
     /// The C API's form (include/oxide.h, `oxide_launch_contract`).
     pub fn raw(&self) -> sys::oxide_launch_contract {
-        let mut c = sys::oxide_launch_contract { fields: 1, domain: self.domain, ..Default::default() };
+        use cuda_device::__private as bits;
+        let mut c =
+            sys::oxide_launch_contract { fields: bits::CONTRACT_DOMAIN, domain: self.domain, ..Default::default() };
         if let Some((x, y, z)) = self.block {
-            c.fields |= 2;
+            c.fields |= bits::CONTRACT_BLOCK;
             c.block = [x, y, z];
         }
         if let Some((lo, hi)) = self.dynamic_shared {
-            c.fields |= 4;
+            c.fields |= bits::CONTRACT_SMEM;
             c.smem_min = lo;
             c.smem_max = hi;
         }
         if let Some(a) = self.dynamic_shared_alignment {
-            c.fields |= 8;
+            c.fields |= bits::CONTRACT_SMEM_ALIGN;
             c.smem_align = a;
         }
         if let Some((major, minor)) = self.min_compute_capability {
-            c.fields |= 16;
+            c.fields |= bits::CONTRACT_MIN_CC;
             c.min_cc = [major, minor];
         }
         c

@@ -205,31 +205,47 @@ pub fn check_indexing(c: &Contract, body: &mut syn::Block, has_disjoint: bool) -
     Ok(())
 }
 
-/// The descriptor's `contract` words (include/oxide.h's `oxide_launch_contract`).
-pub fn words(c: Option<&Contract>) -> [u32; 10] {
-    let Some(c) = c else { return [0; 10] };
-    let mut w = [0u32; 10];
-    w[0] = 1; // OXIDE_CONTRACT_DOMAIN
-    w[1] = c.domain;
+/// The descriptor's `contract` words (include/oxide.h's `oxide_launch_contract`): the names of
+/// the fields it declares (cuda_device::__private's `CONTRACT_*` bits, the one Rust copy of
+/// oxide.h's) and the nine values after `fields`.
+pub fn words(c: Option<&Contract>) -> (Vec<&'static str>, [u32; 9]) {
+    let Some(c) = c else { return (Vec::new(), [0; 9]) };
+    let mut names = vec!["CONTRACT_DOMAIN"];
+    let mut w = [0u32; 9];
+    w[0] = c.domain;
     if let Some(b) = c.block {
-        w[0] |= 2;
-        w[2..5].copy_from_slice(&b);
+        names.push("CONTRACT_BLOCK");
+        w[1..4].copy_from_slice(&b);
     }
     if let Some((lo, hi)) = c.smem {
-        w[0] |= 4;
-        w[5] = lo;
-        w[6] = hi;
+        names.push("CONTRACT_SMEM");
+        w[4] = lo;
+        w[5] = hi;
     }
     if let Some(a) = c.align {
-        w[0] |= 8;
-        w[7] = a;
+        names.push("CONTRACT_SMEM_ALIGN");
+        w[6] = a;
     }
     if let Some((major, minor)) = c.min_cc {
-        w[0] |= 16;
-        w[8] = major;
-        w[9] = minor;
+        names.push("CONTRACT_MIN_CC");
+        w[7] = major;
+        w[8] = minor;
     }
-    w
+    (names, w)
+}
+
+/// The descriptor's `contract` field as an expression.
+pub fn desc(c: Option<&Contract>) -> TokenStream {
+    let (names, w) = words(c);
+    let bits: Vec<TokenStream> = names
+        .iter()
+        .map(|n| {
+            let n = format_ident!("{}", n);
+            quote!(::cuda_device::__private::#n)
+        })
+        .collect();
+    let fields = if bits.is_empty() { quote!(0) } else { quote!(#(#bits)|*) };
+    quote!([#fields, #(#w),*])
 }
 
 /// The brand type of a kernel's prepared launches and its contract as a value of cuda_core's.
@@ -293,11 +309,14 @@ mod tests {
                 min_cc: Some((8, 0))
             }
         );
-        assert_eq!(words(Some(&c)), [31, 1, 256, 1, 1, 1024, 1024, 128, 8, 0]);
+        let (names, w) = words(Some(&c));
+        assert_eq!(names.len(), 5);
+        assert_eq!(w, [1, 256, 1, 1, 1024, 1024, 128, 8, 0]);
         let r = p("domain = 2, dynamic_shared_range = (512, 4096)").unwrap();
         assert_eq!((r.block, r.smem), (None, Some((512, 4096))));
-        assert_eq!(words(Some(&r))[0], 1 | 4);
-        assert_eq!(words(None), [0; 10]);
+        assert_eq!(words(Some(&r)).0, ["CONTRACT_DOMAIN", "CONTRACT_SMEM"]);
+        assert_eq!(words(None), (vec![], [0; 9]));
+        assert!(desc(Some(&r)).to_string().contains("CONTRACT_DOMAIN | :: cuda_device :: __private :: CONTRACT_SMEM"));
     }
 
     #[test]

@@ -514,7 +514,7 @@ fn entry(k: &Kernel) -> TokenStream {
     let np = k.params.len() as u32;
     let (lb0, lb1) = k.launch_bounds;
     let (c0, c1, c2) = k.cluster;
-    let cw = contract::words(k.contract.as_ref());
+    let cw = contract::desc(k.contract.as_ref());
     // an exact size is also the default a C launch giving 0 bytes gets
     let dyn_smem = match k.contract.as_ref().and_then(|c| c.smem) {
         Some((lo, hi)) if lo == hi => lo,
@@ -538,7 +538,7 @@ fn entry(k: &Kernel) -> TokenStream {
                     launch_bounds: [#lb0, #lb1],
                     cluster: [#c0, #c1, #c2],
                     dyn_smem: #dyn_smem,
-                    contract: [#(#cw),*],
+                    contract: #cw,
                 }
             } as *const ::cuda_device::__private::KernelDesc as *const u8);
             #call(#(#conv),*)
