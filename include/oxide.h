@@ -720,6 +720,25 @@ OXIDE_API oxide_status oxide_manifest_param_rank(const oxide_manifest *m, size_t
  * when the launch gives the block. */
 OXIDE_API oxide_status oxide_manifest_kernel_block(const oxide_manifest *m, size_t k, uint32_t block[3]);
 
+/* A kernel's launch contract (Rust's #[launch_contract]; docs/runtime.md, "Launch contracts"):
+ * what every launch of the kernel must satisfy, checked by every launch (C, C++, Python, Rust).
+ * fields says which parts the kernel declares; the others are ignored. */
+#define OXIDE_CONTRACT_DOMAIN 1u     /* domain: 1, 2 or 3; the grid and block are 1 beyond it */
+#define OXIDE_CONTRACT_BLOCK 2u      /* block: exactly this block (the PTX says .reqntid) */
+#define OXIDE_CONTRACT_SMEM 4u       /* smem_min..smem_max: the dynamic shared memory, in bytes */
+#define OXIDE_CONTRACT_SMEM_ALIGN 8u /* smem_align: its alignment in the PTX (a power of two) */
+#define OXIDE_CONTRACT_MIN_CC 16u    /* min_cc: the oldest compute capability (major, minor) */
+typedef struct oxide_launch_contract {
+    uint32_t fields; /* OXIDE_CONTRACT_* */
+    uint32_t domain;
+    uint32_t block[3];
+    uint32_t smem_min, smem_max; /* inclusive; equal for an exact size */
+    uint32_t smem_align;
+    uint32_t min_cc[2];
+} oxide_launch_contract;
+/* k's contract (fields 0: it declares none). */
+OXIDE_API oxide_status oxide_manifest_kernel_contract(const oxide_manifest *m, size_t k, oxide_launch_contract *out);
+
 /* ======================================================================================
  * Host runtime (runtime/; also in the LLVM-free liboxide_runtime)
  * ====================================================================================== */
@@ -1052,6 +1071,28 @@ OXIDE_API oxide_status oxide_kernel_launch_ex(oxide_kernel *k, oxide_stream *str
  * kernelParams: one pointer per PTX parameter; a slice is two). */
 OXIDE_API oxide_status oxide_kernel_launch_raw(oxide_kernel *k, oxide_stream *stream, const oxide_launch_config *cfg,
                                                void **params);
+/* A launch shape checked against a launch contract and the limits of dev, without launching
+ * (Rust's prepare_NAME does it once): the contract's fields, then the block (at most 1024
+ * threads, 1024 x 1024 x 64), the grid (2^31-1 x 65535 x 65535) and the dynamic shared memory
+ * (what dev allows a block). cfg->smem is the size itself (0 is none); kernel names the kernel
+ * in messages. Errors: LAUNCH (names the kernel, the contract field or limit, and the value
+ * given), INVALID_ARGUMENT (NULL, a malformed contract). */
+OXIDE_API oxide_status oxide_launch_contract_check(oxide_device *dev, const char *kernel,
+                                                   const oxide_launch_contract *contract,
+                                                   const oxide_launch_config *cfg);
+/* The same for a loaded kernel: its manifest's contract (none: limits only), the device's limits
+ * and the kernel's own (its threads per block). smem 0 means the manifest's dyn_smem, as in a
+ * launch. */
+OXIDE_API oxide_status oxide_kernel_check_launch(oxide_kernel *k, const oxide_launch_config *cfg);
+/* A PTX bundle (one PTX text per target, as `cargo oxide build --sm sm_80,sm_90a` makes for a
+ * program or a --module file; docs/runtime.md, "PTX bundles") gives the text for a GPU of compute
+ * capability major.minor: the arch-specific target of exactly that capability (sm_90a on 9.0),
+ * else the newest target at or below it, which the driver JIT-compiles. *ptx points into data.
+ * Plain PTX comes back as it is (target ""). oxide_loaded_module_load_ptx does this itself.
+ * target (may be NULL) gets the chosen target's name. Errors: UNSUPPORTED (no target runs there:
+ * names them and the capability), PARSE (a malformed bundle), INVALID_ARGUMENT. */
+OXIDE_API oxide_status oxide_ptx_bundle_select(const char *data, size_t len, int major, int minor, const char **ptx,
+                                               size_t *ptx_len, char *target, size_t target_cap);
 
 /* ---- async composition: lazy tasks, run on submit/sync, captured as CUDA graphs ---- */
 

@@ -367,6 +367,8 @@ oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxid
         st = run_passes(dst, "function(simplifycfg<sink-common-insts>)");
     if (!st)
         st = oxide__link_intrinsics(dst);
+    if (!st)
+        st = oxide__check_targets(dst, ks, nk, opts);
     if (!st) {
         oxide__move_statics(dst);
         if (!opts || !opts->line_info)

@@ -69,6 +69,10 @@ typedef struct oxide_found_kernel {
 oxide_status oxide__find_kernels(oxide_module *mod, LLVMModuleRef m, oxide_found_kernel **out, size_t *count);
 /* A ptx_kernel wrapper with oxide's interface ABI in front of each entry. */
 oxide_status oxide__make_wrappers(LLVMModuleRef m, oxide_found_kernel *ks, size_t n, unsigned sm);
+/* ---- import_targets.c ---- */
+/* UNSUPPORTED, naming the kernel, the Rust function and the operation, when a kernel reaches an
+ * intrinsic the target lacks; gives the dynamic shared memory the launch contracts' alignment. */
+oxide_status oxide__check_targets(LLVMModuleRef m, const oxide_found_kernel *ks, size_t n, const oxide_options *opts);
 
 /* ---- import_retarget.c ---- */
 

@@ -286,4 +286,12 @@ void oxide__verify_limits(const oxide_function *fn, const oxide_options *opts, v
                           void *v);
 void oxide__targets_free(oxide_target_cache *t);
 
+/* ---- launch contracts (lib/contract.c) ---- */
+
+/* True, with the reason in why, when c breaks a rule of its own (a domain of 4, an empty block). */
+bool oxide__contract_invalid(const oxide_launch_contract *c, char *why, size_t size);
+/* LAUNCH, naming kernel, the field and the value, when the shape breaks c. */
+oxide_status oxide__contract_check(const char *kernel, const oxide_launch_contract *c, const uint32_t grid[3],
+                                   const uint32_t block[3], uint32_t smem, int cc_major, int cc_minor);
+
 #endif

@@ -306,6 +306,10 @@ static oxide_status launch_now(struct oxide_kernel *k, CUstream cs, oxide_stream
                            k->name, block[0], block[1], block[2], k->block[0], k->block[1], k->block[2]);
     if (!smem)
         smem = k->dyn_smem;
+    if (__builtin_expect(k->contract.fields != 0, 0) &&
+        (st = oxide__contract_check(k->name, &k->contract, grid, block, smem, dev->cc_major, dev->cc_minor)) !=
+            OXIDE_OK)
+        return st;
     if (__builtin_expect(smem > 48 * 1024 && smem > atomic_load_explicit(&k->smem_optin, memory_order_relaxed), 0) &&
         (st = opt_in_smem(k, smem)) != OXIDE_OK)
         return st;

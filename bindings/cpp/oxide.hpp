@@ -996,6 +996,13 @@ class Kernel {
             check(oxide_kernel_launch_ex(h_, const_cast<oxide_stream *>(s), &c, args.data(), args.size()));
         }
     }
+    // The shape checked without launching: the kernel's launch contract (its manifest's
+    // "contract", which every launch also meets), the device's limits and the kernel's own
+    // (docs/runtime.md, "Launch contracts"). Throws what a launch would.
+    void check_launch(const LaunchConfig &cfg) const {
+        const oxide_launch_config c = cfg.raw();
+        check(oxide_kernel_check_launch(h_, &c));
+    }
     int attribute(oxide_kernel_attr a) const {
         int v = 0;
         check(oxide_kernel_get_attribute(h_, a, &v));

@@ -45,7 +45,7 @@ for profile in dev release; do
         if "$PTXAS" -arch="$SM" "$ptx" -o "$TMP/x.cubin" 2>"$TMP/ptxas.log"; then pass "ptxas $profile $(basename "$ptx")"; else cat "$TMP/ptxas.log"; bad "ptxas $(basename "$ptx")"; fi
         grep -q "// oxide.manifest.v1 " "$ptx" || bad "no manifest in $ptx"
     done
-    for bin in vecadd seed seed_full generics reduce warp_reduce histogram matmul cluster async_pipeline gemm_hopper graph_replay pinned_copy slices await_cpu; do
+    for bin in vecadd seed seed_full generics reduce warp_reduce histogram matmul cluster async_pipeline gemm_hopper graph_replay pinned_copy slices await_cpu contract; do
         out="$("$EX/target/$dir/$bin" 2>&1)" && rc=0 || rc=$?
         if [ $rc -ne 0 ] && [ $bin = seed ] && grep -q "OXIDE_ERROR_NO_DRIVER\|OXIDE_ERROR_NO_DEVICE" <<<"$out"; then
             pass "run $profile seed: no GPU here (the unchanged seed unwraps CudaContext::new)"; continue; fi
@@ -82,6 +82,21 @@ for name in ("gemm_ws", "gemm_simple"):
     assert maps and set(maps) <= generic, (name, maps, generic)
 gm = next(k for k in m["kernels"] if k["name"] == "gemm_ws_gmem")
 assert gm["params"][0]["kind"] == "ptr", gm["params"][0]
+PY
+# launch contracts: an exact block is .reqntid (in place of #[launch_bounds]' .maxntid), the
+# alignment reaches the dynamic shared memory, and the manifest carries each contract
+python3 - "$EX/target/release/oxide/contract.ptx" <<'PY' && pass "contract: .reqntid, aligned dynamic shared memory, the manifest's contracts" || bad "contract PTX"
+import json, re, sys
+t = open(sys.argv[1]).read()
+m = json.loads(re.search(r"^// oxide\.manifest\.v1 (.*)$", t, re.M).group(1))
+c = {k["name"]: k.get("contract") for k in m["kernels"]}
+assert c["block_reverse"] == {"domain": 1, "block": [256, 1, 1], "dynamic_shared": [1024, 1024], "dynamic_shared_alignment": 128}, c
+assert c["add2d"] == {"domain": 2, "block": [16, 16, 1], "dynamic_shared": [0, 0], "min_compute_capability": [8, 0]}, c
+for name, block in (("block_reverse", "256, 1, 1"), ("add2d", "16, 16, 1")):
+    head = t[t.index(".entry %s(" % name):]
+    head = head[:head.index("{")]
+    assert ".reqntid %s" % block in head and ".maxntid" not in head, (name, head)
+assert re.search(r"\.extern \.shared \.align 128 \.b8 __oxide_dyn_smem_base", t), "dynamic shared memory alignment"
 PY
 ldd "$EX/target/release/vecadd" | grep -q liboxide && bad "vecadd links liboxide dynamically" || pass "host binary carries no liboxide/LLVM"
 
@@ -162,6 +177,8 @@ expect_refusal ref_param "parameter \`scale: &f32\`" "host address the GPU canno
 expect_refusal process_exit "\`std::process::exit\` in a #[kernel]" "cannot end the host process" "return from the kernel"
 expect_refusal thread_local "thread_local::CALLS" "uses the thread-local static" "CALLS" "thread_local!"
 expect_refusal wide_float "wide_float::kernels::bad_kernel" "converts a 128-bit integer to a float"
+expect_refusal contract_config "expected \`LaunchConfig1D\`, found \`LaunchConfig2D\`" "expected \`&PreparedLaunch<second>\`, found \`&PreparedLaunch<first>\`"
+expect_refusal contract_domain "domain = 1, but the kernel calls \`index_2d\`; declare \`domain = 2\`" "contract_domain/src/main.rs:12"
 
 echo "== toolchain newer than liboxide's LLVM"
 cat > "$TMP/rustc" <<'SH'
@@ -173,12 +190,51 @@ out="$(RUSTC="$TMP/rustc" cargo oxide doctor 2>&1)" && bad "doctor accepted LLVM
 out="$(cd "$EX" && RUSTC="$TMP/rustc" cargo oxide build 2>&1)" && bad "build accepted LLVM 99" || { grep -q "rustup default" <<<"$out" && pass "build refuses LLVM 99 with the fix" || bad "build message: $out"; }
 
 echo "== cargo oxide build --module with export names"
-(cd "$EX" && cargo oxide build --release -p vecadd --module "$TMP/vecadd_module.ptx" --export vecadd=vector_add >/dev/null 2>&1) || bad "--module build"
+(cd "$EX" && cargo oxide build --release -p vecadd --sm "$SM" --module "$TMP/vecadd_module.ptx" --export vecadd=vector_add >/dev/null 2>&1) || bad "--module build"
 grep -q '"name":"vector_add","entry":"vecadd"' "$TMP/vecadd_module.ptx" && pass "--module exports vecadd as vector_add" || bad "--module export name"
 "$PTXAS" -arch="$SM" "$TMP/vecadd_module.ptx" -o "$TMP/x.cubin" && pass "--module PTX passes ptxas" || bad "--module ptxas"
 
+echo "== binaries for more than one GPU (--sm lists; the default is sm_80,sm_90a)"
+CR="$ROOT/tests/rust/crates/target/release/oxide"
+python3 - "$CR/device_api.ptx-bundle" <<'PY' && pass "default build: a bundle of sm_80 and sm_90a PTX" || bad "default build's bundle"
+import sys
+b = open(sys.argv[1], "rb").read()
+head, body = b.split(b"\n", 1)
+assert head.startswith(b"// oxide.ptx-bundle.v1 "), head
+parts = [e.split(b":") for e in head.split()[2:]]
+assert [t for t, _ in parts] == [b"sm_80", b"sm_90a"], parts
+for t, n in parts:
+    text, body = body[:int(n)], body[int(n):]
+    assert b".target " + t + b"\n" in text and b"// oxide.manifest.v1 " in text, t
+assert body == b"", len(body)
+PY
+for t in sm_80 sm_90a; do
+    "$PTXAS" -arch=$t "$CR/device_api.$t.ptx" -o "$TMP/x.cubin" && pass "ptxas -arch=$t device_api.$t.ptx" || bad "ptxas $t device_api.$t.ptx"
+done
+cmp -s "$CR/device_api.ptx" "$CR/device_api.sm_90a.ptx" && pass "device_api.ptx is the newest target's PTX" || bad "device_api.ptx"
+out="$(cd "$EX" && cargo oxide build --release -p cluster --sm sm_80,sm_90a 2>&1)" && bad "cluster built for sm_80" || {
+    grep -q "kernel exchange: cluster::kernels::exchange uses cluster.ctarank, which only sm_90 and later has, and this build targets sm_80 too" <<<"$out" \
+        && pass "sm_90 operations refused for sm_80, naming the kernel and the operation" || bad "cluster for sm_80: $(grep -A1 'error: oxide' <<<"$out")"; }
+out="$(cd "$EX" && cargo oxide build --sm sm_80,sm_91 2>&1)" && bad "--sm sm_91 accepted" || {
+    grep -q "\-\-sm sm_91: not a target oxide compiles for" <<<"$out" && pass "--sm sm_91 refused before cargo runs" || bad "--sm sm_91: $out"; }
+(cd "$EX" && cargo oxide build --release -p vecadd --sm sm_80,sm_90a --module "$TMP/multi.ptx" --export vecadd=vector_add >/dev/null 2>&1) || bad "--module with two targets"
+python3 - "$TMP/multi.ptx" <<'PY' && pass "--module with two targets: a bundle, each part exporting vector_add" || bad "--module bundle"
+import sys
+b = open(sys.argv[1], "rb").read()
+head, body = b.split(b"\n", 1)
+parts = [e.split(b":") for e in head.split()[2:]]
+assert [t for t, _ in parts] == [b"sm_80", b"sm_90a"], head
+for t, n in parts:
+    text, body = body[:int(n)], body[int(n):]
+    assert b'"name":"vector_add","entry":"vecadd"' in text, t
+assert body == b""
+PY
+
 echo "== the PTX cache: reused when the bitcode is unchanged, remade when it changes"
 VLOG="$EX/target/release/oxide/vecadd.log"
+# a link with the default targets first: cargo keeps a program per set of targets and need not
+# relink when the set changes back, so the entry this cargo-oxide keeps for them is made here
+(cd "$EX" && touch vecadd/src/main.rs && cargo oxide build --release -p vecadd -q) || bad "vecadd build (default targets)"
 (cd "$EX" && touch vecadd/src/main.rs && cargo oxide build --release -p vecadd -q) && grep -q "unchanged: reused" "$VLOG" \
     && pass "touched source: PTX reused" || bad "touched source: $(cat "$VLOG")"
 cp "$EX/vecadd/src/main.rs" "$TMP/vecadd_main.rs"

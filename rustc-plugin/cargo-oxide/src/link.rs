@@ -109,9 +109,10 @@ pub fn main(args: &[String]) -> i32 {
     };
     let ptx_dir = profile_dir.join("oxide");
     let _ = std::fs::create_dir_all(&ptx_dir);
-    let ptx_file = ptx_dir.join(format!("{}.ptx", prog));
-    let key_file = ptx_dir.join(format!("{}.ptx.key", prog));
-    let sm = std::env::var("OXIDE_SM").unwrap_or_else(|_| "sm_90a".into());
+    let sm = crate::targets::chosen();
+    let ptx_file = crate::targets::embedded_file(&ptx_dir, &prog, &sm);
+    // one cache entry per kind of build (one target, a bundle): cargo keeps both programs
+    let key_file = PathBuf::from(format!("{}.key", ptx_file.display()));
     let lineinfo = std::env::var("OXIDE_LINEINFO").is_ok();
     let lib_path = match std::env::var("OXIDE_LIB") {
         Ok(p) => PathBuf::from(p),
@@ -167,7 +168,7 @@ pub fn main(args: &[String]) -> i32 {
                     return 1;
                 }
             };
-            match lib.compile(&units, &sm, lineinfo) {
+            match crate::targets::compile(&lib, &units, &sm, lineinfo) {
                 Ok(p) => p,
                 Err(e) => {
                     eprintln!("error: oxide could not compile the kernels of {} for the GPU:\n  {}", out_name, e);
@@ -183,6 +184,10 @@ pub fn main(args: &[String]) -> i32 {
             return 1;
         }
         let _ = std::fs::write(&key_file, &key);
+        if let Err(e) = crate::targets::write_copies(&ptx_dir, &prog, &ptx) {
+            eprintln!("cargo-oxide linker: the PTX copies in {}: {}", ptx_dir.display(), e);
+            return 1;
+        }
     }
     let obj = match ptx_object(&ptx_dir, &prog, &ptx_file, ptx.len()) {
         Ok(o) => o,
@@ -304,4 +309,13 @@ fn elf_section<'a>(e: &'a [u8], want: &str) -> Option<&'a [u8]> {
         }
     }
     None
+}
+
+/// The PTX (or bundle) a program built by `cargo oxide build` carries: its `.oxide_ptx` section,
+/// without the NUL that ends it.
+pub fn carried_text(program: &Path) -> Option<String> {
+    let elf = std::fs::read(program).ok()?;
+    let sec = elf_section(&elf, ".oxide_ptx")?;
+    let end = sec.iter().position(|&c| c == 0).unwrap_or(sec.len());
+    String::from_utf8(sec[..end].to_vec()).ok()
 }

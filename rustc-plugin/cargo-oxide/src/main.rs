@@ -2,7 +2,7 @@
 //!
 //!   cargo oxide doctor                 check rustc (its LLVM major), CUDA, liboxide, the driver
 //!   cargo oxide new NAME               a project that builds offline as it is
-//!   cargo oxide build [--release] [--sm sm_90a] [--lineinfo] [--module FILE.ptx [--export RUST=NAME]...] [cargo args]
+//!   cargo oxide build [--release] [--sm sm_80,sm_90a] [--lineinfo] [--module FILE.ptx [--export RUST=NAME]...] [cargo args]
 //!   cargo oxide run [PACKAGE] [-- args]  build, then run (PACKAGE: a package of the workspace)
 //!
 //! The same executable is also, inside the build, the rustc workspace wrapper (adds bitcode
@@ -10,6 +10,7 @@
 //! every crate's bitcode with liboxide, in process, and links it in as OXIDE_PTX).
 mod liboxide;
 mod link;
+mod targets;
 
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
@@ -283,8 +284,8 @@ fn build(args: &[String], run: bool) -> i32 {
         i += 1;
     }
     if let Some(s) = envs.iter().find(|(k, _)| k == "OXIDE_SM").map(|(_, v)| v.clone()) {
-        if !s.starts_with("sm_") {
-            eprintln!("cargo oxide: --sm takes a target such as sm_90a, sm_90, sm_80");
+        if let Err(e) = targets::parse(&s) {
+            eprintln!("cargo oxide: {}", e);
             return 2;
         }
     }
@@ -306,7 +307,8 @@ fn build(args: &[String], run: bool) -> i32 {
         rustflags = format!("{} -Csymbol-mangling-version=v0", rustflags).trim().to_string();
     }
     // the device options in the unit hash too: changing --sm or --lineinfo relinks (new PTX)
-    let sm = envs.iter().find(|(k, _)| k == "OXIDE_SM").map(|(_, v)| v.clone()).unwrap_or_else(|| "sm_90a".into());
+    let sm =
+        envs.iter().find(|(k, _)| k == "OXIDE_SM").map(|(_, v)| v.clone()).unwrap_or_else(|| targets::DEFAULT.into());
     rustflags = format!("{} --cfg oxide_sm=\"{}\"", rustflags, sm);
     if envs.iter().any(|(k, _)| k == "OXIDE_LINEINFO") {
         rustflags.push_str(" --cfg oxide_lineinfo");
@@ -374,7 +376,12 @@ fn write_module(cargo_args: &[String], package: Option<String>, out: &str, expor
             all[0].clone()
         }
     };
-    let text = match std::fs::read_to_string(&ptx).or_else(|_| {
+    // what the program itself carries (one PTX, or the bundle of several targets): cargo keeps
+    // one program per set of targets and may not relink, so the copies beside it can be another's
+    let stem = ptx.file_stem().unwrap().to_string_lossy().to_string();
+    let carried =
+        [stem.clone(), stem.replace('_', "-")].iter().find_map(|n| link::carried_text(&dir.parent().unwrap().join(n)));
+    let text = match carried.map(Ok).unwrap_or_else(|| std::fs::read_to_string(&ptx)).or_else(|_| {
         std::fs::read_to_string(
             dir.join(format!("{}.ptx", ptx.file_stem().unwrap().to_string_lossy().replace('_', "-"))),
         )
@@ -385,9 +392,16 @@ fn write_module(cargo_args: &[String], package: Option<String>, out: &str, expor
             return 1;
         }
     };
-    match std::fs::write(out, link::export_names(&text, exports)) {
+    match std::fs::write(out, targets::map_parts(&text, |p| link::export_names(p, exports))) {
         Ok(()) => {
-            println!("wrote {} ({} kernels)", out, text.matches(".entry ").count());
+            let parts = targets::unbundle(&text).map(|p| p.len()).unwrap_or(1);
+            println!(
+                "wrote {} ({} kernels, {} target{})",
+                out,
+                text.matches(".entry ").count() / parts,
+                parts,
+                if parts > 1 { "s" } else { "" }
+            );
             0
         }
         Err(e) => {

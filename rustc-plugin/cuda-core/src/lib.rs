@@ -4,8 +4,12 @@
 //! It is a thin safe layer over liboxide's runtime library (no LLVM inside), linked statically,
 //! so a built program needs nothing but the NVIDIA driver.
 #![warn(missing_docs)]
+mod contract;
 mod ops;
 mod tma;
+pub use contract::{
+    KernelContract, LaunchConfig1D, LaunchConfig2D, LaunchConfig3D, LaunchContract, LaunchShape, PreparedLaunch,
+};
 use oxide_sys as sys;
 pub use tma::{Swizzle, TmaDescriptor, TmaElement};
 

@@ -56,6 +56,26 @@ opaque! {
     oxide_kernel;
 }
 
+/// `oxide_launch_contract`: what every launch of a kernel must satisfy (`fields`: `OXIDE_CONTRACT_*`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct oxide_launch_contract {
+    /// Which fields the kernel declares.
+    pub fields: u32,
+    /// 1, 2 or 3.
+    pub domain: u32,
+    /// The exact block.
+    pub block: [u32; 3],
+    /// Dynamic shared memory allowed, in bytes (inclusive).
+    pub smem_min: u32,
+    /// See `smem_min`.
+    pub smem_max: u32,
+    /// Its alignment.
+    pub smem_align: u32,
+    /// The oldest compute capability (major, minor).
+    pub min_cc: [u32; 2],
+}
+
 /// Grid, block, dynamic shared memory and cluster shape of a launch.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -220,5 +240,14 @@ api! {
         s: *mut oxide_stream,
         cfg: *const oxide_launch_config,
         params: *mut *mut c_void,
+    ) -> oxide_status;
+    /// Check a launch shape against a loaded kernel's contract, the device's and its own limits.
+    fn oxide_kernel_check_launch(k: *mut oxide_kernel, cfg: *const oxide_launch_config) -> oxide_status;
+    /// Check a launch shape against a launch contract and the device's limits, without launching.
+    fn oxide_launch_contract_check(
+        dev: *mut oxide_device,
+        kernel: *const c_char,
+        contract: *const oxide_launch_contract,
+        cfg: *const oxide_launch_config,
     ) -> oxide_status;
 }

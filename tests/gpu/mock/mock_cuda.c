@@ -148,6 +148,13 @@ static void tensor_echo(void **p, const dims *d, int n) {
 static void k_tensor_echo(void **p, const dims *d) { tensor_echo(p, d, 5); }
 static void k_tensor_echo8(void **p, const dims *d) { tensor_echo(p, d, 3); }
 
+static void k_contract_fill(void **p, const dims *d) { /* tests/gpu/data/contract.ptx */
+    uint32_t *out = P(0, uint32_t *);
+    uint64_t n = threads(d), len = P(1, uint64_t);
+    for (uint64_t i = 0; i < n && i < len; i++)
+        out[i] = (uint32_t)(3 * i + 1);
+}
+
 /* The bindings' kernels (tests/bindings/python/kernels.py and the Rust examples). */
 static void k_saxpy(void **p, const dims *d) { /* a, x, xlen, y, ylen, n */
     float a = P(0, float), *x = P(1, float *), *y = P(3, float *);
@@ -228,6 +235,7 @@ static const struct CUfunc_st kernels[] = {
     {"empty", k_empty, 0, {0}, 0, 0, NULL},
     {"tensor_echo", k_tensor_echo, 7, {8, 8, 8, 8, 8, 8, 8}, 0, 0, NULL},
     {"tensor_echo8", k_tensor_echo8, 5, {8, 8, 8, 8, 8}, 0, 0, NULL},
+    {"contract_fill", k_contract_fill, 2, {8, 8}, 0, 0, NULL},
 };
 #define NKERNELS (sizeof kernels / sizeof kernels[0])
 
@@ -446,12 +454,22 @@ EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
     snprintf(name, (size_t)len, "oxide mock GPU (CPU)");
     return CUDA_SUCCESS;
 }
+/* The compute capability: 9.0 (an H200), or OXIDE_MOCK_CC ("8.6"), for the tests of loading
+ * that depends on it. */
+static int mock_cc(int part) {
+    const char *cc = getenv("OXIDE_MOCK_CC");
+    int major = 9, minor = 0;
+    if (cc && sscanf(cc, "%d.%d", &major, &minor) != 2)
+        major = 9, minor = 0;
+    return part ? minor : major;
+}
+
 EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
     (void)d;
     switch (attr) {
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = SMS; return CUDA_SUCCESS;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; return CUDA_SUCCESS;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = mock_cc(0); return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = mock_cc(1); return CUDA_SUCCESS;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = SMEM_OPTIN; return CUDA_SUCCESS;
     default:
         if (attr < 0 || attr > 200)
