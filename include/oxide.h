@@ -528,7 +528,11 @@ typedef enum oxide_op {
     OXIDE_OP_WGMMA_WAIT_ACC = 215, /* wgmma.wait_group.acc */
     OXIDE_OP_WGMMA_BF16_RS = 216, /* wgmma.mma_async.rs.bf16 */
     OXIDE_OP_WGMMA_F16_RS = 217, /* wgmma.mma_async.rs.f16 */
-    OXIDE_OP_COUNT_ = 218
+    OXIDE_OP_WGMMA_E4M3_E4M3 = 218, /* wgmma.mma_async.e4m3.e4m3 */
+    OXIDE_OP_WGMMA_E4M3_E5M2 = 219, /* wgmma.mma_async.e4m3.e5m2 */
+    OXIDE_OP_WGMMA_E5M2_E4M3 = 220, /* wgmma.mma_async.e5m2.e4m3 */
+    OXIDE_OP_WGMMA_E5M2_E5M2 = 221, /* wgmma.mma_async.e5m2.e5m2 */
+    OXIDE_OP_COUNT_ = 222
 } oxide_op;
 /* END GENERATED OPS */
 /* clang-format on */

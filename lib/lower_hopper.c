@@ -74,6 +74,9 @@ static LLVMValueRef lower_wgmma(lw *L, const oxide_inst *in, LLVMValueRef *ops, 
     /* from registers, A is four b32 operands after the accumulators, and the scale-d operand
      * follows them */
     bool rs = in->op == OXIDE_OP_WGMMA_BF16_RS || in->op == OXIDE_OP_WGMMA_F16_RS;
+    /* fp8 operands are K-major only: the PTX form has no transpose operands */
+    bool fp8 = in->op == OXIDE_OP_WGMMA_E4M3_E4M3 || in->op == OXIDE_OP_WGMMA_E4M3_E5M2 ||
+               in->op == OXIDE_OP_WGMMA_E5M2_E4M3 || in->op == OXIDE_OP_WGMMA_E5M2_E5M2;
     unsigned na = rs ? 4 : 1;
     size_t k = (size_t)snprintf(text, cap, "{ .reg .pred p; setp.ne.b32 p, $%u, 0; %.*s%u%s {", n + na + 1,
                                 (int)(dollar - tmpl), tmpl, n * 2, dollar + 2);
@@ -86,6 +89,8 @@ static LLVMValueRef lower_wgmma(lw *L, const oxide_inst *in, LLVMValueRef *ops, 
     if (rs)
         snprintf(text + k, cap - k, "}, {$%u, $%u, $%u, $%u}, $%u, p, %d, %d, %d; }", n, n + 1, n + 2, n + 3, n + 4,
                  imm & 4 ? -1 : 1, imm & 8 ? -1 : 1, (imm >> 1) & 1);
+    else if (fp8)
+        snprintf(text + k, cap - k, "}, $%u, $%u, p, %d, %d; }", n, n + 1, imm & 4 ? -1 : 1, imm & 8 ? -1 : 1);
     else
         snprintf(text + k, cap - k, "}, $%u, $%u, p, %d, %d, %d, %d; }", n, n + 1, imm & 4 ? -1 : 1, imm & 8 ? -1 : 1,
                  imm & 1, (imm >> 1) & 1);
@@ -278,7 +283,11 @@ LLVMValueRef lower_tier2(lw *L, const oxide_inst *in, LLVMValueRef *ops, unsigne
     case OXIDE_OP_WGMMA_BF16:
     case OXIDE_OP_WGMMA_F16:
     case OXIDE_OP_WGMMA_BF16_RS:
-    case OXIDE_OP_WGMMA_F16_RS: return lower_wgmma(L, in, ops, rt);
+    case OXIDE_OP_WGMMA_F16_RS:
+    case OXIDE_OP_WGMMA_E4M3_E4M3:
+    case OXIDE_OP_WGMMA_E4M3_E5M2:
+    case OXIDE_OP_WGMMA_E5M2_E4M3:
+    case OXIDE_OP_WGMMA_E5M2_E5M2: return lower_wgmma(L, in, ops, rt);
     case OXIDE_OP_WGMMA_DESC: return lower_wgmma_desc(L, in, ops);
     case OXIDE_OP_WGMMA_WAIT_ACC: return lower_wgmma_wait_acc(L, in, ops, rt);
     default:

@@ -191,6 +191,19 @@ bool verify_hopper_op(verifier *v, const oxide_inst *in, const oxide_type *row) 
             return false;
         }
         return check_imm_range(v, in, 0, 15, "the mode bits (imm)");
+    case OXIDE_OP_WGMMA_E4M3_E4M3:
+    case OXIDE_OP_WGMMA_E4M3_E5M2:
+    case OXIDE_OP_WGMMA_E5M2_E4M3:
+    case OXIDE_OP_WGMMA_E5M2_E5M2:
+        if (!wgmma_n(row)) {
+            verify_report(v, "the accumulator must be array<N/2 x f32> of an m64nNk32 shape, got %s", tname(row));
+            return false;
+        }
+        if (in->imm & 3) {
+            verify_report(v, "mode bits 1 and 2 (transposes) do not exist for fp8: both operands are K-major");
+            return false;
+        }
+        return check_imm_range(v, in, 0, 15, "the mode bits (imm)");
     case OXIDE_OP_WGMMA_BF16:
     case OXIDE_OP_WGMMA_F16:
         if (!wgmma_n(row)) {

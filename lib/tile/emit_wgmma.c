@@ -87,20 +87,26 @@ static uint8_t dot_fits(tl *T, const oxide_inst *in) {
     if (a->type->rank != 2 || !operand_chain(b, &cb) || !load_fits(cb.load))
         return WG_NONE;
     const oxide_type *ea = oxide__tile_scalar(a->type), *eb = oxide__tile_scalar(b->type);
-    if (ea != eb || (ea->kind != OXIDE_TYPE_BF16 && ea->kind != OXIDE_TYPE_F16))
+    bool fp8 = oxide__type_is_fp8(ea) && oxide__type_is_fp8(eb);
+    if (!fp8 && (ea != eb || (ea->kind != OXIDE_TYPE_BF16 && ea->kind != OXIDE_TYPE_F16)))
         return WG_NONE;
-    uint32_t M = a->type->shape[0], K = a->type->shape[1], N = b->type->shape[1], G = T->warps / 4;
-    if (M % (64 * G) || N % 64 || N > 256 || K % 64 || K * N / 8 < T->threads)
+    /* K in whole 128-byte atoms; 16-byte chunks enough for every thread */
+    uint32_t M = a->type->shape[0], K = a->type->shape[1], N = b->type->shape[1], G = T->warps / 4, es = fp8 ? 1 : 2;
+    if (M % (64 * G) || N % 64 || N > 256 || (K * es) % 128 || K * N * es / 16 < T->threads)
         return WG_NONE;
-    bool ss = operand_chain(a, &ca) && ca.load != cb.load && !ca.trans && load_fits(ca.load) && M * K / 8 >= T->threads;
+    bool ss =
+        operand_chain(a, &ca) && ca.load != cb.load && !ca.trans && load_fits(ca.load) && M * K * es / 16 >= T->threads;
+    /* fp8 wgmma reads both operands K-major from shared memory */
+    if (fp8 && (!ss || !cb.trans))
+        return WG_NONE;
     return ss ? WG_SS : WG_RS;
 }
 
 static uint64_t tile_bytes(const oxide_type *t) {
-    uint64_t n = 1;
+    uint64_t n = tl_elem_bytes(oxide__tile_scalar(t));
     for (uint32_t d = 0; d < t->rank; d++)
         n *= t->shape[d];
-    return (n * 2 + 1023) / 1024 * 1024;
+    return (n + 1023) / 1024 * 1024;
 }
 
 static const oxide_inst *term_of(const oxide_block *b) {
@@ -385,13 +391,31 @@ static oxide_value *chunk_at(tl *T, oxide_value *r, oxide_value *cq, uint32_t R)
                          tl_op2(T, OXIDE_OP_MUL, c, tl_int(T, T->ti32, 16))));
 }
 
+/* 16 bytes of elements as one vector (bytes four to a word: there is no 16 x i8 vector). */
+static oxide_value *pack16(tl *T, oxide_value *const *e, uint32_t es) {
+    if (es == 2)
+        return tl_pack(T, e, 8);
+    oxide_value *w[4];
+    for (uint32_t i = 0; i < 4; i++) {
+        w[i] = tl_int(T, T->ti32, 0);
+        for (uint32_t j = 0; j < 4; j++)
+            w[i] = tl_op2(
+                T, OXIDE_OP_OR, w[i],
+                tl_op2(T, OXIDE_OP_SHL, tl_cast(T, OXIDE_OP_ZEXT, e[4 * i + j], T->ti32), tl_int(T, T->ti32, 8 * j)));
+    }
+    return tl_pack(T, w, 4);
+}
+
 /* Copies the tile that load in reads at coordinates at[] (i64) to dst (nothing where active is
  * false). The tile is [1.., R, C]: the leading coordinates pick one R x C slab. */
 static void copy_tile(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value *const *at, oxide_value *active) {
     const tl_tensor *t = &T->tensors[in->operands[0]->index];
     uint32_t rk = t->rank, rd = rk - 2, cd = rk - 1;
     const oxide_type *lt = in->result->type;
-    uint32_t R = lt->shape[rd], C = lt->shape[cd], cpr = C / 8;
+    oxide_type *et = tl_elem(T, in->result->type);
+    /* a chunk is 16 bytes: epc elements */
+    uint32_t es = tl_elem_bytes(oxide__tile_scalar(lt)), epc = 16 / es;
+    uint32_t R = lt->shape[rd], C = lt->shape[cd], cpr = C / epc;
     oxide_value *row0 = at[rd], *col0 = at[cd];
     /* the slab's offset; a leading coordinate outside its dim leaves the whole tile out */
     oxide_value *lead = tl_int(T, T->ti64, 0);
@@ -400,13 +424,13 @@ static void copy_tile(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value
         lead = tl_op2(T, OXIDE_OP_ADD, lead, tl_op2(T, OXIDE_OP_MUL, at[d], t->stride[d]));
     }
     uint32_t per = R * cpr / T->threads;
-    oxide_type *et = tl_elem(T, in->result->type);
     oxide_value *z64 = tl_int(T, T->ti64, 0);
     /* 16-byte copies need contiguous rows, a 16-byte aligned start and row pitch */
     oxide_value *ptr64 = tl_cast(T, OXIDE_OP_PTRTOINT, t->ptr, T->ti64);
-    oxide_value *mis = tl_op2(T, OXIDE_OP_OR, tl_op2(T, OXIDE_OP_AND, ptr64, tl_int(T, T->ti64, 15)),
-                              tl_op2(T, OXIDE_OP_OR, tl_op2(T, OXIDE_OP_AND, t->stride[rd], tl_int(T, T->ti64, 7)),
-                                     tl_op2(T, OXIDE_OP_AND, col0, tl_int(T, T->ti64, 7))));
+    oxide_value *mis =
+        tl_op2(T, OXIDE_OP_OR, tl_op2(T, OXIDE_OP_AND, ptr64, tl_int(T, T->ti64, 15)),
+               tl_op2(T, OXIDE_OP_OR, tl_op2(T, OXIDE_OP_AND, t->stride[rd], tl_int(T, T->ti64, epc - 1)),
+                      tl_op2(T, OXIDE_OP_AND, col0, tl_int(T, T->ti64, epc - 1))));
     oxide_value *fast_ok = tl_op2(T, OXIDE_OP_AND, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, mis, z64),
                                   tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, t->stride[cd], tl_int(T, T->ti64, 1)));
     oxide_block *fast, *slow, *join;
@@ -420,9 +444,9 @@ static void copy_tile(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value
             oxide_value *cq = tl_op2(T, OXIDE_OP_AND, q, tl_int(T, T->ti32, cpr - 1));
             oxide_value *at = tl_smem_elem(T, dst, chunk_at(T, r, cq, R), T->ti8);
             oxide_value *row = tl_op2(T, OXIDE_OP_ADD, row0, tl_cast(T, OXIDE_OP_ZEXT, r, T->ti64));
-            oxide_value *col =
-                tl_op2(T, OXIDE_OP_ADD, col0,
-                       tl_cast(T, OXIDE_OP_ZEXT, tl_op2(T, OXIDE_OP_SHL, cq, tl_int(T, T->ti32, 3)), T->ti64));
+            oxide_value *col = tl_op2(
+                T, OXIDE_OP_ADD, col0,
+                tl_cast(T, OXIDE_OP_ZEXT, tl_op2(T, OXIDE_OP_SHL, cq, tl_int(T, T->ti32, tl_bits(epc))), T->ti64));
             /* unsigned: a negative index is out of bounds too */
             oxide_value *row_in =
                 tl_op2(T, OXIDE_OP_AND, active, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, row, t->dim[rd]));
@@ -431,8 +455,8 @@ static void copy_tile(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value
                 /* elements of this chunk inside the view: 0..8, the rest zero-filled */
                 oxide_value *left = tl_op2(T, OXIDE_OP_SUB, t->dim[cd], col);
                 oxide_value *pos = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_SGT, left, z64);
-                oxide_value *n = tl_sel(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_SLT, left, tl_int(T, T->ti64, 8)), left,
-                                        tl_int(T, T->ti64, 8));
+                oxide_value *n = tl_sel(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_SLT, left, tl_int(T, T->ti64, epc)),
+                                        left, tl_int(T, T->ti64, epc));
                 oxide_value *ok =
                     tl_op2(T, OXIDE_OP_AND, row_in,
                            tl_op2(T, OXIDE_OP_AND, pos, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, col, t->dim[cd])));
@@ -440,14 +464,14 @@ static void copy_tile(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value
                 oxide_attr ea = {.key = OXIDE_ATTR_ELEM, .t = et};
                 oxide_value *src = tl_sel(T, ok, tl_op(T, OXIDE_OP_OFFSET, o, 2, NULL, &ea, 1), t->safe);
                 oxide_value *bytes = tl_sel(
-                    T, ok, tl_cast(T, OXIDE_OP_TRUNC, tl_op2(T, OXIDE_OP_SHL, n, tl_int(T, T->ti64, 1)), T->ti32),
+                    T, ok, tl_cast(T, OXIDE_OP_TRUNC, tl_op2(T, OXIDE_OP_SHL, n, tl_int(T, T->ti64, es - 1)), T->ti32),
                     tl_int(T, T->ti32, 0));
                 oxide_value *ops[3] = {at, src, bytes};
                 tl_imm_op(T, OXIDE_OP_CP_ASYNC_CG_ZFILL, 16, NULL, ops, 3);
                 continue;
             }
-            oxide_value *e[8];
-            for (uint32_t k = 0; k < 8 && !T->st; k++) {
+            oxide_value *e[16];
+            for (uint32_t k = 0; k < epc && !T->st; k++) {
                 oxide_value *c = tl_op2(T, OXIDE_OP_ADD, col, tl_int(T, T->ti64, k));
                 oxide_value *ok =
                     tl_op2(T, OXIDE_OP_AND, row_in, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, c, t->dim[cd]));
@@ -456,9 +480,10 @@ static void copy_tile(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value
                 oxide_attr ea = {.key = OXIDE_ATTR_ELEM, .t = et};
                 oxide_value *p = tl_sel(T, ok, tl_op(T, OXIDE_OP_OFFSET, o, 2, NULL, &ea, 1), t->safe);
                 oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = 2};
-                e[k] = tl_sel(T, ok, tl_op(T, OXIDE_OP_LOAD, &p, 1, et, &al, 1), tl_flt(T, et, 0.0));
+                e[k] = tl_sel(T, ok, tl_op(T, OXIDE_OP_LOAD, &p, 1, et, &al, 1),
+                              oxide__type_is_int(et) ? tl_int(T, et, 0) : tl_flt(T, et, 0.0));
             }
-            oxide_value *o[2] = {tl_pack(T, e, 8), at};
+            oxide_value *o[2] = {pack16(T, e, es), at};
             oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = 16};
             tl_op(T, OXIDE_OP_STORE, o, 2, NULL, &al, 1);
         }
@@ -626,10 +651,18 @@ void tl_emit_dot_wgmma(tl *T, const oxide_inst *in) {
     oxide_value *g = tl_op2(T, OXIDE_OP_LSHR, T->warp, tl_int(T, T->ti32, 2));
     oxide_value *grow = tl_op2(T, OXIDE_OP_MUL, g, tl_int(T, T->ti32, 64 * 128));
     oxide_value *one = tl_int(T, T->ti1, 1);
-    bool bf = oxide__tile_scalar(av->type)->kind == OXIDE_TYPE_BF16;
+    const oxide_type *ea = oxide__tile_scalar(av->type), *eb = oxide__tile_scalar(bv->type);
+    bool bf = ea->kind == OXIDE_TYPE_BF16, fp8 = oxide__type_is_fp8(ea);
     oxide_op op =
         rs ? (bf ? OXIDE_OP_WGMMA_BF16_RS : OXIDE_OP_WGMMA_F16_RS) : (bf ? OXIDE_OP_WGMMA_BF16 : OXIDE_OP_WGMMA_F16);
-    for (uint32_t kk = 0; kk < K / 16 && !T->st; kk++) {
+    if (fp8) {
+        bool a4 = ea->kind == OXIDE_TYPE_F8E4M3, b4 = eb->kind == OXIDE_TYPE_F8E4M3;
+        op = a4 ? (b4 ? OXIDE_OP_WGMMA_E4M3_E4M3 : OXIDE_OP_WGMMA_E4M3_E5M2)
+                : (b4 ? OXIDE_OP_WGMMA_E5M2_E4M3 : OXIDE_OP_WGMMA_E5M2_E5M2);
+    }
+    /* one wgmma takes 32 bytes of K: k16 of 16-bit elements, k32 of fp8 */
+    uint32_t ksteps = K * (fp8 ? 1 : 2) / 32;
+    for (uint32_t kk = 0; kk < ksteps && !T->st; kk++) {
         /* B, N-major: 64-column atoms of K rows (K * 128 bytes apart), 8-row groups 1024 apart;
          * K-major (a transposed N x K load): 64-element atoms of N rows, a k16 step 32 bytes */
         oxide_value *db = cb.trans ? desc(T, bbase, tl_int(T, T->ti32, (kk / 4) * N * 128 + (kk % 4) * 32), 16, 1024)

@@ -796,6 +796,18 @@ static int gen_tier2(G *g, oxide_op o, int v) {
             return 0;
         wgmma_seq(g, OXIDE_OP_WGMMA_BF16, 64, 0, false);
         break;
+    case OXIDE_OP_WGMMA_E4M3_E4M3:
+    case OXIDE_OP_WGMMA_E4M3_E5M2:
+    case OXIDE_OP_WGMMA_E5M2_E4M3:
+    case OXIDE_OP_WGMMA_E5M2_E5M2: {
+        /* N = 64, 128, 256, then both negations */
+        static const unsigned ns[] = {64, 128, 256, 128};
+        static const int modes[] = {0, 0, 0, 12};
+        if (v >= 4)
+            return 0;
+        wgmma_seq(g, o, ns[v], modes[v], v == 1);
+        break;
+    }
     case OXIDE_OP_WGMMA_BF16_RS:
     case OXIDE_OP_WGMMA_F16_RS: {
         /* N = 64, 128, 256 plain, then B transposed and both negations */
