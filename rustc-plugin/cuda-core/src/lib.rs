@@ -5,8 +5,10 @@
 //! so a built program needs nothing but the NVIDIA driver.
 #![warn(missing_docs)]
 mod ops;
+mod tensor;
 mod tma;
 use oxide_sys as sys;
+pub use tensor::{DeviceTensor, DeviceTensorMut};
 pub use tma::{Swizzle, TmaDescriptor, TmaElement};
 
 pub use ops::{into_future, AndThen, DeviceOperation, LaunchOp, OpFuture, ParamBuffer, Zip};

@@ -362,7 +362,7 @@ fn analyse(mut func: ItemFn, lb: (u32, u32), cl: (u32, u32, u32)) -> Result<Kern
     Ok(Kernel { func, params, launch_bounds: lb, cluster: cl })
 }
 
-fn static_generics(g: &Generics) -> Generics {
+pub(crate) fn static_generics(g: &Generics) -> Generics {
     let mut g = g.clone();
     for p in g.params.iter_mut() {
         if let GenericParam::Type(t) = p {
@@ -374,7 +374,7 @@ fn static_generics(g: &Generics) -> Generics {
     g
 }
 
-fn type_args(g: &Generics) -> Vec<TokenStream> {
+pub(crate) fn type_args(g: &Generics) -> Vec<TokenStream> {
     g.params
         .iter()
         .filter_map(|p| match p {
@@ -645,6 +645,12 @@ pub fn module_attr(attr: TokenStream, item: TokenStream) -> TokenStream {
     for it in items {
         match it {
             Item::Fn(mut f) => {
+                if let Some(args) = crate::tile::take_attr(&mut f) {
+                    let (code, launch) = crate::tile::expand(f, args);
+                    out.push(code);
+                    launchers.push(launch);
+                    continue;
+                }
                 let mut lb = (0, 0);
                 let mut cl = (1, 1, 1);
                 match take_kernel_attrs(&mut f.attrs, &mut lb, &mut cl) {

@@ -10,6 +10,7 @@
 extern crate proc_macro;
 
 mod kernel;
+mod tile;
 
 use proc_macro::TokenStream;
 
@@ -43,4 +44,11 @@ pub fn launch_bounds(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn cluster_launch(attr: TokenStream, item: TokenStream) -> TokenStream {
     kernel::marker("cluster_launch", attr.into(), item.into()).into()
+}
+
+/// A tile kernel (docs/rust.md, "Tile kernels in Rust"): inside a `#[cuda_module]`,
+/// `#[tile_kernel]` or `#[tile_kernel(warps = 8)]`.
+#[proc_macro_attribute]
+pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    tile::tile_kernel_attr(attr.into(), item.into()).into()
 }
