@@ -864,7 +864,26 @@ static void drop_panics(LLVMValueRef fn) {
             bool panics = LLVMGetEnumAttributeAtIndex(callee, LLVMAttributeFunctionIndex, nr) ||
                           (LLVMIsDeclaration(callee) && oxide__starts(name, "_R") &&
                            oxide__panic_reason(oxide__demangle(name, rb, sizeof rb), callee));
-            if (panics && next && LLVMIsAUnreachableInst(next) && !LLVMGetFirstUse(i))
+            if (!panics || !next || !LLVMIsATerminatorInst(next) || LLVMGetFirstUse(i))
+                continue;
+            /* what follows a panic (unreachable, or the branch lower-invoke left) goes too */
+            LLVMInstructionEraseFromParent(i);
+            LLVMInstructionEraseFromParent(next);
+            LLVMBuilderRef bd = LLVMCreateBuilderInContext(LLVMGetModuleContext(LLVMGetGlobalParent(fn)));
+            LLVMPositionBuilderAtEnd(bd, b);
+            LLVMBuildUnreachable(bd);
+            LLVMDisposeBuilder(bd);
+            break;
+        }
+}
+
+static void drop_assumes(LLVMValueRef fn) {
+    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(fn); b; b = LLVMGetNextBasicBlock(b))
+        for (LLVMValueRef i = LLVMGetFirstInstruction(b), next; i; i = next) {
+            next = LLVMGetNextInstruction(i);
+            LLVMValueRef callee = LLVMIsACallInst(i) ? LLVMGetCalledValue(i) : NULL;
+            size_t nl;
+            if (callee && LLVMIsAFunction(callee) && !strcmp(LLVMGetValueName2(callee, &nl), "llvm.assume"))
                 LLVMInstructionEraseFromParent(i);
         }
 }
@@ -942,6 +961,22 @@ static oxide_status find_entries(oxide_module *mod, LLVMModuleRef m, found **out
     return OXIDE_OK;
 }
 
+/* Once inlined, only the entries matter: every other body goes (the passes then clean the
+ * entries alone, and a call that stayed a call is refused when lifted). */
+static void keep_only(LLVMModuleRef m, const found *fs, size_t n) {
+    for (LLVMValueRef f = LLVMGetFirstFunction(m), next; f; f = next) {
+        next = LLVMGetNextFunction(f);
+        bool entry = false;
+        for (size_t i = 0; i < n && !entry; i++)
+            entry = fs[i].entry == f;
+        if (entry || LLVMIsDeclaration(f))
+            continue;
+        LLVMValueRef d = oxide__declare_instead(m, f);
+        if (next == d)
+            next = LLVMGetNextFunction(d);
+    }
+}
+
 static oxide_status lift_all(oxide_module *mod, LLVMModuleRef m, found *fs, size_t n) {
     LLVMValueRef *entries = malloc((n ? n : 1) * sizeof *entries);
     if (!entries)
@@ -952,10 +987,21 @@ static oxide_status lift_all(oxide_module *mod, LLVMModuleRef m, found *fs, size
     free(entries);
     if (!st)
         st = passes(m, "always-inline");
+    if (!st)
+        keep_only(m, fs, n);
+    if (!st)
+        st = passes(m, "function(lower-invoke)");
     for (size_t i = 0; i < n && !st; i++)
         drop_panics(fs[i].entry);
     if (!st)
-        st = passes(m, "function(sroa,early-cse,instcombine,simplifycfg,sroa,instcombine,adce,simplifycfg)");
+        st = passes(m, "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,sroa,"
+                       "instcombine<no-verify-fixpoint>,adce,simplifycfg)");
+    /* simplifycfg left what a dropped check tested as llvm.assume, which keeps an overflow check's
+     * `*.with.overflow` alive: without them, instcombine makes it a plain add, sub or mul */
+    for (size_t i = 0; i < n && !st; i++)
+        drop_assumes(fs[i].entry);
+    if (!st)
+        st = passes(m, "function(instcombine<no-verify-fixpoint>,adce,simplifycfg)");
     for (size_t i = 0; i < n && !st; i++) {
         lift L = {.mod = mod, .ctx = mod->ctx, .kname = fs[i].d.name, .fn = fs[i].entry, .d = &fs[i].d};
         st = make_kernel(&L);
