@@ -121,19 +121,6 @@ static int block_param(const char *text, const char *ty) {
     return 0;
 }
 
-static void *slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *p = len > 0 ? malloc((size_t)len) : NULL;
-    *n = p && fread(p, 1, (size_t)len, f) == (size_t)len ? (size_t)len : 0;
-    fclose(f);
-    return p;
-}
-
 int main(int argc, char **argv) {
     if (argc < 4) {
         fprintf(stderr, "usage: tile_lift KERNEL OUT.oxir UNIT.bc...\n");
@@ -146,7 +133,7 @@ int main(int argc, char **argv) {
     MUST(oxide_module_create(ctx, "lifted", &mod));
     for (int i = 3; i < argc; i++) {
         size_t n;
-        void *bc = slurp(argv[i], &n);
+        char *bc = check_read_file(argv[i], &n);
         need(bc && n, "cannot read ", argv[i]);
         OK(oxide_module_import_bitcode(mod, bc, n, argv[i]));
         free(bc);

@@ -514,6 +514,17 @@ fn entry(k: &Kernel) -> TokenStream {
     }
 }
 
+/// The PTX entry name of an instance, computed at run time: the kernel's name, and for a generic
+/// instance its instance tag (lib/import_kernels.c and lib/import_tile.c name them the same way).
+pub(crate) fn entry_name_expr(kname: &str, inst: &[TokenStream]) -> TokenStream {
+    if inst.is_empty() {
+        quote!(::std::borrow::Cow::Borrowed(#kname))
+    } else {
+        quote!(::std::borrow::Cow::Owned(::std::format!("{}_{:016x}", #kname,
+            ::cuda_device::__private::instance_tag::<(#(#inst,)*)>())))
+    }
+}
+
 /// Launch methods on the generated `Module`.
 fn launcher(k: &Kernel) -> TokenStream {
     let name = &k.func.sig.ident;
@@ -574,12 +585,7 @@ fn launcher(k: &Kernel) -> TokenStream {
         }
     }
     let entry_ref = if targs.is_empty() { quote!(#entry_name) } else { quote!(#entry_name::<#(#targs),*>) };
-    let entry_str = if tonly.is_empty() {
-        quote!(::std::borrow::Cow::Borrowed(#kname))
-    } else {
-        quote!(::std::borrow::Cow::Owned(::std::format!("{}_{:016x}", #kname,
-            ::cuda_device::__private::instance_tag::<(#(#tonly,)*)>())))
-    };
+    let entry_str = entry_name_expr(&kname, &tonly);
     quote! {
         /// Launch this kernel on `stream` and return once it is queued.
         #[allow(clippy::too_many_arguments)]

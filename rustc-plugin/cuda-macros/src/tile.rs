@@ -103,21 +103,10 @@ fn params(func: &ItemFn) -> Result<Vec<Param>, TokenStream> {
 
 /// The generic arguments that identify an instance: types, and each usize const as `[(); N]`.
 fn instance_types(func: &ItemFn) -> Vec<TokenStream> {
-    func.sig
-        .generics
-        .params
-        .iter()
-        .filter_map(|p| match p {
-            GenericParam::Type(t) => {
-                let i = &t.ident;
-                Some(quote!(#i))
-            }
-            GenericParam::Const(c) => {
-                let i = &c.ident;
-                Some(quote!([(); #i]))
-            }
-            GenericParam::Lifetime(_) => None,
-        })
+    let consts: Vec<String> = func.sig.generics.const_params().map(|c| c.ident.to_string()).collect();
+    crate::kernel::type_args(&func.sig.generics)
+        .into_iter()
+        .map(|t| if consts.contains(&t.to_string()) { quote!([(); #t]) } else { t })
         .collect()
 }
 
@@ -150,7 +139,7 @@ pub fn expand(func: ItemFn, attr: TokenStream) -> (TokenStream, TokenStream) {
                 conv.push(quote!(#pn));
                 hargs.push(quote!(#pn: #ty));
                 pushes.push(quote!(__p.push_value(&#pn);));
-                pdesc.push(quote!(::cuda_tile::__private::TileParamDesc { name_ptr: #pname.as_ptr(),
+                pdesc.push(quote!(TileParamDesc { name_ptr: #pname.as_ptr(),
                     name_len: #pname.len(), kind: 0, rank: 0, mutable: 0,
                     elem: <#ty as ::cuda_tile::__private::ScalarParam>::CODE }));
             }
@@ -167,7 +156,7 @@ pub fn expand(func: ItemFn, attr: TokenStream) -> (TokenStream, TokenStream) {
                     quote!(#pn: &'__a ::cuda_core::DeviceTensor<'_, #elem, { #rank }>)
                 });
                 pushes.push(quote!(#pn.push_to(&mut __p);));
-                pdesc.push(quote!(::cuda_tile::__private::TileParamDesc { name_ptr: #pname.as_ptr(),
+                pdesc.push(quote!(TileParamDesc { name_ptr: #pname.as_ptr(),
                     name_len: #pname.len(), kind: 5, rank: (#rank) as u32, mutable: #m,
                     elem: <#elem as ::cuda_tile::Element>::CODE }));
             }
@@ -178,32 +167,26 @@ pub fn expand(func: ItemFn, attr: TokenStream) -> (TokenStream, TokenStream) {
     let call = if targs.is_empty() { quote!(#name) } else { quote!(#name::<#(#targs),*>) };
     let entry_ref = if targs.is_empty() { quote!(#entry_name) } else { quote!(#entry_name::<#(#targs),*>) };
     let gen = generic as u32;
+    // the tile descriptor is a constant the importer reads (lib/import_tile.c, TD_* offsets)
+    let desc = quote! {
+        TileKernelDesc {
+            tid: ::core::any::TypeId::of::<(#(#inst,)*)>(),
+            name_ptr: #kname.as_ptr(), name_len: #kname.len(), generic: #gen, nparams: #np,
+            params: &[#(#pdesc),*], warps: #warps, line: 0,
+        }
+    };
     let entry = quote! {
+        #[inline(never)]
         #[doc(hidden)]
         #[allow(non_snake_case, clippy::all, unused_mut)]
-        #[inline(never)]
         pub extern "C" fn #entry_name #impl_g (#(#eargs),*) #where_c {
-            ::cuda_tile::intrinsics::__oxide_tile_kernel_tag(const {
-                &::cuda_tile::__private::TileKernelDesc {
-                    tid: ::core::any::TypeId::of::<(#(#inst,)*)>(),
-                    name_ptr: #kname.as_ptr(),
-                    name_len: #kname.len(),
-                    generic: #gen,
-                    nparams: #np,
-                    params: &[#(#pdesc),*],
-                    warps: #warps,
-                    line: 0,
-                }
-            } as *const ::cuda_tile::__private::TileKernelDesc as *const u8);
+            use ::cuda_tile::__private::{TileKernelDesc, TileParamDesc};
+            let desc: &'static TileKernelDesc = const { &#desc };
+            ::cuda_tile::intrinsics::__oxide_tile_kernel_tag(desc as *const TileKernelDesc as *const u8);
             #call(#(#conv),*)
         }
     };
-    let entry_str = if inst.is_empty() {
-        quote!(::std::borrow::Cow::Borrowed(#kname))
-    } else {
-        quote!(::std::borrow::Cow::Owned(::std::format!("{}_{:016x}", #kname,
-            ::cuda_device::__private::instance_tag::<(#(#inst,)*)>())))
-    };
+    let entry_str = crate::kernel::entry_name_expr(&kname, &inst);
     let name_async = format_ident!("{}_async", name);
     let impl_params = &g.params;
     let launch = quote! {
