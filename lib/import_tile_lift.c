@@ -20,11 +20,37 @@ typedef struct oxide_tile_stub {
 
 #define NSTUBS (sizeof oxide__tile_stubs / sizeof oxide__tile_stubs[0])
 
+/* The file of a debug scope. */
+static const char *scope_file(LLVMMetadataRef scope, unsigned *len) {
+    LLVMMetadataRef f = scope ? LLVMDIScopeGetFile(scope) : NULL;
+    return f ? LLVMDIFileGetFilename(f, len) : NULL;
+}
+
+/* The user's line for inst: of the places it was inlined from (a cuda-tile method, inlined into
+ * the user's function, inlined into the entry), the innermost in the file of the kernel's own
+ * function; a value with no place of its own (an alloca) borrows its first user's. */
+static bool user_line(const lift *L, LLVMValueRef inst, const char **file, unsigned *flen, unsigned *line) {
+    LLVMMetadataRef loc = LLVMInstructionGetDebugLoc(inst);
+    for (LLVMUseRef u = LLVMGetFirstUse(inst); !loc && u; u = LLVMGetNextUse(u))
+        if (LLVMIsAInstruction(LLVMGetUser(u)))
+            loc = LLVMInstructionGetDebugLoc(LLVMGetUser(u));
+    unsigned klen = 0;
+    LLVMMetadataRef sp = LLVMGetSubprogram(L->fn);
+    const char *kfile = sp ? scope_file(sp, &klen) : NULL;
+    for (LLVMMetadataRef l = loc; l; l = LLVMDILocationGetInlinedAt(l)) {
+        *file = scope_file(LLVMDILocationGetScope(l), flen);
+        *line = LLVMDILocationGetLine(l);
+        if (*file && *line && (!kfile || (*flen == klen && !memcmp(*file, kfile, klen))))
+            return true;
+    }
+    return loc && *file && *line; /* no place in the kernel's file: the innermost one */
+}
+
+/* "tile kernel NAME at FILE:LINE" (the line where debug info has one) into buf. */
 static const char *where(const lift *L, LLVMValueRef inst, char *buf, size_t cap) {
+    const char *file = NULL;
     unsigned fl = 0, line = 0;
-    const char *file = inst && LLVMIsAInstruction(inst) ? LLVMGetDebugLocFilename(inst, &fl) : NULL;
-    line = file ? LLVMGetDebugLocLine(inst) : 0;
-    if (file && line)
+    if (inst && LLVMIsAInstruction(inst) && user_line(L, inst, &file, &fl, &line))
         snprintf(buf, cap, "tile kernel %s at %.*s:%u", L->kname, (int)fl, file, line);
     else
         snprintf(buf, cap, "tile kernel %s", L->kname);
@@ -401,6 +427,23 @@ static oxide_pred pred_of(LLVMValueRef i) {
     return rp < sizeof f / sizeof f[0] ? f[rp] : OXIDE_PRED_OEQ;
 }
 
+/* `if c { a } else { b }` on tiles, which the host optimiser makes a select on a scalar: the IR's
+ * select takes an i1 tile, so the condition is splatted to one. */
+static oxide_status lift_tile_select(lift *L, oxide_block *b, LLVMValueRef i) {
+    oxide_type *tt = tile_of(L, i), *i1 = NULL, *ct = NULL;
+    oxide_value *ops[3], *res;
+    oxide_status st = operand(L, b, i, LLVMGetOperand(i, 0), false, &ops[0]);
+    for (unsigned j = 1; j < 3 && !st; j++)
+        st = operand(L, b, i, LLVMGetOperand(i, j), true, &ops[j]);
+    if (!st && !(st = oxide_type_scalar(L->ctx, OXIDE_TYPE_I1, &i1)))
+        st = oxide_type_tile(L->ctx, i1, tt->rank, tt->shape, &ct);
+    if (!st)
+        st = built(L, i, oxide_build_op(b, OXIDE_OP_TILE_SPLAT, ops, 1, ct, NULL, 0, &ops[0]));
+    if (!st)
+        st = built(L, i, oxide_build_op(b, OXIDE_OP_SELECT, ops, 3, NULL, NULL, 0, &res));
+    return st ? st : vm_put(&L->vals, i, res) ? OXIDE_OK : oom();
+}
+
 static oxide_status lift_inst(lift *L, oxide_block *b, LLVMValueRef i) {
     if (LLVMIsACallInst(i))
         return lift_call(L, b, i);
@@ -424,10 +467,7 @@ static oxide_status lift_inst(lift *L, oxide_block *b, LLVMValueRef i) {
                       NULL);
     }
     if (LLVMIsASelectInst(i) && tile_of(L, i))
-        return refuse(L, i,
-                      "chooses a tile by a scalar condition%s: write `select(cond_tile, a, b)` with a bool "
-                      "tile, or assign the tile in an if/else",
-                      NULL);
+        return lift_tile_select(L, b, i);
     oxide_op op = LLVMIsAICmpInst(i)   ? OXIDE_OP_ICMP
                   : LLVMIsAFCmpInst(i) ? OXIDE_OP_FCMP
                                        : binary_op(LLVMGetInstructionOpcode(i));
@@ -590,10 +630,24 @@ static oxide_status make_blocks(lift *L) {
     return OXIDE_OK;
 }
 
+/* A tile stored anywhere is the reason the body touches memory: say so before anything else. */
+static oxide_status find_stored_tiles(lift *L) {
+    for (size_t b = 0; b < L->nrpo; b++)
+        for (LLVMValueRef i = LLVMGetFirstInstruction(L->rpo[b]); i; i = LLVMGetNextInstruction(i))
+            if (LLVMIsAStoreInst(i) && tile_of(L, LLVMGetOperand(i, 0)))
+                return refuse(L, i,
+                              "a tile stored to memory%s: keep tiles in local variables (not arrays, structs or "
+                              "references), and write results with TensorMut::store",
+                              NULL);
+    return OXIDE_OK;
+}
+
 oxide_status oxide__tile_lift_body(lift *L) {
     oxide_status st = order_blocks(L);
     if (!st)
         st = infer_tiles(L);
+    if (!st)
+        st = find_stored_tiles(L);
     if (!st)
         st = make_blocks(L);
     for (size_t i = 0; i < L->nrpo && !st; i++) {

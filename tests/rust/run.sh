@@ -160,6 +160,9 @@ expect_refusal ref_param "parameter \`scale: &f32\`" "host address the GPU canno
 expect_refusal process_exit "\`std::process::exit\` in a #[kernel]" "cannot end the host process" "return from the kernel"
 expect_refusal thread_local "thread_local::CALLS" "uses the thread-local static" "CALLS" "thread_local!"
 expect_refusal wide_float "wide_float::kernels::bad_kernel" "converts a 128-bit integer to a float"
+expect_refusal tile_memory "tile kernel bad_tile" "a tile stored to memory" "keep tiles in local variables"
+expect_refusal tile_table "tile kernel bad_tile" "reads or writes memory" "only through its tensors"
+expect_refusal tile_full_runtime "tile kernel bad_tile at tile_full_runtime/src/main.rs:14" "Tile::full takes a constant" "Tile::splat"
 
 echo "== toolchain newer than liboxide's LLVM"
 cat > "$TMP/rustc" <<'SH'
