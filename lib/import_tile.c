@@ -364,13 +364,13 @@ oxide_status oxide_module_import_tile_kernels(oxide_module *mod) {
     oxide_status st = oxide__link_units(mod, m);
     if (!st)
         st = find_entries(mod, m, &fs, &n);
-    if (!st)
-        st = lift_all(mod, m, fs, n);
-    if (!st) {
+    if (!st) { /* before the lift drops every body but the tile entries' */
         LLVMValueRef simt_tag = LLVMGetNamedFunction(m, "__oxide_kernel_tag");
         simt = simt_tag && LLVMGetFirstUse(simt_tag);
-        mod->tile_import = simt ? OXIDE_TILE_IMPORT_SIMT : OXIDE_TILE_IMPORT_TILE_ONLY;
+        st = lift_all(mod, m, fs, n);
     }
+    if (!st)
+        mod->tile_import = simt ? OXIDE_TILE_IMPORT_SIMT : OXIDE_TILE_IMPORT_TILE_ONLY;
     free(fs);
     LLVMDisposeModule(m);
     LLVMContextDispose(c);

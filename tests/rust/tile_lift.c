@@ -4,7 +4,7 @@
  *
  * imports the crates' bitcode units, lifts their #[tile_kernel]s (oxide_module_import_tile_kernels),
  * writes the module's text to OUT.oxir, parses that text into a fresh module and runs KERNEL
- * (matmul_bf16 or softmax_f32, the kernels of examples/rust/tile_matmul and tile_softmax) in the
+ * (matmul_bf16, softmax_f32 or layernorm_bf16: examples/rust/tile_matmul, tile_softmax, tile_layernorm) in the
  * tile interpreter on random inputs of ragged shapes, against a CPU reference; then compiles the
  * reparsed module to PTX (OUT.oxir.ptx, for ptxas). Prints one line per check and a closing
  * "tile_lift: N passed, N failed" line. */
@@ -110,6 +110,42 @@ static void check_softmax(oxide_module *m) {
     free(x), free(y);
 }
 
+/* Layer norm over rows (N <= 1024) with weight, bias and a scalar eps: bf16 in and out. */
+static void check_layernorm(oxide_module *m) {
+    enum { M = 20, N = 700 };
+    uint16_t *x = malloc(M * N * 2), *y = malloc(M * N * 2), w[N], b[N];
+    need(x && y, "out of memory", NULL);
+    for (int i = 0; i < M * N; i++)
+        x[i] = to_bf16(rnd(-3, 3)), y[i] = 0x7fc1;
+    for (int i = 0; i < N; i++)
+        w[i] = to_bf16(rnd(0.5f, 1.5f)), b[i] = to_bf16(rnd(-1, 1));
+    float eps = 1e-5f;
+    oxide_tensor tx = view(x, OXIDE_SCALAR_BF16, M, N, 0), ty = view(y, OXIDE_SCALAR_BF16, M, N, 1);
+    oxide_tensor tw = view(w, OXIDE_SCALAR_BF16, 1, N, 0), tb = view(b, OXIDE_SCALAR_BF16, 1, N, 0);
+    tw.rank = tb.rank = 1, tw.shape[0] = tb.shape[0] = N, tw.strides[0] = tb.strides[0] = 1;
+    oxide_arg args[5] = {oxide_arg_tensor(&tx), oxide_arg_tensor(&tw), oxide_arg_tensor(&tb), oxide_arg_tensor(&ty),
+                         oxide_arg_f32(eps)};
+    uint32_t grid[3] = {(M + 15) / 16, 1, 1};
+    OK(oxide_tile_interpret(m, "layernorm_bf16", grid, args, 5, NULL));
+    double worst = 0;
+    for (int r = 0; r < M; r++) {
+        double mean = 0, var = 0;
+        for (int c = 0; c < N; c++)
+            mean += from_bf16(x[r * N + c]) / (double)N;
+        for (int c = 0; c < N; c++)
+            var += (from_bf16(x[r * N + c]) - mean) * (from_bf16(x[r * N + c]) - mean) / N;
+        for (int c = 0; c < N; c++) {
+            double d = from_bf16(x[r * N + c]) - mean;
+            double want = d / sqrt(var + eps) * from_bf16(w[c]) + from_bf16(b[c]);
+            double tol = fabs(want) / 128 + 1e-4 * (1 + fabs(d)), e = fabs(from_bf16(y[r * N + c]) - want) / tol;
+            worst = isnan(e) || e > worst ? (isnan(e) ? INFINITY : e) : worst;
+        }
+    }
+    CHECK(worst <= 1.0, "layernorm_bf16: worst error %.3f of the tolerance", worst);
+    printf("layernorm_bf16 %dx%d in the interpreter: worst error %.3f of the tolerance\n", M, N, worst);
+    free(x), free(y);
+}
+
 /* Whether a block header (a line "^N(...):") has a parameter of type ty: a loop-carried tile. */
 static int block_param(const char *text, const char *ty) {
     for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
@@ -157,6 +193,9 @@ int main(int argc, char **argv) {
     } else if (!strcmp(argv[1], "softmax_f32")) {
         CHECK(strstr(text, "tile.reduce") && strstr(text, "pad=-inf"));
         check_softmax(re);
+    } else if (!strcmp(argv[1], "layernorm_bf16")) {
+        CHECK(strstr(text, "%eps: f32") && strstr(text, "tile.arange") && strstr(text, "select"));
+        check_layernorm(re);
     } else {
         need(0, "no reference for ", argv[1]);
     }

@@ -83,6 +83,85 @@ impl bf16 {
     }
 }
 
+/// 2^e for a normal f32 exponent (no_std has no powi).
+const fn pow2(e: i32) -> f32 {
+    f32::from_bits(((e + 127) as u32) << 23)
+}
+
+impl f8e4m3 {
+    /// The value of these bits (NaN for 0x7f and 0xff; no infinities).
+    pub fn to_f32(self) -> f32 {
+        let (s, e, m) = (self.0 >> 7, (self.0 >> 3) & 15, self.0 & 7);
+        if e == 15 && m == 7 {
+            return f32::NAN;
+        }
+        let v = if e == 0 { m as f32 / 8.0 * pow2(-6) } else { (1.0 + m as f32 / 8.0) * pow2(e as i32 - 7) };
+        if s == 1 {
+            -v
+        } else {
+            v
+        }
+    }
+    /// The nearest e4m3 (ties to even), saturating at ±448; NaN stays NaN.
+    pub fn from_f32(x: f32) -> Self {
+        nearest(x, |b| f8e4m3(b).to_f32(), 0x7f)
+    }
+}
+
+impl f8e5m2 {
+    /// The value of these bits (infinities and NaNs as IEEE).
+    pub fn to_f32(self) -> f32 {
+        let (s, e, m) = (self.0 >> 7, (self.0 >> 2) & 31, self.0 & 3);
+        let v = match (e, m) {
+            (31, 0) => f32::INFINITY,
+            (31, _) => f32::NAN,
+            (0, _) => m as f32 / 4.0 * pow2(-14),
+            _ => (1.0 + m as f32 / 4.0) * pow2(e as i32 - 15),
+        };
+        if s == 1 {
+            -v
+        } else {
+            v
+        }
+    }
+    /// The nearest e5m2 (ties to even), saturating at ±57344; NaN stays NaN.
+    pub fn from_f32(x: f32) -> Self {
+        nearest(x, |b| f8e5m2(b).to_f32(), 0x7f)
+    }
+}
+
+/// The finite fp8 code nearest x among the 256 (ties to the even code), NaN's code for NaN:
+/// host-side conversion for preparing inputs, not fast.
+fn nearest<T: From<u8>>(x: f32, value: impl Fn(u8) -> f32, nan: u8) -> T {
+    if x.is_nan() {
+        return T::from(nan);
+    }
+    let mut best = 0u8;
+    for b in 0..=255u8 {
+        let (v, w) = (value(b), value(best));
+        if !v.is_finite() {
+            continue;
+        }
+        let (dv, dw) = ((v - x).abs(), (w - x).abs());
+        if dv < dw || (dv == dw && b & 1 == 0 && best & 1 == 1) {
+            best = b;
+        }
+    }
+    T::from(best)
+}
+
+impl From<u8> for f8e4m3 {
+    fn from(b: u8) -> Self {
+        f8e4m3(b)
+    }
+}
+
+impl From<u8> for f8e5m2 {
+    fn from(b: u8) -> Self {
+        f8e5m2(b)
+    }
+}
+
 /// An element of tiles and tensors: its oxide_scalar code (lib/scalars.def).
 pub trait Element: Copy + 'static {
     /// The oxide_scalar code (`bool` is the IR's `i1`).
@@ -158,6 +237,25 @@ macro_rules! tensor_common {
 }
 tensor_common!(Tensor);
 tensor_common!(TensorMut);
+
+/// Host-side helpers for programs that check tile kernels against a CPU reference.
+pub mod host {
+    /// `n` values in [lo, hi), never zero, from `seed` (xorshift): the same on every run.
+    pub fn sample(n: usize, seed: u64, lo: f32, hi: f32) -> impl Iterator<Item = f32> {
+        let mut s = seed.wrapping_mul(0x9E3779B97F4A7C15) | 1;
+        (0..n).map(move |_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let v = lo + (s >> 40) as f32 / (1u64 << 24) as f32 * (hi - lo);
+            if v.abs() < 1e-3 {
+                (lo + hi) / 2.0 + 0.5
+            } else {
+                v
+            }
+        })
+    }
+}
 
 /// The program's index on grid axis `axis` (0, 1 or 2).
 pub fn program_id(axis: u32) -> i32 {

@@ -4,7 +4,7 @@
 //! Checked against a CPU matmul of the same bf16 inputs.
 use cuda_core::{CudaContext, DeviceBuffer, DeviceTensor, DeviceTensorMut};
 use cuda_device::cuda_module;
-use cuda_tile::bf16;
+use cuda_tile::{bf16, host::sample};
 
 #[cuda_module]
 pub mod kernels {
@@ -25,28 +25,10 @@ pub mod kernels {
     }
 }
 
-/// Random values in [-2, 2), never zero, from a fixed seed.
-pub fn random(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E3779B97F4A7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let v = (s >> 40) as f32 / (1u64 << 24) as f32 * 4.0 - 2.0;
-            if v.abs() < 1e-3 {
-                0.5
-            } else {
-                v
-            }
-        })
-        .collect()
-}
-
 fn main() {
     let (m, n, k) = (200usize, 136usize, 72usize); // not multiples of the tiles
-    let a: Vec<bf16> = random(m * k, 1).into_iter().map(bf16::from_f32).collect();
-    let b: Vec<bf16> = random(k * n, 2).into_iter().map(bf16::from_f32).collect();
+    let a: Vec<bf16> = sample(m * k, 1, -2.0, 2.0).map(bf16::from_f32).collect();
+    let b: Vec<bf16> = sample(k * n, 2, -2.0, 2.0).map(bf16::from_f32).collect();
     let Some(ctx) = CudaContext::new_or_skip(0) else { return };
     let s = ctx.default_stream();
     let module = kernels::load(&ctx).unwrap();
