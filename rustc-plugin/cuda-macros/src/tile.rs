@@ -188,6 +188,8 @@ pub fn expand(func: ItemFn, attr: TokenStream) -> (TokenStream, TokenStream) {
     };
     let entry_str = crate::kernel::entry_name_expr(&kname, &inst);
     let name_async = format_ident!("{}_async", name);
+    // const generics cannot be inferred from the arguments: pass them on
+    let turbofish = if targs.is_empty() { quote!() } else { quote!(::<#(#targs),*>) };
     let impl_params = &g.params;
     let launch = quote! {
         /// Launch this tile kernel over `grid` on `stream` (the block is the compiler's:
@@ -196,7 +198,7 @@ pub fn expand(func: ItemFn, attr: TokenStream) -> (TokenStream, TokenStream) {
         pub fn #name<'__a, #impl_params>(&'__a self, stream: &::cuda_core::CudaStream, grid: (u32, u32, u32), #(#hargs),*)
             -> ::cuda_core::Result<()> #where_c
         {
-            ::cuda_core::DeviceOperation::launch_on(self.#name_async(grid, #(#pnames),*), stream)
+            ::cuda_core::DeviceOperation::launch_on(self.#name_async #turbofish (grid, #(#pnames),*), stream)
         }
 
         /// A lazy launch of this tile kernel (cuda_async).
@@ -237,4 +239,43 @@ pub fn tile_kernel_attr(attr: TokenStream, item: TokenStream) -> TokenStream {
     let span = item.span();
     let e = err(span, "#[tile_kernel] belongs inside a #[cuda_module] mod, which gives it its launch methods");
     quote!(#item #e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expanded(attr: &str, f: &str) -> String {
+        let (code, launch) = expand(syn::parse_str(f).unwrap(), attr.parse().unwrap());
+        format!("{code} {launch}")
+    }
+
+    #[test]
+    fn warps_are_checked() {
+        assert_eq!(parse_warps(TokenStream::new()).ok(), Some(4));
+        assert_eq!(parse_warps("warps = 8".parse().unwrap()).ok(), Some(8));
+        for bad in ["warps = 3", "warps = 32", "threads = 4", "4"] {
+            let e = parse_warps(bad.parse().unwrap()).unwrap_err().to_string();
+            assert!(e.contains("warps = 1, 2, 4, 8 or 16"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn parameters_are_tensors_and_scalars() {
+        let ok = expanded("", "fn k(a: Tensor<bf16, 2>, mut c: TensorMut<f32, 1>, eps: f32) {}");
+        assert!(ok.contains("__oxide_tile_entry_k") && !ok.contains("compile_error"), "{ok}");
+        assert!(ok.contains("kind : 5") && ok.contains("DeviceTensorMut"), "{ok}");
+        let bad = expanded("", "fn k(a: &[f32]) {}");
+        assert!(bad.contains("compile_error") && bad.contains("a tile kernel takes tensors"), "{bad}");
+        let ret = expanded("", "fn k(a: Tensor<f32, 1>) -> f32 { 0.0 }");
+        assert!(ret.contains("returns nothing"), "{ret}");
+        let cg = expanded("", "fn k<const B: u32>(a: Tensor<f32, 1>) {}");
+        assert!(cg.contains("const generics are usize"), "{cg}");
+    }
+
+    #[test]
+    fn const_generics_name_the_instance() {
+        let g = expanded("", "fn k<const R: usize>(a: Tensor<f32, 1>) {}");
+        assert!(g.contains("[() ; R]") && g.contains("generic : 1u32"), "{g}");
+    }
 }
