@@ -15,7 +15,7 @@ const WARPS: &[u32] = &[1, 2, 4, 8, 16];
 
 enum Kind {
     Scalar,
-    Tensor { elem: Type, rank: syn::Expr, mutable: bool },
+    Tensor { elem: Box<Type>, rank: Box<syn::Expr>, mutable: bool },
 }
 
 struct Param {
@@ -49,7 +49,7 @@ fn classify(ty: &Type) -> Option<Kind> {
         syn::GenericArgument::Type(Type::Path(tp)) => syn::parse_quote!(#tp),
         _ => return None,
     };
-    Some(Kind::Tensor { elem, rank, mutable: n == "TensorMut" })
+    Some(Kind::Tensor { elem: Box::new(elem), rank: Box::new(rank), mutable: n == "TensorMut" })
 }
 
 /// `warps = N` (the only argument so far).

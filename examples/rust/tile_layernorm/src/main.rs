@@ -1,6 +1,6 @@
-//! Layer norm forward in bf16 (statistics in f32) as a tile kernel: Y = (X - mean) / sqrt(var + eps)
-//! * W + B over each row of an M x N matrix (N <= 1024), 16 rows a program; columns past N load as
-//! 0 and are masked out of the variance. The same kernel as examples/tile/layernorm_bf16.oxir.
+//! Layer norm forward in bf16 as a tile kernel, statistics in f32:
+//! Y = W·(X - mean)/sqrt(var + eps) + B over each row of an M x N matrix (N <= 1024), 16 rows a
+//! program; columns past N load as 0 and are masked out of the variance. The same kernel as examples/tile/layernorm_bf16.oxir.
 //! Checked against a CPU layer norm of the same bf16 inputs.
 use cuda_core::{CudaContext, DeviceBuffer, DeviceTensor, DeviceTensorMut};
 use cuda_device::cuda_module;
@@ -54,7 +54,6 @@ fn main() {
     );
     let mut ty = DeviceTensorMut::new(&mut dy, [m, n]).unwrap();
     module.layernorm_bf16(&s, (m.div_ceil(16) as u32, 1, 1), &tx, &tw, &tb, &mut ty, eps).unwrap();
-    drop(ty);
     let y = dy.to_host_vec(&s).unwrap();
     let mut worst = 0.0f64;
     for r in 0..m {

@@ -38,7 +38,6 @@ fn main() {
     let mut tc = DeviceTensorMut::new(&mut dc, [m, n]).unwrap();
     let grid = (m.div_ceil(64) as u32, n.div_ceil(64) as u32, 1);
     module.matmul_bf16(&s, grid, &ta, &tb, &mut tc).unwrap();
-    drop(tc);
     let c = dc.to_host_vec(&s).unwrap();
     let mut worst = 0.0f32;
     for i in 0..m {

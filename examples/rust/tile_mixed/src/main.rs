@@ -52,7 +52,6 @@ fn main() {
             32 => module.row_sums::<32>(&st, grid, &ty, &mut tsum).unwrap(),
             _ => module.row_sums::<16>(&st, grid, &ty, &mut tsum).unwrap(),
         }
-        drop(tsum);
         let sums = dsum.to_host_vec(&st).unwrap();
         for r in 0..m {
             let row = &x[r * n..(r + 1) * n];

@@ -35,7 +35,6 @@ fn main() {
     let tx = DeviceTensor::new(&dx, [m, n]).unwrap();
     let mut ty = DeviceTensorMut::new(&mut dy, [m, n]).unwrap();
     module.softmax_f32(&s, (m.div_ceil(16) as u32, 1, 1), &tx, &mut ty).unwrap();
-    drop(ty);
     let y = dy.to_host_vec(&s).unwrap();
     let mut worst = 0.0f64;
     for r in 0..m {
