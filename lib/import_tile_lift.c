@@ -108,9 +108,11 @@ static const oxide_tile_stub *stub_of(LLVMValueRef call) {
         return NULL;
     size_t n;
     const char *name = LLVMGetValueName2(callee, &n);
+    /* a stub declared with other arguments (not cuda-tile's) is no stub: a call, refused as one */
     for (size_t i = 0; i < NSTUBS; i++)
         if (!strcmp(name, oxide__tile_stubs[i].name))
-            return &oxide__tile_stubs[i];
+            return (size_t)LLVMGetNumArgOperands(call) == strlen(oxide__tile_stubs[i].args) ? &oxide__tile_stubs[i]
+                                                                                            : NULL;
     return NULL;
 }
 
