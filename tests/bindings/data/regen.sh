@@ -9,3 +9,5 @@ cd "$root/examples/rust"
 cargo oxide build -p vecadd --module "$here/rust_vecadd.ptx"
 # map::<f32, _> with the closure `move |x| x * k + 1.0` capturing k = 3.0 (4 bytes) is closure#2.
 cargo oxide build -p generics --module "$here/rust_generics.ptx" --export "map<f32, generics::main::{closure#2}>=map_f32_scale"
+# tile kernels written in Rust (#[tile_kernel]): tensor parameters, the compiler's block
+cargo oxide build -p tile_matmul --module "$here/rust_tile_matmul.ptx"
