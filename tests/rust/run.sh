@@ -60,6 +60,11 @@ for profile in dev release; do
         else echo "$out" | tail -5; bad "tile $profile $kern lifted and interpreted"; fi
         "$PTXAS" -arch="$SM" "$TMP/$kern.oxir.ptx" -o "$TMP/x.cubin" 2>"$TMP/ptxas.log" && pass "ptxas $profile lifted $kern" || { cat "$TMP/ptxas.log"; bad "ptxas lifted $kern"; }
     done
+    # the Rust softmax lifts to the text IR example op for op: the same PTX, byte for byte
+    if [ -x "$BUILD/oxide" ] && "$BUILD/oxide" compile "$ROOT/examples/tile/softmax_f32.oxir" -o "$TMP/softmax_ref.ptx"; then
+        cmp -s <(grep -v '^// oxide.manifest' "$TMP/softmax_f32.oxir.ptx") <(grep -v '^// oxide.manifest' "$TMP/softmax_ref.ptx") \
+            && pass "tile $profile softmax_f32 from Rust: the PTX of examples/tile/softmax_f32.oxir" || bad "tile $profile softmax_f32: PTX differs from the .oxir example's"
+    fi
 done
 # by-value TMA descriptors (`&TensorMap`): manifest kind tma_desc, a 128-byte grid_constant PTX
 # parameter, and the bulk tensor copies reading it in param space (cvta.param), never a local copy
@@ -163,6 +168,7 @@ expect_refusal wide_float "wide_float::kernels::bad_kernel" "converts a 128-bit 
 expect_refusal tile_memory "tile kernel bad_tile" "a tile stored to memory" "keep tiles in local variables"
 expect_refusal tile_table "tile kernel bad_tile" "reads or writes memory" "only through its tensors"
 expect_refusal tile_full_runtime "tile kernel bad_tile at tile_full_runtime/src/main.rs:14" "Tile::full takes a constant" "Tile::splat"
+expect_refusal tile_dot_small "tile kernel bad_tile at" "'tile.dot': M, N and K must be at least 16, got M=16, N=16, K=8"
 
 echo "== toolchain newer than liboxide's LLVM"
 cat > "$TMP/rustc" <<'SH'

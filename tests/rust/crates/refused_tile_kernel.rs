@@ -1,4 +1,4 @@
-// The stanza the refused tile-kernel crates (tile_memory, tile_table) share:
+// The stanza the refused tile-kernel crates (tile_memory, tile_table, tile_dot_small) share:
 // each crate's file holds only the body that cannot be lifted into tile IR, and `cargo oxide
 // build` must refuse it naming the kernel, the source line and what to write instead
 // (tests/rust/run.sh). The host launches it once, so that the instance is in the final link.
