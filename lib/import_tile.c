@@ -57,7 +57,8 @@ static oxide_status read_tdesc(LLVMTargetDataRef td, LLVMValueRef tag_call, cons
     d->nparams = (uint32_t)np;
     if (!np)
         return OXIDE_OK;
-    if (!LLVMIsAGlobalVariable(pr->global) || !LLVMGetInitializer(pr->global) || pr->addend < 0)
+    if (!LLVMIsAGlobalVariable(pr->global) || !LLVMGetInitializer(pr->global) || pr->addend < 0 ||
+        pr->addend > (1 << 20))
         return oxide__fail(OXIDE_ERROR_PARSE, "%s: unreadable tile parameter descriptors", rust);
     size_t cap = (size_t)pr->addend + np * TP_SIZE;
     uint8_t *pb = calloc(1, cap);
@@ -361,6 +362,7 @@ oxide_status oxide_module_import_tile_kernels(oxide_module *mod) {
     LLVMSetTarget(m, OXIDE_NVPTX_TRIPLE);
     found *fs = NULL;
     size_t n = 0;
+    uint32_t before = mod->functions.len;
     oxide_status st = oxide__link_units(mod, m);
     if (!st)
         st = find_entries(mod, m, &fs, &n);
@@ -371,6 +373,8 @@ oxide_status oxide_module_import_tile_kernels(oxide_module *mod) {
     }
     if (!st)
         mod->tile_import = simt ? OXIDE_TILE_IMPORT_SIMT : OXIDE_TILE_IMPORT_TILE_ONLY;
+    else /* a failed call leaves the module as it was: no half-lifted kernel */
+        mod->functions.len = before;
     free(fs);
     LLVMDisposeModule(m);
     LLVMContextDispose(c);

@@ -169,6 +169,14 @@ expect_refusal tile_memory "tile kernel bad_tile" "a tile stored to memory" "kee
 expect_refusal tile_table "tile kernel bad_tile" "reads or writes memory" "only through its tensors"
 expect_refusal tile_full_runtime "tile kernel bad_tile at tile_full_runtime/src/main.rs:14" "Tile::full takes a constant" "Tile::splat"
 expect_refusal tile_dot_small "tile kernel bad_tile at" "'tile.dot': M, N and K must be at least 16, got M=16, N=16, K=8"
+# the same bitcode through the C API: the same error on every call and at compile, and the module
+# left without a half-lifted kernel (tests/rust/tile_lift.c --refused)
+for c in tile_memory tile_table tile_full_runtime tile_dot_small; do
+    D="$RF/target/debug/deps"
+    if out="$("$BUILD/tests/rust/tile_lift" --refused "$TMP/r" "$(ls -t "$D/$c"-*.bc | head -1)" "$(ls -t "$D"/cuda_tile-*.bc | head -1)" "$(ls -t "$D"/cuda_device-*.bc | head -1)" 2>&1)"; then
+        pass "tile_lift --refused $c: $(tail -1 <<<"$out")"
+    else echo "$out" | tail -5; bad "tile_lift --refused $c"; fi
+done
 
 echo "== toolchain newer than liboxide's LLVM"
 cat > "$TMP/rustc" <<'SH'

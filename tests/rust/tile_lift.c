@@ -1,6 +1,7 @@
 /* The Rust tile kernels lifted from bitcode, run on the CPU (tests/rust/run.sh; no GPU needed).
  *
  *   tile_lift KERNEL OUT.oxir UNIT.bc...
+ *   tile_lift --refused OUT UNIT.bc...   (bitcode whose tile kernel the lift must refuse)
  *
  * imports the crates' bitcode units, lifts their #[tile_kernel]s (oxide_module_import_tile_kernels),
  * writes the module's text to OUT.oxir, parses that text into a fresh module and runs KERNEL
@@ -159,7 +160,7 @@ static int block_param(const char *text, const char *ty) {
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: tile_lift KERNEL OUT.oxir UNIT.bc...\n");
+        fprintf(stderr, "usage: tile_lift KERNEL OUT.oxir UNIT.bc... | tile_lift --refused OUT UNIT.bc...\n");
         return 2;
     }
     oxide_context *ctx;
@@ -173,6 +174,24 @@ int main(int argc, char **argv) {
         need(bc && n, "cannot read ", argv[i]);
         OK(oxide_module_import_bitcode(mod, bc, n, argv[i]));
         free(bc);
+    }
+    if (!strcmp(argv[1], "--refused")) {
+        /* bitcode the lift refuses: the same error every time, and the module left as it was */
+        oxide_status st = oxide_module_import_tile_kernels(mod);
+        char first[1024];
+        snprintf(first, sizeof first, "%s", oxide_last_error());
+        CHECK(st == OXIDE_ERROR_UNSUPPORTED || st == OXIDE_ERROR_TYPE_MISMATCH, "%s", oxide_status_name(st));
+        CHECK(strstr(first, "tile kernel ") == first, "%s", first);
+        const char *text;
+        MUST(oxide_module_print(mod, &text));
+        CHECK(strstr(text, "tile_kernel") == NULL, "a half-lifted kernel stayed: %s", text);
+        CHECK(oxide_module_import_tile_kernels(mod) == st && !strcmp(oxide_last_error(), first));
+        const char *ptx;
+        CHECK(oxide_module_compile(mod, NULL, &ptx, NULL) == st && !strcmp(oxide_last_error(), first));
+        printf("refused: %s\n", first);
+        oxide_module_destroy(mod);
+        oxide_context_destroy(ctx);
+        return check_report("tile_lift");
     }
     OK(oxide_module_import_tile_kernels(mod));
     OK(oxide_module_import_tile_kernels(mod)); /* once per module: the second call adds nothing */
