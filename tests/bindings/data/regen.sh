@@ -9,5 +9,8 @@ cd "$root/examples/rust"
 cargo oxide build -p vecadd --module "$here/rust_vecadd.ptx"
 # map::<f32, _> with the closure `move |x| x * k + 1.0` capturing k = 3.0 (4 bytes) is closure#2.
 cargo oxide build -p generics --module "$here/rust_generics.ptx" --export "map<f32, generics::main::{closure#2}>=map_f32_scale"
-# tile kernels written in Rust (#[tile_kernel]): tensor parameters, the compiler's block
-cargo oxide build -p tile_matmul --module "$here/rust_tile_matmul.ptx"
+# tile kernels written in Rust (#[tile_kernel]): tensor parameters, the compiler's block; release
+# builds, as a user would ship them (bench/tile/rust_rows.py times them too)
+for k in matmul softmax layernorm; do
+  cargo oxide build --release -p "tile_$k" --module "$here/rust_tile_$k.ptx"
+done
