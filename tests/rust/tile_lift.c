@@ -5,7 +5,7 @@
  *
  * imports the crates' bitcode units, lifts their #[tile_kernel]s (oxide_module_import_tile_kernels),
  * writes the module's text to OUT.oxir, parses that text into a fresh module and runs KERNEL
- * (matmul_bf16, softmax_f32 or layernorm_bf16: examples/rust/tile_matmul, tile_softmax, tile_layernorm) in the
+ * (matmul_bf16, matmul_fp8, softmax_f32 or layernorm_bf16: examples/rust/tile_*) in the
  * tile interpreter on random inputs of ragged shapes, against a CPU reference; then compiles the
  * reparsed module to PTX (OUT.oxir.ptx, for ptxas). Prints one line per check and a closing
  * "tile_lift: N passed, N failed" line. */
@@ -147,6 +147,53 @@ static void check_layernorm(oxide_module *m) {
     free(x), free(y);
 }
 
+/* The value of an e4m3 byte (4 exponent bits, bias 7, 3 mantissa bits; 0x7f/0xff are NaN). */
+static float from_e4m3(uint8_t b) {
+    int e = (b >> 3) & 15, m = b & 7;
+    float v = e ? ldexpf(1.0f + m / 8.0f, e - 7) : ldexpf(m / 8.0f, -6);
+    return b & 0x80 ? -v : v;
+}
+
+/* C = (A·Bᵀ)·sa·sb: A M x K and B N x K e4m3 (u8 tensors, as the interpreter takes fp8), C bf16. */
+static void check_matmul_fp8(oxide_module *m) {
+    enum { M = 80, N = 72, K = 96 };
+    uint8_t *a = malloc(M * K), *b = malloc(N * K);
+    uint16_t *c = malloc(M * N * 2);
+    need(a && b && c, "out of memory", NULL);
+    for (int i = 0; i < M * K + N * K; i++) {
+        uint8_t v;
+        do /* |x| in [2^-3, 4): no NaN, no zero, no subnormal */
+            v = (uint8_t)(rnd(0, 255.99f));
+        while (((v >> 3) & 15) < 4 || ((v >> 3) & 15) > 8);
+        (i < M * K ? a : b)[i < M * K ? i : i - M * K] = v;
+    }
+    for (int i = 0; i < M * N; i++)
+        c[i] = 0x7fc1;
+    float sa = 0.5f, sb = 0.25f;
+    oxide_tensor ta = view(a, OXIDE_SCALAR_U8, M, K, 0), tb = view(b, OXIDE_SCALAR_U8, N, K, 0);
+    oxide_tensor tc = view(c, OXIDE_SCALAR_BF16, M, N, 1);
+    oxide_arg args[5] = {oxide_arg_tensor(&ta), oxide_arg_tensor(&tb), oxide_arg_tensor(&tc), oxide_arg_f32(sa),
+                         oxide_arg_f32(sb)};
+    uint32_t grid[3] = {(M + 63) / 64, (N + 63) / 64, 1};
+    OK(oxide_tile_interpret(m, "matmul_fp8", grid, args, 5, NULL));
+    double worst = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double want = 0, mag = 0;
+            for (int k = 0; k < K; k++) {
+                double p = (double)from_e4m3(a[i * K + k]) * from_e4m3(b[j * K + k]);
+                want += p, mag += fabs(p);
+            }
+            want *= sa * sb, mag *= sa * sb;
+            double tol = 2.0 * K * K * 0x1p-24 * mag + fabs(want) / 128 + 1e-6;
+            double e = fabs(from_bf16(c[i * N + j]) - want) / tol;
+            worst = isnan(e) || e > worst ? (isnan(e) ? INFINITY : e) : worst;
+        }
+    CHECK(worst <= 1.0, "matmul_fp8: worst error %.3f of the tolerance", worst);
+    printf("matmul_fp8 %dx%dx%d in the interpreter: worst error %.3f of the tolerance\n", M, N, K, worst);
+    free(a), free(b), free(c);
+}
+
 /* Whether a block header (a line "^N(...):") has a parameter of type ty: a loop-carried tile. */
 static int block_param(const char *text, const char *ty) {
     for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
@@ -212,6 +259,9 @@ int main(int argc, char **argv) {
     } else if (!strcmp(argv[1], "softmax_f32")) {
         CHECK(strstr(text, "tile.reduce") && strstr(text, "pad=-inf"));
         check_softmax(re);
+    } else if (!strcmp(argv[1], "matmul_fp8")) {
+        CHECK(strstr(text, "tile.permute") && strstr(text, "x f8e4m3>"));
+        check_matmul_fp8(re);
     } else if (!strcmp(argv[1], "layernorm_bf16")) {
         CHECK(strstr(text, "%eps: f32") && strstr(text, "tile.arange") && strstr(text, "select"));
         check_layernorm(re);
