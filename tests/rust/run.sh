@@ -100,8 +100,8 @@ echo "== device API and panics (tests/rust/crates)"
 for profile in dev release; do
     flag=""; dir=debug
     [ $profile = release ] && flag="--release" && dir=release
-    (cd "$ROOT/tests/rust/crates" && cargo oxide build $flag -p device_api -p panic_trap 2>"$TMP/b.log") || { cat "$TMP/b.log"; bad "device_api/panic_trap build ($profile)"; continue; }
-    for bin in device_api panic_trap; do
+    (cd "$ROOT/tests/rust/crates" && cargo oxide build $flag -p device_api -p panic_trap -p tile_ops 2>"$TMP/b.log") || { cat "$TMP/b.log"; bad "device_api/panic_trap build ($profile)"; continue; }
+    for bin in device_api panic_trap tile_ops; do
         "$PTXAS" -arch="$SM" "$ROOT/tests/rust/crates/target/$dir/oxide/$bin.ptx" -o "$TMP/x.cubin" && pass "ptxas $profile $bin" || bad "ptxas $profile $bin"
         out="$("$ROOT/tests/rust/crates/target/$dir/$bin" 2>&1)" && grep -qE "PASSED|no GPU found" <<<"$out" && pass "run $profile $bin: $(echo "$out" | tail -1)" || bad "run $profile $bin: $out"
     done
