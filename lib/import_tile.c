@@ -33,8 +33,6 @@ enum {
 enum { TD_WARPS = 56, TD_SIZE = 64 };
 enum { TP_NAME = 0, TP_NAME_LEN = 8, TP_KIND = 16, TP_ELEM = 20, TP_RANK = 24, TP_MUT = 28, TP_SIZE = 32 };
 
-/* ---- the descriptor ---- */
-
 static oxide_status read_tdesc(LLVMTargetDataRef td, LLVMValueRef tag_call, const char *rust, tdesc *d) {
     memset(d, 0, sizeof *d);
     LLVMValueRef g = LLVMGetOperand(tag_call, 0);

@@ -172,7 +172,7 @@ pub fn expand(func: ItemFn, attr: TokenStream) -> (TokenStream, TokenStream) {
         TileKernelDesc {
             tid: ::core::any::TypeId::of::<(#(#inst,)*)>(),
             name_ptr: #kname.as_ptr(), name_len: #kname.len(), generic: #gen, nparams: #np,
-            params: &[#(#pdesc),*], warps: #warps, line: 0,
+            params: &[#(#pdesc),*], warps: #warps, reserved: 0,
         }
     };
     let entry = quote! {

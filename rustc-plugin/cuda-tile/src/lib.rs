@@ -282,7 +282,8 @@ pub mod __private {
         pub nparams: u32,
         pub params: &'static [TileParamDesc],
         pub warps: u32,
-        pub line: u32,
+        /// 0 (the layout is 64 bytes)
+        pub reserved: u32,
     }
     unsafe impl Sync for TileKernelDesc {}
 
