@@ -53,7 +53,7 @@ for profile in dev release; do
     # interpreter against a CPU reference (tests/rust/tile_lift.c); their PTX through ptxas
     D="$EX/target/$dir/deps"
     newest() { ls -t "$D/$1"-*.bc | head -1; }
-    for pair in "tile_matmul matmul_bf16" "tile_softmax softmax_f32" "tile_layernorm layernorm_bf16" "tile_matmul_fp8 matmul_fp8"; do
+    for pair in "tile_matmul matmul_bf16" "tile_softmax softmax_f32" "tile_layernorm layernorm_bf16" "tile_matmul_fp8 matmul_fp8" "tile_mixed row_sums"; do
         read -r crate kern <<<"$pair"
         if out="$("$BUILD/tests/rust/tile_lift" "$kern" "$TMP/$kern.oxir" "$(newest "$crate")" "$(newest cuda_tile)" "$(newest cuda_device)" 2>&1)"; then
             pass "tile $profile $kern lifted: $(grep 'interpreter' <<<"$out")"
