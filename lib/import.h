@@ -31,6 +31,8 @@ oxide_status oxide__bitcode_lazy_read(const void *data, size_t size, const char 
 oxide_status oxide__bitcode_full_read(const void *data, size_t size, const char *uname);
 /* A copy of the unit joins mod->bitcode. */
 oxide_status oxide__bitcode_store(oxide_module *mod, const void *data, size_t size, const char *uname);
+/* The crates' units (not the libraries) parsed and linked into dst (import_tile.c's link). */
+oxide_status oxide__link_units(oxide_module *mod, LLVMModuleRef dst);
 
 /* ---- import_kernels.c ---- */
 

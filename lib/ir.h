@@ -216,7 +216,11 @@ struct oxide_module {
     size_t ptx_len;
     char *llvm_ir;                    /* malloc */
     struct oxide_module *next, *prev; /* context's list */
+    uint8_t tile_import;              /* oxide_module_import_tile_kernels: 0 not yet, else OXIDE_TILE_IMPORT_* */
 };
+/* What the bitcode held once its tile kernels were lifted (lib/import_tile.c): SIMT kernels too,
+ * or tile kernels only (then the SIMT import has nothing to find). */
+enum { OXIDE_TILE_IMPORT_SIMT = 1, OXIDE_TILE_IMPORT_TILE_ONLY = 2 };
 
 typedef struct oxide_bitcode_unit {
     const char *name;

@@ -29,6 +29,28 @@ def rows():
     return {r["name"]: r for r in table()}
 
 
+def rust_stub(name, params, ret, doc):
+    """The host stub of one intrinsic: `extern "C"`, never inlined, its body an empty asm that
+    reads the arguments and writes the result, so the host optimiser can neither see through it
+    nor merge two of them. cuda-tile's stubs (tools/gen_rust_tile.py) are made the same way."""
+    args = ", ".join(f"{p}: {t}" for p, t in params)
+    ins = "".join(f", in({TY[t][1]}) {p}" + (" as u8" if t == "bool" else "") for p, t in params)
+    # the name in the template keeps the host optimiser from merging identical stubs
+    uses = name + " " + " ".join("{%d}" % i for i in range(len(params) + (1 if ret else 0)))
+    if ret:
+        reg = TY[ret][1]
+        if ret == "bool":
+            stub = (f"    let r: u8;\n    unsafe {{ core::arch::asm!(\"/* {uses} */\", out({reg}) r{ins}, options(nostack)) }}\n"
+                    f"    r != 0")
+        else:
+            stub = (f"    let r: {ret};\n    unsafe {{ core::arch::asm!(\"/* {uses} */\", out({reg}) r{ins}, options(nostack)) }}\n    r")
+        sig = f"pub extern \"C\" fn {name}({args}) -> {ret}"
+    else:
+        stub = f"    unsafe {{ core::arch::asm!(\"/* {uses} */\"{ins}, options(nostack)) }}"
+        sig = f"pub extern \"C\" fn {name}({args})"
+    return f"/// {doc}\n#[inline(never)]\n#[no_mangle]\n{sig} {{\n{stub}\n}}\n"
+
+
 class Gen:
     def __init__(self):
         self.rs, self.ir, self.names, self.sms = [], [], set(), []
@@ -39,22 +61,7 @@ class Gen:
         self.names.add(name)
         what = doc.split("`")[1] if doc.count("`") >= 2 else name
         self.sms.append((name, sm, what + (" at cluster scope" if "at cluster scope" in doc else "")))
-        args = ", ".join(f"{p}: {t}" for p, t in params)
-        ins = "".join(f", in({TY[t][1]}) {p}" + (" as u8" if t == "bool" else "") for p, t in params)
-        # the name in the template keeps the host optimiser from merging identical stubs
-        uses = name + " " + " ".join("{%d}" % i for i in range(len(params) + (1 if ret else 0)))
-        if ret:
-            reg = TY[ret][1]
-            if ret == "bool":
-                stub = (f"    let r: u8;\n    unsafe {{ core::arch::asm!(\"/* {uses} */\", out({reg}) r{ins}, options(nostack)) }}\n"
-                        f"    r != 0")
-            else:
-                stub = (f"    let r: {ret};\n    unsafe {{ core::arch::asm!(\"/* {uses} */\", out({reg}) r{ins}, options(nostack)) }}\n    r")
-            sig = f"pub extern \"C\" fn {name}({args}) -> {ret}"
-        else:
-            stub = f"    unsafe {{ core::arch::asm!(\"/* {uses} */\"{ins}, options(nostack)) }}"
-            sig = f"pub extern \"C\" fn {name}({args})"
-        self.rs.append(f"/// {doc} (sm_{sm}+)\n#[inline(never)]\n#[no_mangle]\n{sig} {{\n{stub}\n}}\n")
+        self.rs.append(rust_stub(name, params, ret, f"{doc} (sm_{sm}+)"))
         lret = TY[ret][0] if ret else "void"
         largs = ", ".join(f"{TY[t][0]}{' zeroext' if t == 'bool' else ''} %a{i}" for i, (_, t) in enumerate(params))
         zret = " zeroext" if ret == "bool" else ""

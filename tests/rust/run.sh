@@ -45,12 +45,28 @@ for profile in dev release; do
         if "$PTXAS" -arch="$SM" "$ptx" -o "$TMP/x.cubin" 2>"$TMP/ptxas.log"; then pass "ptxas $profile $(basename "$ptx")"; else cat "$TMP/ptxas.log"; bad "ptxas $(basename "$ptx")"; fi
         grep -q "// oxide.manifest.v1 " "$ptx" || bad "no manifest in $ptx"
     done
-    for bin in vecadd seed seed_full generics reduce warp_reduce histogram matmul cluster async_pipeline gemm_hopper graph_replay pinned_copy slices await_cpu contract; do
+    for bin in vecadd seed seed_full generics reduce warp_reduce histogram matmul cluster async_pipeline gemm_hopper graph_replay pinned_copy slices await_cpu contract tile_matmul tile_softmax tile_matmul_fp8 tile_layernorm tile_mixed; do
         out="$("$EX/target/$dir/$bin" 2>&1)" && rc=0 || rc=$?
         if [ $rc -ne 0 ] && [ $bin = seed ] && grep -q "OXIDE_ERROR_NO_DRIVER\|OXIDE_ERROR_NO_DEVICE" <<<"$out"; then
             pass "run $profile seed: no GPU here (the unchanged seed unwraps CudaContext::new)"; continue; fi
         if [ $rc -eq 0 ] && grep -qE "PASSED|no GPU found|^$" <<<"$out"; then pass "run $profile $bin: $(echo "$out" | head -1)"; else echo "$out" | tail -5; bad "run $profile $bin (rc $rc)"; fi
     done
+    # the tile kernels lifted from this build's bitcode, printed, reparsed and run in the tile
+    # interpreter against a CPU reference (tests/rust/tile_lift.c); their PTX through ptxas
+    D="$EX/target/$dir/deps"
+    newest() { ls -t "$D/$1"-*.bc | head -1; }
+    for pair in "tile_matmul matmul_bf16" "tile_softmax softmax_f32" "tile_layernorm layernorm_bf16" "tile_matmul_fp8 matmul_fp8" "tile_mixed row_sums"; do
+        read -r crate kern <<<"$pair"
+        if out="$("$BUILD/tests/rust/tile_lift" "$kern" "$TMP/$kern.oxir" "$(newest "$crate")" "$(newest cuda_tile)" "$(newest cuda_device)" 2>&1)"; then
+            pass "tile $profile $kern lifted: $(grep 'interpreter' <<<"$out")"
+        else echo "$out" | tail -5; bad "tile $profile $kern lifted and interpreted"; fi
+        "$PTXAS" -arch="$SM" "$TMP/$kern.oxir.ptx" -o "$TMP/x.cubin" 2>"$TMP/ptxas.log" && pass "ptxas $profile lifted $kern" || { cat "$TMP/ptxas.log"; bad "ptxas lifted $kern"; }
+    done
+    # the Rust softmax lifts to the text IR example op for op: the same PTX, byte for byte
+    if [ -x "$BUILD/oxide" ] && "$BUILD/oxide" compile "$ROOT/examples/tile/softmax_f32.oxir" -o "$TMP/softmax_ref.ptx"; then
+        cmp -s <(grep -v '^// oxide.manifest' "$TMP/softmax_f32.oxir.ptx") <(grep -v '^// oxide.manifest' "$TMP/softmax_ref.ptx") \
+            && pass "tile $profile softmax_f32 from Rust: the PTX of examples/tile/softmax_f32.oxir" || bad "tile $profile softmax_f32: PTX differs from the .oxir example's"
+    fi
 done
 # the examples whose kernels the fake driver re-implements (tests/gpu/mock) run end to end on it:
 # views, pinned copies, a graph, with the generated launches, checked against the CPU
@@ -112,8 +128,8 @@ echo "== device API and panics (tests/rust/crates)"
 for profile in dev release; do
     flag=""; dir=debug
     [ $profile = release ] && flag="--release" && dir=release
-    (cd "$ROOT/tests/rust/crates" && cargo oxide build $flag -p device_api -p panic_trap 2>"$TMP/b.log") || { cat "$TMP/b.log"; bad "device_api/panic_trap build ($profile)"; continue; }
-    for bin in device_api panic_trap; do
+    (cd "$ROOT/tests/rust/crates" && cargo oxide build $flag -p device_api -p panic_trap -p tile_ops 2>"$TMP/b.log") || { cat "$TMP/b.log"; bad "device_api/panic_trap build ($profile)"; continue; }
+    for bin in device_api panic_trap tile_ops; do
         "$PTXAS" -arch="$SM" "$ROOT/tests/rust/crates/target/$dir/oxide/$bin.ptx" -o "$TMP/x.cubin" && pass "ptxas $profile $bin" || bad "ptxas $profile $bin"
         out="$("$ROOT/tests/rust/crates/target/$dir/$bin" 2>&1)" && grep -qE "PASSED|no GPU found" <<<"$out" && pass "run $profile $bin: $(echo "$out" | tail -1)" || bad "run $profile $bin: $out"
     done
@@ -179,6 +195,18 @@ expect_refusal thread_local "thread_local::CALLS" "uses the thread-local static"
 expect_refusal wide_float "wide_float::kernels::bad_kernel" "converts a 128-bit integer to a float"
 expect_refusal contract_config "expected \`LaunchConfig1D\`, found \`LaunchConfig2D\`" "expected \`&PreparedLaunch<second>\`, found \`&PreparedLaunch<first>\`"
 expect_refusal contract_domain "domain = 1, but the kernel calls \`index_2d\`; declare \`domain = 2\`" "contract_domain/src/main.rs:12"
+expect_refusal tile_memory "tile kernel bad_tile" "a tile stored to memory" "keep tiles in local variables"
+expect_refusal tile_table "tile kernel bad_tile" "reads or writes memory" "only through its tensors"
+expect_refusal tile_full_runtime "tile kernel bad_tile at tile_full_runtime/src/main.rs:14" "Tile::full takes a constant" "Tile::splat"
+expect_refusal tile_dot_small "tile kernel bad_tile at" "'tile.dot': M, N and K must be at least 16, got M=16, N=16, K=8"
+# the same bitcode through the C API: the same error on every call and at compile, and the module
+# left without a half-lifted kernel (tests/rust/tile_lift.c --refused)
+for c in tile_memory tile_table tile_full_runtime tile_dot_small; do
+    D="$RF/target/debug/deps"
+    if out="$("$BUILD/tests/rust/tile_lift" --refused "$TMP/r" "$(ls -t "$D/$c"-*.bc | head -1)" "$(ls -t "$D"/cuda_tile-*.bc | head -1)" "$(ls -t "$D"/cuda_device-*.bc | head -1)" 2>&1)"; then
+        pass "tile_lift --refused $c: $(tail -1 <<<"$out")"
+    else echo "$out" | tail -5; bad "tile_lift --refused $c"; fi
+done
 
 echo "== toolchain newer than liboxide's LLVM"
 cat > "$TMP/rustc" <<'SH'

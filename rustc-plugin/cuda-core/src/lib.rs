@@ -6,11 +6,13 @@
 #![warn(missing_docs)]
 mod contract;
 mod ops;
+mod tensor;
 mod tma;
 pub use contract::{
     KernelContract, LaunchConfig1D, LaunchConfig2D, LaunchConfig3D, LaunchContract, LaunchShape, PreparedLaunch,
 };
 use oxide_sys as sys;
+pub use tensor::{DeviceTensor, DeviceTensorMut};
 pub use tma::{Swizzle, TmaDescriptor, TmaElement};
 
 pub use ops::{into_future, AndThen, DeviceOperation, LaunchOp, OpFuture, ParamBuffer, Zip};

@@ -387,7 +387,7 @@ fn analyse(mut func: ItemFn, ka: Attrs) -> Result<Kernel, TokenStream> {
     Ok(Kernel { func, params, launch_bounds: ka.launch_bounds, cluster, contract: ka.contract })
 }
 
-fn static_generics(g: &Generics) -> Generics {
+pub(crate) fn static_generics(g: &Generics) -> Generics {
     let mut g = g.clone();
     for p in g.params.iter_mut() {
         if let GenericParam::Type(t) = p {
@@ -399,7 +399,7 @@ fn static_generics(g: &Generics) -> Generics {
     g
 }
 
-fn type_args(g: &Generics) -> Vec<TokenStream> {
+pub(crate) fn type_args(g: &Generics) -> Vec<TokenStream> {
     g.params
         .iter()
         .filter_map(|p| match p {
@@ -546,6 +546,17 @@ fn entry(k: &Kernel) -> TokenStream {
     }
 }
 
+/// The PTX entry name of an instance, computed at run time: the kernel's name, and for a generic
+/// instance its instance tag (lib/import_kernels.c and lib/import_tile.c name them the same way).
+pub(crate) fn entry_name_expr(kname: &str, inst: &[TokenStream]) -> TokenStream {
+    if inst.is_empty() {
+        quote!(::std::borrow::Cow::Borrowed(#kname))
+    } else {
+        quote!(::std::borrow::Cow::Owned(::std::format!("{}_{:016x}", #kname,
+            ::cuda_device::__private::instance_tag::<(#(#inst,)*)>())))
+    }
+}
+
 /// Launch methods on the generated `Module`.
 fn launcher(k: &Kernel) -> TokenStream {
     let name = &k.func.sig.ident;
@@ -606,12 +617,7 @@ fn launcher(k: &Kernel) -> TokenStream {
         }
     }
     let entry_ref = if targs.is_empty() { quote!(#entry_name) } else { quote!(#entry_name::<#(#targs),*>) };
-    let entry_str = if tonly.is_empty() {
-        quote!(::std::borrow::Cow::Borrowed(#kname))
-    } else {
-        quote!(::std::borrow::Cow::Owned(::std::format!("{}_{:016x}", #kname,
-            ::cuda_device::__private::instance_tag::<(#(#tonly,)*)>())))
-    };
+    let entry_str = entry_name_expr(&kname, &tonly);
     let op_body = quote! {
         let __entry: extern "C" fn(#(#etys),*) = #entry_ref;
         ::core::hint::black_box(__entry as usize);
@@ -729,6 +735,12 @@ pub fn module_attr(attr: TokenStream, item: TokenStream) -> TokenStream {
     for it in items {
         match it {
             Item::Fn(mut f) => {
+                if let Some(args) = crate::tile::take_attr(&mut f) {
+                    let (code, launch) = crate::tile::expand(f, args);
+                    out.push(code);
+                    launchers.push(launch);
+                    continue;
+                }
                 let mut ka = Attrs::default();
                 match take_kernel_attrs(&mut f.attrs, &mut ka) {
                     Err(e) => out.push(e),

@@ -11,6 +11,7 @@ extern crate proc_macro;
 
 mod contract;
 mod kernel;
+mod tile;
 
 use proc_macro::TokenStream;
 
@@ -54,4 +55,11 @@ pub fn cluster_launch(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn launch_contract(attr: TokenStream, item: TokenStream) -> TokenStream {
     kernel::marker("launch_contract", attr.into(), item.into()).into()
+}
+
+/// A tile kernel (docs/rust.md, "Tile kernels in Rust"): inside a `#[cuda_module]`,
+/// `#[tile_kernel]` or `#[tile_kernel(warps = 8)]`.
+#[proc_macro_attribute]
+pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    tile::tile_kernel_attr(attr.into(), item.into()).into()
 }

@@ -5,11 +5,11 @@
  *
  * It is no model of the hardware: work runs synchronously when it is queued (a valid order of
  * any stream schedule) and device memory is zeroed host memory. The kernels of
- * tests/gpu/data/kernels.cu, test_gpu_tensor.c's, the bindings' vecadd, saxpy and Rust map
- * kernels, and those of examples/rust's graph_replay, pinned_copy and slices are re-implemented
- * in C; any other PTX entry loads, with the parameters its PTX declares, and launches as a no-op.
- * Returning an error where CUDA would is part of the contract: sticky faults, bad launch shapes,
- * cooperative grids that do not fit, PTX the JIT would refuse. */
+ * tests/gpu/data/kernels.cu, test_gpu_tensor.c's, the bindings' vecadd, saxpy, Rust map and Rust
+ * tile matmul_bf16 kernels, and those of examples/rust's graph_replay, pinned_copy and slices are
+ * re-implemented in C; any other PTX entry loads, with the parameters its PTX declares, and
+ * launches as a no-op. Returning an error where CUDA would is part of the contract: sticky faults,
+ * bad launch shapes, cooperative grids that do not fit, PTX the JIT would refuse. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -170,6 +170,34 @@ static void k_map_f32(void **p, const dims *d) { /* Rust map::<f32>(move |x| x *
         o[i] = x[i] * k + 1.0f;
 }
 
+/* Rust matmul_bf16 (examples/rust/tile_matmul's tile kernel): C = A·B over bf16 tensors, each a
+ * pointer, 2 dims and 2 strides (in elements); f32 sums, rounded to the nearest even bf16. Any
+ * grid: the whole product at once. */
+static float bf16_value(uint16_t h) {
+    uint32_t b = (uint32_t)h << 16;
+    float x;
+    memcpy(&x, &b, 4);
+    return x;
+}
+
+static void k_matmul_bf16(void **p, const dims *d) {
+    (void)d;
+    const uint16_t *a = P(0, const uint16_t *), *b = P(5, const uint16_t *);
+    uint16_t *c = P(10, uint16_t *);
+    int64_t m = P(11, int64_t), n = P(12, int64_t), k = P(2, int64_t);
+    int64_t as0 = P(3, int64_t), as1 = P(4, int64_t), bs0 = P(8, int64_t), bs1 = P(9, int64_t);
+    int64_t cs0 = P(13, int64_t), cs1 = P(14, int64_t);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            float sum = 0;
+            for (int64_t x = 0; x < k; x++)
+                sum += bf16_value(a[i * as0 + x * as1]) * bf16_value(b[x * bs0 + j * bs1]);
+            uint32_t u;
+            memcpy(&u, &sum, 4);
+            c[i * cs0 + j * cs1] = (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+        }
+}
+
 static void k_map_f64(void **p, const dims *d) { /* Rust map::<f64>(move |x| x * kd - 2.0) */
     double k = P(0, double), *x = P(1, double *), *o = P(3, double *);
     uint64_t n = threads(d), len = P(4, uint64_t);
@@ -236,6 +264,7 @@ static const struct CUfunc_st kernels[] = {
     {"tensor_echo", k_tensor_echo, 7, {8, 8, 8, 8, 8, 8, 8}, 0, 0, NULL},
     {"tensor_echo8", k_tensor_echo8, 5, {8, 8, 8, 8, 8}, 0, 0, NULL},
     {"contract_fill", k_contract_fill, 2, {8, 8}, 0, 0, NULL},
+    {"matmul_bf16", k_matmul_bf16, 15, {8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8}, 0, 0, NULL},
 };
 #define NKERNELS (sizeof kernels / sizeof kernels[0])
 
