@@ -358,10 +358,17 @@ static int fast_dims(PyObject *o, uint32_t d[3]) {
     return FAST_YES;
 }
 
-/* A Python int or float as a scalar of type eid; anything the Python lane would convert
- * differently or refuse (bools, NumPy scalars, out of range, non-finite) is FAST_NO. */
+/* A Python int or float (a bool for bool) as a scalar of type eid, rounded as _types.scalar_bits
+ * rounds; anything it would convert otherwise or refuse (NumPy scalars, strings, out of range,
+ * non-finite values) is FAST_NO. */
 static int fast_scalar(PyObject *v, uint32_t eid, uint64_t *bits) {
-    if (eid == OXIDE_SCALAR_F32 || eid == OXIDE_SCALAR_F64) {
+    if (eid == OXIDE_SCALAR_BOOL) {
+        if (v != Py_True && v != Py_False)
+            return FAST_NO;
+        *bits = v == Py_True;
+        return FAST_YES;
+    }
+    if (eid == OXIDE_SCALAR_F32 || eid == OXIDE_SCALAR_F64 || eid == OXIDE_SCALAR_F16 || eid == OXIDE_SCALAR_BF16) {
         if (!PyFloat_CheckExact(v) && !PyLong_CheckExact(v))
             return FAST_NO;
         double d = PyFloat_CheckExact(v) ? PyFloat_AsDouble(v) : PyLong_AsDouble(v);
@@ -375,12 +382,26 @@ static int fast_scalar(PyObject *v, uint32_t eid, uint64_t *bits) {
             memcpy(bits, &d, 8);
             return FAST_YES;
         }
+        if (eid == OXIDE_SCALAR_F16) {
+#ifdef __FLT16_MAX__
+            _Float16 h = (_Float16)d; /* one rounding from the double, to nearest even, as struct's "e" */
+            if (!isfinite((float)h))
+                return FAST_NO;
+            uint16_t hb;
+            memcpy(&hb, &h, 2);
+            *bits = hb;
+            return FAST_YES;
+#else
+            return FAST_NO;
+#endif
+        }
         float f = (float)d;
         if (!isfinite(f))
             return FAST_NO;
         uint32_t u;
         memcpy(&u, &f, 4);
-        *bits = u;
+        /* bf16: from the f32, rounded to nearest even (_types._bf16_bits; NaN never gets here) */
+        *bits = eid == OXIDE_SCALAR_F32 ? u : ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF;
         return FAST_YES;
     }
     if (!PyLong_CheckExact(v))

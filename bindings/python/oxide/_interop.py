@@ -166,7 +166,8 @@ class Framework:
                 current: Callable[[int], int] = raw
                 return current
             return lambda index: mod.cuda.current_stream(index).cuda_stream
-        return lambda index: mod.cuda.get_current_stream().ptr  # CuPy's current device, as its CAI does
+        get = mod.cuda.get_current_stream  # CuPy's current device, as its CAI does
+        return lambda index: get().ptr
 
     def launch_stream(self, device: Device) -> StreamCtx:
         """The launch context (oxide_stream*, handle, self) for a launch given no stream=."""
