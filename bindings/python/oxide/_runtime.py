@@ -721,7 +721,7 @@ _ATTRS = {"max_threads_per_block": 0, "shared_bytes": 1, "const_bytes": 2, "loca
           "ptx_version": 5, "binary_version": 6, "max_dynamic_shared_bytes": 8}
 
 
-class Kernel(LaunchBase):  # type: ignore[misc, valid-type]  # LaunchBase is made at run time
+class Kernel(LaunchBase):  # type: ignore[misc]  # LaunchBase is made at run time
     """A kernel of a loaded module. Call it with its arguments in manifest order and the launch
     shape: `k(a, b, out, grid=..., block=..., stream=None, smem=0, cluster=None, cooperative=False)`,
     or `k[grid, block](...)`. Arguments are checked against the manifest: count, kind, scalar and

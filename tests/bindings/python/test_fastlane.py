@@ -270,3 +270,25 @@ def test_c_lane_launches_on_the_frameworks_current_stream(data_ptx, device, fw):
         s.synchronize()
         np.testing.assert_array_equal(x.to_numpy(), np.full(N, 2, np.float32))
     assert torch.stream_calls == [device.index] * 4
+
+
+def test_cupy_arrays_needing_stream_order_reach_the_python_lane(vecadd, lanes, fw, device):
+    """A CuPy array's stream is CuPy's current one: on an explicit stream, or after a torch tensor
+    chose torch's stream, the launch waits for it, which the Python lane arranges."""
+    cp, torch = fw
+    a, b, da, db = arrays(7)
+    out = oxide.DeviceArray.zeros(N, "f32")
+    xs = (cp.ndarray(da.ptr, N), cp.ndarray(db.ptr, N), torch.Tensor(out.ptr, N))
+    vecadd(*xs, grid=2, block=256)  # teaches both types and f32
+    vecadd(*xs, grid=2, block=256)  # CuPy first: CuPy's stream, no order to keep: the C lane
+    assert len(lanes) == 1
+    s = oxide.Stream(device)
+    for call in (lambda: vecadd(*xs, grid=2, block=256, stream=s),
+                 lambda: vecadd(torch.Tensor(da.ptr, N), xs[1], xs[2], grid=2, block=256)):
+        out.zero()
+        n = len(lanes)
+        call()
+        s.synchronize()
+        device.synchronize()
+        assert len(lanes) == n + 1
+        np.testing.assert_array_equal(out.to_numpy(), a + b)
