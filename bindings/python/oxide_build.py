@@ -242,10 +242,11 @@ typedef struct {
     PyObject *ok[PY_MAX_ARGS]; /* [CuPy dtype, torch dtype] accepted for parameter i */
 } fast_spec;
 
-/* What the fast lane recognises, set once by install(). */
+/* What the fast lane recognises (set by fast_setup), and the names it reads (interned once). */
 static PyObject *f_devarray, *f_stream, *f_frameworks, *f_cupy, *f_torch, *f_raise;
-static PyObject *s_grid, *s_block, *s_stream, *s_smem, *s_fast, *s_call, *s_addr, *s_arg, *s_is_cuda, *s_is_contiguous, *s_numel, *s_dtype, *s_data_ptr, *s_size, *s_c_contig,
-    *s_data, *s_ptr, *s_current, *s_mod, *s_name, *s_current_stream;
+static PyObject *s_grid, *s_block, *s_stream, *s_smem, *s_fast, *s_call, *s_addr, *s_arg, *s_is_cuda,
+    *s_is_contiguous, *s_numel, *s_dtype, *s_data_ptr, *s_size, *s_c_contig, *s_data, *s_ptr, *s_current, *s_mod,
+    *s_name, *s_current_stream;
 
 #define FAST_NO 0
 #define FAST_YES 1
@@ -430,7 +431,7 @@ static int fast_scalar(PyObject *v, uint32_t eid, uint64_t *bits) {
     return FAST_YES;
 }
 
-/* The truth of v.name (an attribute) or v.name() (call), or -1 with FAST_NO meaning. */
+/* Whether v.name (an attribute) or v.name() (call) is True; an exception counts as not. */
 static int fast_truth(PyObject *v, PyObject *name, int call) {
     PyObject *r = call ? PyObject_CallMethodObjArgs(v, name, NULL) : PyObject_GetAttr(v, name);
     if (!r) {
