@@ -516,6 +516,24 @@ static int fast_buffer(PyObject *v, const fast_spec *sp, size_t i, oxide_arg *a,
     return FAST_YES;
 }
 
+/* The address (an int, a new reference) of the oxide_stream for the raw CUstream handle h, 0 for
+ * the legacy default one; wrapped through resolve on a miss. NULL with the exception raised. */
+static PyObject *fast_handle_addr(const fast_spec *sp, PyObject *h) {
+    uint64_t hv;
+    if (!fast_u64(h, &hv)) {
+        PyErr_SetString(PyExc_TypeError, "a CUstream handle is an int >= 0");
+        return NULL;
+    }
+    if (hv == 0 || hv == 1) /* the legacy default stream, as CUDA and the CAI spell it */
+        return PyLong_FromLong(0);
+    PyObject *addr = PyDict_GetItem(sp->streams, h);
+    if (addr) {
+        Py_INCREF(addr);
+        return addr;
+    }
+    return PyObject_CallFunctionObjArgs(sp->resolve, h, NULL);
+}
+
 /* The framework's current stream, as the oxide_stream to launch on (NULL: the legacy default). */
 static int fast_fw_stream(const fast_spec *sp, PyObject *fw, oxide_stream **out) {
     PyObject *name = PyObject_GetAttr(fw, s_name), *cached = PyObject_GetAttr(fw, s_mod), *h = NULL;
@@ -531,22 +549,7 @@ static int fast_fw_stream(const fast_spec *sp, PyObject *fw, oxide_stream **out)
     Py_XDECREF(cached);
     if (!h)
         return FAST_ERR;
-    uint64_t hv;
-    if (!fast_u64(h, &hv)) {
-        Py_DECREF(h);
-        PyErr_SetString(PyExc_TypeError, "a framework's current stream is not an int");
-        return FAST_ERR;
-    }
-    if (hv == 0 || hv == 1) { /* the legacy default stream */
-        Py_DECREF(h);
-        *out = NULL;
-        return FAST_YES;
-    }
-    PyObject *addr = PyDict_GetItem(sp->streams, h);
-    if (addr)
-        Py_INCREF(addr);
-    else
-        addr = PyObject_CallFunctionObjArgs(sp->resolve, h, NULL);
+    PyObject *addr = fast_handle_addr(sp, h);
     Py_DECREF(h);
     if (!addr)
         return FAST_ERR;
@@ -628,9 +631,12 @@ static PyObject *fast_call(PyObject *self, PyObject *args, PyObject *kw) {
     fast_spec *sp = spec && spec != Py_None ? (fast_spec *)PyCapsule_GetPointer(spec, "oxide.fast_spec") : NULL;
     PyObject *addr = NULL;
     if (sp && stream != Py_None) {
-        addr = (PyObject *)Py_TYPE(stream) == f_stream ? PyObject_GetAttr(stream, s_addr) : NULL;
+        if ((PyObject *)Py_TYPE(stream) == f_stream)
+            addr = PyObject_GetAttr(stream, s_addr);
+        else if (PyLong_CheckExact(stream))
+            addr = fast_handle_addr(sp, stream); /* a raw CUstream handle */
         if (!addr || !PyLong_CheckExact(addr))
-            sp = NULL; /* a foreign stream, a raw handle, a closed Stream */
+            sp = NULL; /* a foreign stream object, a closed Stream, a handle that failed (said again there) */
     }
     PyErr_Clear();
     if (sp)

@@ -58,10 +58,21 @@ def test_device_arrays_take_the_c_lane(vecadd, lanes, device):
     out = oxide.DeviceArray.zeros(N, "f32")
     s = oxide.Stream(device)
     for shape in (dict(grid=2, block=256), dict(grid=(2,), block=(256, 1)), dict(grid=(1, 2, 1), block=(256,)),
-                  dict(grid=2, block=256, stream=s, smem=0)):
+                  dict(grid=2, block=256, stream=s, smem=0), dict(grid=2, block=256, stream=s.handle),
+                  dict(grid=2, block=256, stream=0)):
         out.zero()
         vecadd(da, db, out, **shape)
         s.synchronize()
+        np.testing.assert_array_equal(out.to_numpy(), a + b)
+    # they go on the stream given: captured there, they run when the graph does
+    c = oxide.Stream(device, non_blocking=True)
+    for given in (c, c.handle):
+        out.zero()
+        with c.capture() as cap:
+            vecadd(da, db, out, grid=2, block=256, stream=given)
+        assert (out.to_numpy() == 0).all()
+        cap.graph.launch(c)
+        c.synchronize()
         np.testing.assert_array_equal(out.to_numpy(), a + b)
     assert lanes == []
 
@@ -227,6 +238,16 @@ def test_scalar_refusals_through_the_c_lane(data_ptx):
     assert out.to_numpy()[10] == 1.0
 
 
+class Foreign:
+    """A stream of another library, by the CUDA stream protocol."""
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
+
+
 def test_what_the_c_lane_leaves(vecadd, lanes, device):
     """Each of these launches reaches the Python lane once, and runs."""
     a, b, da, db = arrays(6)
@@ -235,7 +256,7 @@ def test_what_the_c_lane_leaves(vecadd, lanes, device):
     from test_args import FakeCuda
     calls = [dict(args=(FakeCuda((N,), ptr=da.ptr), db, out), kw=dict(grid=2, block=256)),  # an interface
              dict(args=(da, db, out), kw=dict(grid=[2], block=256)),  # a list
-             dict(args=(da, db, out), kw=dict(grid=2, block=256, stream=s.handle)),  # a raw handle
+             dict(args=(da, db, out), kw=dict(grid=2, block=256, stream=Foreign(s.handle))),
              dict(args=(da, db, out), kw=dict(grid=2, block=256, cluster=None)),
              dict(args=(da, db, out), kw=dict(grid=2, block=256, smem=np.uint32(0)))]
     for i, c in enumerate(calls):
