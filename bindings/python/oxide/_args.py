@@ -10,7 +10,7 @@ about one (strided, empty, a dtype oxide has no name for) goes the general way, 
 __cuda_array_interface__ or DLPack, which give the same checks and messages.
 
 The fast lane (oxide_build.py, FAST) takes most launches before any of this: in C, for
-DeviceArrays, CuPy arrays, torch tensors and Python ints and floats, reading the same attributes
+DeviceArrays, CuPy arrays, torch tensors and Python ints, floats and bools, reading the same attributes
 and launching at once. It trusts a framework dtype only once the converter here has accepted it
 for that parameter (the `ok` lists the two share), and leaves everything else, errors included,
 to the converters, so the checks and messages stay the ones written here."""
@@ -159,8 +159,9 @@ class ArgPacker:
         return conv
 
     def fast_spec(self, handle: Any, fixed_block: bool) -> Any:
-        """The fast lane's description of this kernel (a capsule for fast_launch), or None when it
-        has more parameters than the lane packs on its stack."""
+        """The fast lane's description of this kernel (a capsule that LaunchBase.__call__ reads from
+        Kernel._fast), or None without a device or with more parameters than the lane packs on
+        its stack (32)."""
         if self.device is None or self.n > 32:
             return None
         codes = tuple(_FAST_CODE.get(p.kind, 2) for p in self.params)
