@@ -313,3 +313,30 @@ def test_cupy_arrays_needing_stream_order_reach_the_python_lane(vecadd, lanes, f
         device.synchronize()
         assert len(lanes) == n + 1
         np.testing.assert_array_equal(out.to_numpy(), a + b)
+
+
+def test_c_lane_launches_from_several_threads(vecadd, lanes, device):
+    """The rows live on each call's stack and the GIL is let go around the launch: threads
+    launching at once each get their own sums."""
+    import threading
+    work = []
+    for seed in range(4):
+        a, b, da, db = arrays(10 + seed)
+        work.append((a + b, da, db, oxide.DeviceArray.zeros(N, "f32"), oxide.Stream(device)))
+    errors = []
+
+    def run(want, da, db, out, s):
+        try:
+            for _ in range(200):
+                vecadd(da, db, out, grid=2, block=256, stream=s)
+            s.synchronize()
+            np.testing.assert_array_equal(out.to_numpy(), want)
+        except Exception as e:  # reported below, from the main thread
+            errors.append(e)
+    threads = [threading.Thread(target=run, args=w) for w in work]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert lanes == []
