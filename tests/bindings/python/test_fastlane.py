@@ -188,9 +188,14 @@ def test_scalars_through_the_c_lane(data_ptx, lanes):
         k(np.int8(pick[0]), *pick[1:], f32, f64, flag, h, bh, out, grid=1, block=1)
         assert len(lanes) == n + 1
         assert list(out.to_numpy()[:13]) == want, f"trial {trial}: the Python lane sent another value"
-    # rounding to bf16 and f16 is the Python lane's, ties and all
-    for _ in range(200):
-        x = float(np.float32(rng.uniform(-1e4, 1e4)))
+    # rounding to bf16 and f16 is the Python lane's: random values, f16 ties, and values a hair off
+    # a tie (which rounding through f32 first would take for the tie)
+    xs = [float(np.float32(rng.uniform(-1e4, 1e4))) for _ in range(100)]
+    for h in (rng.randrange(0, 0x7BFF) for _ in range(100)):
+        lo, hi = (float(np.uint16(v).view(np.float16)) for v in (h, h + 1))
+        mid = (lo + hi) / 2
+        xs += [mid, -mid, mid + (hi - lo) * 2.0 ** -30, mid - (hi - lo) * 2.0 ** -30]
+    for x in xs:
         k(*[0] * 8, 0.0, 0.0, False, x, x, out, grid=1, block=1)
         c_lane = list(out.to_numpy()[11:13])
         k(np.int8(0), *[0] * 7, 0.0, 0.0, False, x, x, out, grid=1, block=1)
