@@ -359,6 +359,27 @@ static int fast_dims(PyObject *o, uint32_t d[3]) {
     return FAST_YES;
 }
 
+/* A finite double as binary16 bits, rounded once, from the double, to nearest even (as struct's
+ * "e" format rounds); FAST_NO past the largest half, where the Python lane raises OverflowError.
+ * The result is units * 2^ulp, ulp being its last place: 2^(e-11) for e the double's frexp
+ * exponent, at least 2^-24 (the subnormals' step); the scaling is exact, the rounding explicit. */
+static int fast_half(double d, uint64_t *bits) {
+    int e;
+    double a = fabs(d);
+    frexp(a, &e);
+    int ulp = e - 11 < -24 || a == 0.0 ? -24 : e - 11;
+    double q = ldexp(a, -ulp), units = floor(q), rest = q - units; /* q < 2^12: rest is exact */
+    if (rest > 0.5 || (rest == 0.5 && fmod(units, 2.0) != 0.0))
+        units += 1.0;
+    /* subnormals and the lowest binade are the units themselves; above, the exponent field
+     * starts at 1 for e = -13, and a carry into 2048 units moves it up by itself */
+    uint64_t h = ulp == -24 ? (uint64_t)units : ((uint64_t)(e + 13) << 10) + (uint64_t)units;
+    if (h >= 0x7C00)
+        return FAST_NO;
+    *bits = h | (signbit(d) ? 0x8000u : 0u);
+    return FAST_YES;
+}
+
 /* A Python int or float (a bool for bool) as a scalar of type eid, rounded as _types.scalar_bits
  * rounds; anything it would convert otherwise or refuse (NumPy scalars, strings, out of range,
  * non-finite values) is FAST_NO. */
@@ -383,19 +404,8 @@ static int fast_scalar(PyObject *v, uint32_t eid, uint64_t *bits) {
             memcpy(bits, &d, 8);
             return FAST_YES;
         }
-        if (eid == OXIDE_SCALAR_F16) {
-#ifdef __FLT16_MAX__
-            _Float16 h = (_Float16)d; /* one rounding from the double, to nearest even, as struct's "e" */
-            if (!isfinite((float)h))
-                return FAST_NO;
-            uint16_t hb;
-            memcpy(&hb, &h, 2);
-            *bits = hb;
-            return FAST_YES;
-#else
-            return FAST_NO;
-#endif
-        }
+        if (eid == OXIDE_SCALAR_F16)
+            return fast_half(d, bits);
         float f = (float)d;
         if (!isfinite(f))
             return FAST_NO;

@@ -191,6 +191,7 @@ def test_scalars_through_the_c_lane(data_ptx, lanes):
     # rounding to bf16 and f16 is the Python lane's: random values, f16 ties, and values a hair off
     # a tie (which rounding through f32 first would take for the tie)
     xs = [float(np.float32(rng.uniform(-1e4, 1e4))) for _ in range(100)]
+    xs += [0.0, -0.0, 2.0 ** -24, 1.5 * 2.0 ** -25, 2.0 ** -26, 6.1e-5, 2.0 ** -14, 65504.0, 65519.0, -65519.0]
     for h in (rng.randrange(0, 0x7BFF) for _ in range(100)):
         lo, hi = (float(np.uint16(v).view(np.float16)) for v in (h, h + 1))
         mid = (lo + hi) / 2
