@@ -745,7 +745,7 @@ def make_builder():
         '#include "oxide.h"\n' + DLPACK + DLPACK_EXPORT + PYLAUNCH + FAST,
         include_dirs=[inc],
         library_dirs=[lib],
-        libraries=["oxide"],
+        libraries=["oxide", "m"],  # m: the fast lane rounds f16 with frexp and ldexp
         extra_compile_args=["-O2"],
         define_macros=[("Py_LIMITED_API", "0x%02x%02x0000" % LIMITED_API)],
         py_limited_api=True,
