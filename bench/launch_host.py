@@ -15,7 +15,7 @@ the driver itself costs next to nothing, so what is left is oxide's own work per
                                    liboxide and the fake driver (which runs vecadd) cost
 
 us is a launch as users make it; py_us the same launch through Kernel._call, the Python lane that
-took every launch before the C lane (bindings/python/oxide_build.py, FAST) and still takes what
+took every launch before the C lane (bindings/python/oxide_fast.c) and still takes what
 it leaves (printed where the package has one). Medians of --rounds rounds of --iters launches,
 interleaved, microseconds of this process's CPU time per launch (everything here runs on the host, and CPU time leaves out the time the shared build
 machine gives other processes; --wall measures wall-clock time instead). The fakes stand in for

@@ -9,7 +9,7 @@ access (in Python, for torch), which cost more than the rest of the launch. Anyt
 about one (strided, empty, a dtype oxide has no name for) goes the general way, through
 __cuda_array_interface__ or DLPack, which give the same checks and messages.
 
-The fast lane (oxide_build.py, FAST) takes most launches before any of this: in C, for
+The fast lane (oxide_fast.c) takes most launches before any of this: in C, for
 DeviceArrays, CuPy arrays, torch tensors and Python ints, floats and bools, reading the same attributes
 and launching at once. It trusts a framework dtype only once the converter here has accepted it
 for that parameter (the `ok` lists the two share), and leaves everything else, errors included,
@@ -32,7 +32,7 @@ ARG_KIND = {"scalar": lib.OXIDE_ARG_SCALAR, "slice": _BUFFER, "ptr": _BUFFER, "b
 TENSOR = struct.Struct("<QQQII4q4qII")
 assert ffi.sizeof("oxide_tensor") == TENSOR.size and ffi.offsetof("oxide_tensor", "is_mutable") == 96
 _UNSEEN = object()
-# What the fast lane does with each parameter kind (oxide_build.py: FAST_BUF, FAST_SCALAR, FAST_SLOW).
+# What the fast lane does with each parameter kind (oxide_fast.c: FAST_BUF, FAST_SCALAR, FAST_SLOW).
 _FAST_CODE = {"slice": 0, "ptr": 0, "scalar": 1}
 if lib.oxide_py_fast_install() != 0:  # pragma: no cover - only without memory
     raise ImportError("oxide: the launch path's C functions could not be installed")

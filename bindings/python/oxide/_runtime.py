@@ -726,7 +726,7 @@ class Kernel(LaunchBase):  # type: ignore[misc]  # LaunchBase is made at run tim
     shape: `k(a, b, out, grid=..., block=..., stream=None, smem=0, cluster=None, cooperative=False)`,
     or `k[grid, block](...)`. Arguments are checked against the manifest: count, kind, scalar and
     element type, mutability; a NumPy array where device memory is needed raises LaunchError
-    showing the copy to make. The call itself is C (LaunchBase, oxide_build.py's fast lane) for
+    showing the copy to make. The call itself is C (LaunchBase, bindings/python/oxide_fast.c) for
     the arguments met most, and _call below for everything else."""
 
     def __init__(self, module: Module, handle: Any, info: Optional[KernelInfo]) -> None:

@@ -1,9 +1,9 @@
-"""The launch path's C lane (oxide.Kernel's __call__, LaunchBase in oxide_build.py): the launches
-it takes (DeviceArrays, CuPy arrays and torch tensors of a dtype accepted before, Python ints and
-floats) give the results NumPy gives; every check still refuses through it (element type,
-mutability, aliasing, count, contiguity, host memory, scalar ranges, the driver's limits); and
-what it leaves (other argument types, cluster=, foreign streams, new dtypes) reaches Kernel._call,
-the Python lane. Runs on a GPU or on the fake driver of tests/gpu/mock; skips without either.
+"""The launch path's C lane (oxide.Kernel's __call__: LaunchBase, bindings/python/oxide_fast.c):
+the launches it takes (DeviceArrays, CuPy arrays and torch tensors of a dtype accepted before,
+Python ints, floats and bools) give the results NumPy gives; every check still refuses through
+it (element type, mutability, aliasing, count, contiguity, host memory, scalar ranges, the
+driver's limits); and what it leaves (other argument types, cluster=, foreign streams, new
+dtypes) reaches Kernel._call, the Python lane. Runs on a GPU or on the fake driver of tests/gpu/mock; skips without either.
 CuPy and torch are tests/bindings/python/fakes.py where not installed."""
 import math
 import random
