@@ -108,6 +108,9 @@ void ex_setup(ex_env *env, const char *name) {
     size_t len;
     ex_check(env, oxide_module_compile(mod, opts, &ptx, &len), "compiling to PTX");
     ex_check(env, oxide_loaded_module_load_ptx(env->dev, ptx, len, &env->lm), "loading the PTX");
+    env->ptx = ex_malloc(env, len);
+    memcpy(env->ptx, ptx, len);
+    env->ptx_len = len;
     /* The loaded module keeps what it needs; the compiler's objects can go. */
     oxide_options_destroy(opts);
     oxide_context_destroy(ctx);
@@ -120,6 +123,8 @@ void ex_setup(ex_env *env, const char *name) {
 void ex_teardown(ex_env *env) {
     oxide_loaded_module_destroy(env->lm);
     env->lm = NULL;
+    free(env->ptx);
+    env->ptx = NULL;
 }
 
 void *ex_malloc(ex_env *env, size_t bytes) {

@@ -20,6 +20,8 @@ typedef struct ex_env {
     oxide_loaded_module *lm;
     oxide_kernel *kernel;
     uint64_t seed;
+    char *ptx; /* the compiled PTX, for loading on more devices (multi_gpu_gemm) */
+    size_t ptx_len;
 } ex_env;
 
 /* Finds device 0 (or prints SKIPPED and exits 77), compiles example `name` for it, loads it

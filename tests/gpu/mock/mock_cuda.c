@@ -6,7 +6,8 @@
  * It is no model of the hardware: work runs synchronously when it is queued (a valid order of
  * any stream schedule) and device memory is zeroed host memory. The kernels of
  * tests/gpu/data/kernels.cu, test_gpu_tensor.c's, the bindings' vecadd, saxpy and Rust map
- * kernels, and those of examples/rust's graph_replay, pinned_copy and slices are re-implemented
+ * kernels, those of examples/rust's graph_replay, pinned_copy and slices, and examples/c's
+ * gemm_mma (for multi_gpu_gemm) are re-implemented
  * in C; any other PTX entry loads, with the parameters its PTX declares, and launches as a no-op.
  * Returning an error where CUDA would is part of the contract: sticky faults, bad launch shapes,
  * cooperative grids that do not fit, PTX the JIT would refuse.
@@ -257,12 +258,35 @@ static void k_affine_len(void **p, const dims *d) {
         o[i] = a * x[i] + (float)xl;
 }
 
+/* examples/c's gemm_mma (a, b: bf16 slices, c: f32 slice, m, n, k): C = A B, accumulated in f32
+ * in order of k, the whole product at once whatever the grid. */
+static float bf16(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static void k_gemm_bf16(void **p, const dims *d) {
+    (void)d;
+    const uint16_t *a = P(0, const uint16_t *), *b = P(2, const uint16_t *);
+    float *c = P(4, float *);
+    uint32_t m = P(6, uint32_t), n = P(7, uint32_t), k = P(8, uint32_t);
+    for (uint32_t i = 0; i < m; i++)
+        for (uint32_t j = 0; j < n; j++) {
+            float acc = 0;
+            for (uint32_t l = 0; l < k; l++)
+                acc += bf16(a[(size_t)i * k + l]) * bf16(b[(size_t)l * n + j]);
+            c[(size_t)i * n + j] = acc;
+        }
+}
+
 /* Entries emulated by the start of their name (Rust's generic kernels carry a hash). */
 static const struct {
     const char *prefix;
     kernel_fn fn;
-} by_prefix[] = {{"saxpy", k_saxpy}, {"map_dcd01ef8", k_map_f32},    {"map_44cdc478", k_map_f64}, {"axpy", k_axpy},
-                 {"bump", k_bump},   {"scale_shift", k_scale_shift}, {"affine", k_affine_len}};
+} by_prefix[] = {
+    {"saxpy", k_saxpy}, {"map_dcd01ef8", k_map_f32},    {"map_44cdc478", k_map_f64}, {"axpy", k_axpy},
+    {"bump", k_bump},   {"scale_shift", k_scale_shift}, {"affine", k_affine_len},    {"gemm_mma", k_gemm_bf16}};
 
 #define MAX_PARAMS 32
 struct CUfunc_st {
