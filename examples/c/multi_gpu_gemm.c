@@ -40,12 +40,8 @@ int main(void) {
     uint16_t *a = ex_malloc(&env, na * 2), *b = ex_malloc(&env, nb * 2);
     float *af = ex_malloc(&env, na * 4), *bf = ex_malloc(&env, nb * 4);
     float *c = ex_malloc(&env, nc * 4), *one = ex_malloc(&env, nc * 4), *peer = ex_malloc(&env, nc * 4);
-    ex_fill_f32(af, na, -1.0f, 1.0f);
-    ex_fill_f32(bf, nb, -1.0f, 1.0f);
-    for (size_t i = 0; i < na; i++)
-        af[i] = ex_from_bf16(a[i] = ex_to_bf16(af[i]));
-    for (size_t i = 0; i < nb; i++)
-        bf[i] = ex_from_bf16(b[i] = ex_to_bf16(bf[i]));
+    ex_fill_bf16(a, af, na);
+    ex_fill_bf16(b, bf, nb);
 
     mg_nccl nccl;
     int have_nccl = mg_nccl_open(&nccl) == 0;

@@ -163,6 +163,12 @@ void ex_launch_gemm(ex_env *env, const oxide_buffer *a, const oxide_buffer *b, c
     ex_launch(env, grid, block, args, 6);
 }
 
+void ex_fill_bf16(uint16_t *bits, float *f, size_t n) {
+    ex_fill_f32(f, n, -1.0f, 1.0f);
+    for (size_t i = 0; i < n; i++)
+        f[i] = ex_from_bf16(bits[i] = ex_to_bf16(f[i]));
+}
+
 uint16_t ex_to_bf16(float f) {
     uint32_t u;
     memcpy(&u, &f, 4);

@@ -53,6 +53,9 @@ void ex_launch_gemm(ex_env *env, const oxide_buffer *a, const oxide_buffer *b, c
  * double precision; *mag gets sum |a b|, the scale of the kernel's rounding error. */
 double ex_gemm_ref(const float *a, const float *b, uint32_t n, uint32_t k, uint32_t i, uint32_t j, double *mag);
 
+/* n random bf16 values in [-1, 1) into bits, and the same values as floats into f. */
+void ex_fill_bf16(uint16_t *bits, float *f, size_t n);
+
 /* bf16 from f32, rounded to nearest even (for finite inputs), and back (exact). */
 uint16_t ex_to_bf16(float f);
 float ex_from_bf16(uint16_t h);
