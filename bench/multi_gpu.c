@@ -73,7 +73,7 @@ static const char *wrong(const float *c, const float *ref, const uint16_t *a, co
 static double time_split(ex_env *env, int ndev, uint32_t m, uint32_t n, uint32_t k, const uint16_t *a,
                          const uint16_t *b, mg_nccl *nccl, float *out) {
     mg_gemm g;
-    mg_setup(&g, env, ndev, m, n, k, a, b, nccl);
+    mg_setup(&g, env, ndev, m, n, k, a, b, nccl, 0);
     double ms = mg_time_ms(&g, REPS);
     ex_check(env, oxide_memcpy_dtoh(g.dev[0], out, oxide_buffer_ptr(g.gathered), (size_t)m * n * 4), "download");
     mg_teardown(&g);

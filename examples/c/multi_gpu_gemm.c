@@ -52,11 +52,11 @@ int main(void) {
         printf("multi_gpu_gemm: NCCL not used (%s); gathering with oxide_memcpy_peer_async\n", nccl.path);
 
     mg_gemm ref, split;
-    mg_setup(&ref, &env, 1, m, n, k, a, b, NULL);
+    mg_setup(&ref, &env, 1, m, n, k, a, b, NULL, 0);
     gathered(&ref, one);
     mg_teardown(&ref);
 
-    mg_setup(&split, &env, ndev, m, n, k, a, b, have_nccl ? &nccl : NULL);
+    mg_setup(&split, &env, ndev, m, n, k, a, b, have_nccl ? &nccl : NULL, 1);
     gathered(&split, c);
     mg_teardown(&split);
     size_t bad = differ(c, one, nc);
@@ -65,7 +65,7 @@ int main(void) {
                 "%zu of %zu elements gathered from %d GPU(s) differ from the one-GPU product (C[0][0] %.9g vs %.9g)",
                 bad, nc, ndev, c[0], one[0]);
     if (have_nccl && ndev > 1) { /* the other gather too */
-        mg_setup(&split, &env, ndev, m, n, k, a, b, NULL);
+        mg_setup(&split, &env, ndev, m, n, k, a, b, NULL, 1);
         gathered(&split, peer);
         mg_teardown(&split);
         if ((bad = differ(peer, one, nc)))
