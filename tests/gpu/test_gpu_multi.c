@@ -134,8 +134,19 @@ static void test_pair(int dst, int src, int *peer_pairs) {
     OK(oxide_memcpy_dtoh(ds, got, oxide_buffer_ptr(bback), sizeof got));
     CHECK(!memcmp(got, want, sizeof got), "copied back from device %d to device %d", dst, src);
 
-    char want_msg[64];
+    char want_msg[64], stream_msg[64];
     snprintf(want_msg, sizeof want_msg, "is memory of device %d", src);
+    /* a kernel of one device on another's stream, an event recorded on another device's stream */
+    snprintf(stream_msg, sizeof stream_msg, "the stream belongs to device %d", src);
+    oxide_arg own[3] = {oxide_arg_from_buffer(bcopy, OXIDE_SCALAR_F32, 0),
+                        oxide_arg_from_buffer(bz, OXIDE_SCALAR_F32, 0),
+                        oxide_arg_from_buffer(bout, OXIDE_SCALAR_F32, 1)};
+    uint32_t g1[3] = {(N + 255) / 256, 1, 1}, b1[3] = {256, 1, 1};
+    FAILS_WITH(oxide_kernel_launch(vecadd_on(dst), ss, g1, b1, 0, own, 3), OXIDE_ERROR_INVALID_ARGUMENT, stream_msg);
+    oxide_event *other;
+    MUST(oxide_event_create(dd, OXIDE_EVENT_DISABLE_TIMING, &other));
+    FAILS_WITH(oxide_event_record(other, ss), OXIDE_ERROR_INVALID_ARGUMENT, stream_msg);
+    oxide_event_destroy(other);
     FAILS_WITH(oxide_memcpy_peer_async(sd, dd, oxide_buffer_ptr(bsum), ds, oxide_buffer_ptr(bsum), 4),
                OXIDE_ERROR_INVALID_ARGUMENT, "dst", want_msg, "not of dst_dev");
     if (ndev > 2) {
