@@ -846,8 +846,8 @@ OXIDE_API void oxide_stream_destroy(oxide_stream *stream);
 OXIDE_API oxide_status oxide_stream_synchronize(oxide_stream *stream);
 /* *done = 1 when all work queued so far has completed, else 0. */
 OXIDE_API oxide_status oxide_stream_query(oxide_stream *stream, int *done);
-/* Later work on stream waits until event's last recorded work completes (event and stream may
- * belong to different streams of the same device). */
+/* Later work on stream waits until event's last recorded work completes. The event may have been
+ * recorded on another stream of the same device or on a stream of another device. */
 OXIDE_API oxide_status oxide_stream_wait_event(oxide_stream *stream, oxide_event *event);
 OXIDE_API oxide_status oxide_stream_native(const oxide_stream *stream, void **cu_stream);
 OXIDE_API oxide_device *oxide_stream_get_device(const oxide_stream *stream);
@@ -1161,6 +1161,34 @@ OXIDE_API int oxide_nvtx_available(void);
  * not "0" turns it on. */
 OXIDE_API void oxide_nvtx_set_launch_ranges(int on);
 OXIDE_API int oxide_nvtx_launch_ranges(void);
+
+/* ---- several devices (docs/runtime.md, "Several GPUs") ---- */
+
+/* *can = 1 when kernels on dev can use peer's memory once peer access is enabled
+ * (cuDeviceCanAccessPeer); 0 when they cannot, and for dev == peer. */
+OXIDE_API oxide_status oxide_device_can_access_peer(const oxide_device *dev, const oxide_device *peer, int *can);
+/* Let kernels on dev read and write peer's memory (cuCtxEnablePeerAccess in dev's primary
+ * context). One direction: enable (peer, dev) too for the other. Enabling again, or after another
+ * library did, is OK. Errors: INVALID_ARGUMENT (dev == peer), UNSUPPORTED (the two cannot reach
+ * each other; the message names both), CUDA. */
+OXIDE_API oxide_status oxide_device_enable_peer_access(oxide_device *dev, oxide_device *peer);
+/* *enabled = 1 when oxide enabled dev's access to peer (cleared by oxide_device_reset(dev)). */
+OXIDE_API oxide_status oxide_device_peer_access_enabled(const oxide_device *dev, const oxide_device *peer,
+                                                        int *enabled);
+/* Copy bytes from src (memory of src_dev) to dst (memory of dst_dev), queued on stream, which
+ * belongs to either device (NULL: dst_dev's default stream). Works without peer access (the
+ * driver stages it, slower). Order it after work on the other device with an event
+ * (oxide_stream_wait_event takes one of another device). Errors: INVALID_ARGUMENT (NULL, or
+ * memory of another device than the one named), DEVICE_FAILED, CUDA. */
+OXIDE_API oxide_status oxide_memcpy_peer_async(oxide_stream *stream, oxide_device *dst_dev, uint64_t dst,
+                                               oxide_device *src_dev, uint64_t src, size_t bytes);
+/* The same, after all work on src_dev, returning when the copy is done. */
+OXIDE_API oxide_status oxide_memcpy_peer(oxide_device *dst_dev, uint64_t dst, oxide_device *src_dev, uint64_t src,
+                                         size_t bytes);
+/* Launches with several devices: once the process has retained two devices, a checked launch
+ * refuses (LAUNCH) a buffer or tensor argument in memory of another device that the kernel's
+ * device cannot reach (no oxide_device_enable_peer_access from it), naming the argument and both
+ * devices: on a GPU such a kernel would fault. */
 /* END RUNTIME API */
 
 /* ======================================================================================

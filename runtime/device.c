@@ -121,6 +121,7 @@ oxide_status oxide_device_get(int index, oxide_device **out) {
             return oxide__rt_cuda(d, r, NULL, "retaining the primary context of device %d (%s)", index, d->name);
         }
         d->retained = true;
+        oxide__rt_note_retained();
     }
     pthread_mutex_unlock(&d->lock);
     *out = d;
@@ -273,6 +274,7 @@ oxide_status oxide_device_reset(oxide_device *dev) {
     /* The reset destroyed every stream, event, allocation and module of the context: the handles
      * oxide gave out are stale from here on, and the pools hold nothing valid. */
     atomic_fetch_add_explicit(&dev->gen, 1, memory_order_acq_rel);
+    oxide__rt_peer_forget(dev);
     dev->free_streams.len = 0;
     dev->free_events.len = 0;
     atomic_store_explicit(&dev->last_kernel, NULL, memory_order_relaxed);

@@ -33,7 +33,9 @@ enum {
     CUDA_ERROR_NO_DEVICE = 100,
     CUDA_ERROR_INVALID_DEVICE = 101,
     CUDA_ERROR_INVALID_IMAGE = 200,
+    CUDA_ERROR_INVALID_CONTEXT = 201,
     CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
+    CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
     CUDA_ERROR_ECC_UNCORRECTABLE = 214,
     CUDA_ERROR_INVALID_PTX = 218,
     CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222,
@@ -43,6 +45,8 @@ enum {
     CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
     CUDA_ERROR_LAUNCH_TIMEOUT = 702,
     CUDA_ERROR_ASSERT = 710,
+    CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
+    CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
     CUDA_ERROR_HARDWARE_STACK_ERROR = 714,
     CUDA_ERROR_ILLEGAL_INSTRUCTION = 715,
     CUDA_ERROR_MISALIGNED_ADDRESS = 716,
@@ -83,6 +87,14 @@ enum {
     CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
     CU_JIT_LOG_VERBOSE = 12
 };
+
+/* cuPointerGetAttributes, for the device a launch argument's memory lives on (runtime/peer.c). */
+enum {
+    CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+    CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
+};
+enum { CU_MEMORYTYPE_HOST = 1, CU_MEMORYTYPE_DEVICE = 2 };
 
 enum { CU_STREAM_DEFAULT = 0, CU_STREAM_NON_BLOCKING = 1 };
 enum { CU_EVENT_DEFAULT = 0, CU_EVENT_BLOCKING_SYNC = 1, CU_EVENT_DISABLE_TIMING = 2 };
@@ -189,7 +201,12 @@ typedef struct CUlaunchConfig {
     X(GraphInstantiate, "cuGraphInstantiateWithFlags", 1, CUresult, (CUgraphExec *, CUgraph, unsigned long long))      \
     X(GraphLaunch, "cuGraphLaunch", 1, CUresult, (CUgraphExec, CUstream))                                              \
     X(GraphDestroy, "cuGraphDestroy", 1, CUresult, (CUgraph))                                                          \
-    X(GraphExecDestroy, "cuGraphExecDestroy", 1, CUresult, (CUgraphExec))
+    X(GraphExecDestroy, "cuGraphExecDestroy", 1, CUresult, (CUgraphExec))                                              \
+    X(DeviceCanAccessPeer, "cuDeviceCanAccessPeer", 0, CUresult, (int *, CUdevice, CUdevice))                          \
+    X(CtxEnablePeerAccess, "cuCtxEnablePeerAccess", 0, CUresult, (CUcontext, unsigned int))                            \
+    X(MemcpyPeerAsync, "cuMemcpyPeerAsync", 0, CUresult,                                                               \
+      (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream))                                              \
+    X(PointerGetAttributes, "cuPointerGetAttributes", 0, CUresult, (unsigned int, int *, void **, CUdeviceptr))
 
 typedef struct oxide_cuda {
 #define OXIDE_CUDA_FIELD(field, sym, req, ret, params) ret(*field) params;

@@ -234,7 +234,11 @@ oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args,
         }
         }
     }
-    return check_slice_overlap(k, args, nargs);
+    oxide_status st = check_slice_overlap(k, args, nargs);
+    /* One relaxed load in a process of one device; see runtime/peer.c. */
+    if (__builtin_expect(st == OXIDE_OK && atomic_load_explicit(&oxide__rt_several_devices, memory_order_relaxed), 0))
+        st = oxide__rt_check_arg_devices(k, args, nargs);
+    return st;
 }
 
 /* ---- launching ---- */

@@ -197,6 +197,18 @@ oxide_status oxide__rt_launch(struct oxide_kernel *k, CUstream cs, oxide_stream 
                               void **params);
 oxide_status oxide__rt_check_kernel(const struct oxide_kernel *k);
 
+/* ---- peer.c ---- */
+
+/* Non-zero once two devices were retained: launches then check where their memory lives. */
+extern _Atomic int oxide__rt_several_devices;
+/* Called by oxide_device_get each time it retains a device's primary context. */
+void oxide__rt_note_retained(void);
+/* After a reset of dev: the peer access it had is gone. */
+void oxide__rt_peer_forget(oxide_device *dev);
+/* LAUNCH when a buffer or tensor argument is memory of another device that k's device cannot
+ * reach (no peer access enabled by oxide). */
+oxide_status oxide__rt_check_arg_devices(const struct oxide_kernel *k, const oxide_arg *args, size_t nargs);
+
 /* ---- task.c ---- */
 
 /* Wrap an executable graph instantiated from graph (which the caller still owns). */

@@ -132,10 +132,7 @@ oxide_status oxide_stream_wait_event(oxide_stream *s, oxide_event *e) {
         return st;
     if ((st = check_event(e, "oxide_stream_wait_event")) != OXIDE_OK)
         return st;
-    if (e->dev != s->dev)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
-                           "oxide_stream_wait_event: the event belongs to device %d, the stream to device %d",
-                           e->dev->index, s->dev->index);
+    /* The event may belong to another device: CUDA orders streams across contexts this way. */
     if (e->gen != oxide__rt_gen(e->dev))
         return oxide__rt_check_gen(e->dev, e->gen, "the event");
     CUresult r = oxide__cu.StreamWaitEvent(s->cu, e->cu, 0);

@@ -623,6 +623,25 @@ class Device {
     void synchronize() const { check(oxide_device_synchronize(h_)); }
     void check_ok() const { check(oxide_device_check(h_)); }
     void reset() const { check(oxide_device_reset(h_)); }
+    int index() const {
+        int i = 0;
+        check(oxide_device_index(h_, &i));
+        return i;
+    }
+    // Several GPUs (docs/cpp.md): whether kernels here can use peer's memory once enabled, and
+    // enabling it (one direction; throws UNSUPPORTED naming both devices when impossible).
+    bool can_access_peer(const Device &peer) const {
+        int c = 0;
+        check(oxide_device_can_access_peer(h_, peer.h_, &c));
+        return c != 0;
+    }
+    void enable_peer_access(const Device &peer) const { check(oxide_device_enable_peer_access(h_, peer.h_)); }
+    bool peer_access_enabled(const Device &peer) const {
+        int e = 0;
+        check(oxide_device_peer_access_enabled(h_, peer.h_, &e));
+        return e != 0;
+    }
+    bool operator==(const Device &o) const noexcept { return h_ == o.h_; }
 
   private:
     oxide_device *h_ = nullptr;
@@ -687,6 +706,9 @@ class Event {
   private:
     detail::owned<oxide_event, oxide_event_destroy> h_;
 };
+
+// Later work on s waits for e's recorded work; e may belong to another device.
+inline void stream_wait(const Stream &s, const Event &e) { check(oxide_stream_wait_event(s.get(), e.get())); }
 
 // ============================================================================================
 // device memory
@@ -760,6 +782,18 @@ template <class T> class DeviceBuffer {
     DeviceSlice<T> view() noexcept { return {ptr(), n_, true}; }
     DeviceSlice<T> view() const noexcept { return {ptr(), n_, false}; }
     DeviceSlice<T> cview() const noexcept { return {ptr(), n_, false}; }
+
+    // Copy all of src, which may live on another device (oxide_memcpy_peer): queued on s (of
+    // either device) when given, else synchronous.
+    void copy_from_peer(const DeviceBuffer &src, const Stream *s = nullptr) {
+        if (src.n_ != n_)
+            throw Error(OXIDE_ERROR_INVALID_ARGUMENT, "copy_from_peer: the source has " + std::to_string(src.n_) +
+                                                          " elements, the buffer " + std::to_string(n_));
+        if (s)
+            check(oxide_memcpy_peer_async(s->get(), dev_.get(), ptr(), src.dev_.get(), src.ptr(), bytes()));
+        else
+            check(oxide_memcpy_peer(dev_.get(), ptr(), src.dev_.get(), src.ptr(), bytes()));
+    }
 
   private:
     Device dev_;

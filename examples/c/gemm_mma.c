@@ -13,12 +13,8 @@ static int run(ex_env *env, uint32_t m, uint32_t n, uint32_t k) {
     size_t na = (size_t)m * k, nb = (size_t)k * n, nc = (size_t)m * n;
     uint16_t *a = ex_malloc(env, na * 2), *b = ex_malloc(env, nb * 2);
     float *af = ex_malloc(env, na * 4), *bf = ex_malloc(env, nb * 4), *c = ex_malloc(env, nc * 4);
-    ex_fill_f32(af, na, -1.0f, 1.0f);
-    ex_fill_f32(bf, nb, -1.0f, 1.0f);
-    for (size_t i = 0; i < na; i++)
-        af[i] = ex_from_bf16(a[i] = ex_to_bf16(af[i]));
-    for (size_t i = 0; i < nb; i++)
-        bf[i] = ex_from_bf16(b[i] = ex_to_bf16(bf[i]));
+    ex_fill_bf16(a, af, na);
+    ex_fill_bf16(b, bf, nb);
     oxide_buffer *da = ex_upload(env, a, na * 2), *db = ex_upload(env, b, nb * 2), *dc = ex_upload(env, NULL, nc * 4);
     /* NaN everywhere first, so that elements the kernel never writes show as such */
     ex_check(env, oxide_memset(env->dev, oxide_buffer_ptr(dc), 0x7fc00000u, nc, 4), "memset");

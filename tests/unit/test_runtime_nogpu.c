@@ -134,6 +134,12 @@ static void test_no_driver(void) {
     EXPECT(oxide_memcpy_dtod_async(bad_stream, 0x1000, 0x2000, 16), INV);
     EXPECT(oxide_memset(NULL, 0x1000, 0, 4, 4), INV);
     EXPECT(oxide_memset_async(NULL, 0x1000, 0, 4, 4), INV);
+    int flag = 0;
+    EXPECT(oxide_device_can_access_peer(NULL, bad_dev, &flag), INV);
+    EXPECT(oxide_device_enable_peer_access(bad_dev, NULL), INV);
+    EXPECT(oxide_device_peer_access_enabled(NULL, NULL, &flag), INV);
+    EXPECT(oxide_memcpy_peer_async(bad_stream, NULL, 0x1000, bad_dev, 0x2000, 16), INV);
+    EXPECT(oxide_memcpy_peer(bad_dev, 0x1000, NULL, 0x2000, 16), INV);
 
     static const char ptx[] = "// oxide.manifest.v1 {\"kernels\":[]}\n.version 8.0\n.target sm_80\n";
     oxide_loaded_module *lm = NULL, *bad_lm = (oxide_loaded_module *)junk;

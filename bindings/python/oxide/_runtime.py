@@ -175,6 +175,27 @@ class Device:
         """A new Stream on this device."""
         return Stream(self, non_blocking=non_blocking)
 
+    # several GPUs (docs/python.md, "Several GPUs")
+
+    def can_access_peer(self, peer: Union[int, Device]) -> bool:
+        """Whether kernels here can use `peer`'s memory once enable_peer_access(peer) is called
+        (False for the device itself)."""
+        v = ffi.new("int *")
+        check(lib.oxide_device_can_access_peer(self._h, Device(peer)._h, v))
+        return bool(v[0])
+
+    def enable_peer_access(self, peer: Union[int, Device]) -> None:
+        """Let kernels here read and write `peer`'s memory (one direction). Raises
+        InvalidArgumentError for the device itself and UnsupportedError, naming both devices, where
+        the two cannot reach each other."""
+        check(lib.oxide_device_enable_peer_access(self._h, Device(peer)._h))
+
+    def peer_access_enabled(self, peer: Union[int, Device]) -> bool:
+        """Whether enable_peer_access(peer) was called here (since the last reset)."""
+        v = ffi.new("int *")
+        check(lib.oxide_device_peer_access_enabled(self._h, Device(peer)._h, v))
+        return bool(v[0])
+
     def __repr__(self) -> str:
         try:
             return f"<oxide.Device {self.index}: {self.name} (sm_{''.join(map(str, self.compute_capability))})>"
@@ -267,9 +288,10 @@ class Stream(Owned):
         return bool(d[0])
 
     def wait(self, what: Union[Event, Stream]) -> None:
-        """Make later work here wait for an Event, or for everything queued so far on another Stream."""
+        """Make later work here wait for an Event, or for everything queued so far on another Stream
+        (either may belong to another device)."""
         if isinstance(what, Stream):
-            ev = Event(self.device, timing=False)
+            ev = Event(what.device, timing=False)
             ev.record(what)
             what = ev
         check(lib.oxide_stream_wait_event(self._h, what._h))
@@ -514,9 +536,18 @@ class DeviceArray(Owned, Layout):
         return host
 
     def copy_to(self, other: DeviceArray, stream: object = None) -> DeviceArray:
-        """Device-to-device copy into another DeviceArray of the same size."""
+        """Device-to-device copy into another DeviceArray of the same size, which may live on
+        another device (a peer copy; a stream given may belong to either device)."""
         if other.nbytes != self.nbytes:
             raise ValueError("size mismatch")
+        if other.device != self.device:
+            if stream is None:
+                check(lib.oxide_memcpy_peer(other.device._h, other.ptr, self.device._h, self.ptr, self.nbytes))
+            else:
+                sh, _ = resolve_stream(stream, other.device)
+                check(lib.oxide_memcpy_peer_async(sh, other.device._h, other.ptr, self.device._h, self.ptr,
+                                                  self.nbytes))
+            return other
         if stream is None:
             check(lib.oxide_memcpy_dtod(self.device._h, other.ptr, self.ptr, self.nbytes))
         else:
@@ -528,6 +559,10 @@ class DeviceArray(Owned, Layout):
         """A new device array holding a copy of this one."""
         c = DeviceArray(self.shape, self.scalar, self.device)
         return self.copy_to(c)
+
+    def to(self, device: Union[int, Device], stream: object = None) -> DeviceArray:
+        """A copy of this array on `device` (a peer copy when it is another device)."""
+        return self.copy_to(DeviceArray(self.shape, self.scalar, device), stream)
 
     def zero(self, stream: object = None) -> DeviceArray:
         """Set every byte to 0 (queued on stream when one is given); returns self."""

@@ -108,6 +108,9 @@ void ex_setup(ex_env *env, const char *name) {
     size_t len;
     ex_check(env, oxide_module_compile(mod, opts, &ptx, &len), "compiling to PTX");
     ex_check(env, oxide_loaded_module_load_ptx(env->dev, ptx, len, &env->lm), "loading the PTX");
+    env->ptx = ex_malloc(env, len);
+    memcpy(env->ptx, ptx, len);
+    env->ptx_len = len;
     /* The loaded module keeps what it needs; the compiler's objects can go. */
     oxide_options_destroy(opts);
     oxide_context_destroy(ctx);
@@ -120,6 +123,8 @@ void ex_setup(ex_env *env, const char *name) {
 void ex_teardown(ex_env *env) {
     oxide_loaded_module_destroy(env->lm);
     env->lm = NULL;
+    free(env->ptx);
+    env->ptx = NULL;
 }
 
 void *ex_malloc(ex_env *env, size_t bytes) {
@@ -156,6 +161,12 @@ void ex_launch_gemm(ex_env *env, const oxide_buffer *a, const oxide_buffer *b, c
                         oxide_arg_u32(k)};
     uint32_t block[3] = {threads, 1, 1}, grid[3] = {n / bn, m / bm, 1};
     ex_launch(env, grid, block, args, 6);
+}
+
+void ex_fill_bf16(uint16_t *bits, float *f, size_t n) {
+    ex_fill_f32(f, n, -1.0f, 1.0f);
+    for (size_t i = 0; i < n; i++)
+        f[i] = ex_from_bf16(bits[i] = ex_to_bf16(f[i]));
 }
 
 uint16_t ex_to_bf16(float f) {

@@ -20,6 +20,8 @@ typedef struct ex_env {
     oxide_loaded_module *lm;
     oxide_kernel *kernel;
     uint64_t seed;
+    char *ptx; /* the compiled PTX, for loading on more devices (multi_gpu_gemm) */
+    size_t ptx_len;
 } ex_env;
 
 /* Finds device 0 (or prints SKIPPED and exits 77), compiles example `name` for it, loads it
@@ -50,6 +52,9 @@ void ex_launch_gemm(ex_env *env, const oxide_buffer *a, const oxide_buffer *b, c
 /* The CPU reference for one element of a row-major GEMM: C[i][j] of A (. x k) * B (k x n) in
  * double precision; *mag gets sum |a b|, the scale of the kernel's rounding error. */
 double ex_gemm_ref(const float *a, const float *b, uint32_t n, uint32_t k, uint32_t i, uint32_t j, double *mag);
+
+/* n random bf16 values in [-1, 1) into bits, and the same values as floats into f. */
+void ex_fill_bf16(uint16_t *bits, float *f, size_t n);
 
 /* bf16 from f32, rounded to nearest even (for finite inputs), and back (exact). */
 uint16_t ex_to_bf16(float f);

@@ -32,6 +32,8 @@ pub use graph::{Capturable, CudaGraph, GraphCapture};
 pub use pinned::{CopyOp, PinnedBuffer};
 pub use slice::{DeviceSlice, DeviceSliceMut};
 pub use wake::StreamDone;
+mod peer;
+pub use peer::copy_peer_async;
 
 /// An error from the runtime: the status name and liboxide's message.
 #[derive(Clone, PartialEq, Eq)]

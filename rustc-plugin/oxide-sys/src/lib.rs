@@ -250,4 +250,24 @@ api! {
         contract: *const oxide_launch_contract,
         cfg: *const oxide_launch_config,
     ) -> oxide_status;
+
+    /// The device's index (0-based).
+    fn oxide_device_index(dev: *const oxide_device, index: *mut c_int) -> oxide_status;
+    /// Whether kernels on `dev` can use `peer`'s memory once peer access is enabled.
+    fn oxide_device_can_access_peer(dev: *const oxide_device, peer: *const oxide_device, can: *mut c_int)
+        -> oxide_status;
+    /// Let kernels on `dev` use `peer`'s memory (one direction).
+    fn oxide_device_enable_peer_access(dev: *mut oxide_device, peer: *mut oxide_device) -> oxide_status;
+    /// Whether oxide enabled `dev`'s access to `peer`.
+    fn oxide_device_peer_access_enabled(dev: *const oxide_device, peer: *const oxide_device, enabled: *mut c_int)
+        -> oxide_status;
+    /// Queue a copy from `src` on `src_dev` to `dst` on `dst_dev` (the stream: either device's).
+    fn oxide_memcpy_peer_async(
+        s: *mut oxide_stream,
+        dst_dev: *mut oxide_device,
+        dst: u64,
+        src_dev: *mut oxide_device,
+        src: u64,
+        bytes: usize,
+    ) -> oxide_status;
 }

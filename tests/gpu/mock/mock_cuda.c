@@ -6,11 +6,18 @@
  * It is no model of the hardware: work runs synchronously when it is queued (a valid order of
  * any stream schedule) and device memory is zeroed host memory. The kernels of
  * tests/gpu/data/kernels.cu, test_gpu_tensor.c's, the bindings' vecadd, saxpy, Rust map and Rust
- * tile matmul_bf16 kernels, and those of examples/rust's graph_replay, pinned_copy and slices are
- * re-implemented in C; any other PTX entry loads, with the parameters its PTX declares, and
- * launches as a no-op. Returning an error where CUDA would is part of the contract: sticky faults,
- * bad launch shapes, cooperative grids that do not fit, PTX the JIT would refuse. */
+ * tile matmul_bf16 kernels, those of examples/rust's graph_replay, pinned_copy and slices, and
+ * examples/c's gemm_mma (for multi_gpu_gemm) are re-implemented in C; any other PTX entry loads,
+ * with the parameters its PTX declares, and launches as a no-op. Returning an error where CUDA
+ * would is part of the contract: sticky faults, bad launch shapes, cooperative grids that do not
+ * fit, PTX the JIT would refuse.
+ *
+ * OXIDE_MOCK_DEVICES=N (1..4, default 1) makes it N devices, each with its own primary context.
+ * Every allocation remembers the device whose context was current, so that peer copies, peer
+ * access and cuPointerGetAttributes answer as on a machine of N GPUs; OXIDE_MOCK_PEER=0 makes
+ * peer access impossible between every pair (as between GPUs on separate PCIe roots). */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,11 +32,66 @@
 
 static CUresult sticky; /* a fault poisons the context until the primary context is reset */
 
+#define MAX_DEVICES 4
 struct CUctx_st {
-    int dummy;
+    int ordinal;
 };
-static struct CUctx_st primary;
+static struct CUctx_st primary[MAX_DEVICES] = {{0}, {1}, {2}, {3}};
 static _Thread_local CUcontext current;
+
+static int ndevices(void) {
+    const char *v = getenv("OXIDE_MOCK_DEVICES");
+    int n = v ? atoi(v) : 1;
+    return n < 1 ? 1 : n > MAX_DEVICES ? MAX_DEVICES : n;
+}
+static int current_device(void) { return current ? current->ordinal : 0; }
+
+/* ---- which device each allocation lives on ---- */
+
+typedef struct allocation {
+    uintptr_t base;
+    size_t size;
+    int device;
+} allocation;
+static allocation *allocs;
+static size_t nallocs, cap_allocs;
+static pthread_mutex_t allocs_lock = PTHREAD_MUTEX_INITIALIZER;
+static int peer_enabled[MAX_DEVICES][MAX_DEVICES]; /* [from][to]: from's kernels may touch to's memory */
+
+static void remember(uintptr_t base, size_t size, int device) {
+    pthread_mutex_lock(&allocs_lock);
+    if (nallocs == cap_allocs) {
+        size_t cap = cap_allocs ? cap_allocs * 2 : 64;
+        allocation *a = realloc(allocs, cap * sizeof *a);
+        if (!a) {
+            pthread_mutex_unlock(&allocs_lock);
+            return;
+        }
+        allocs = a;
+        cap_allocs = cap;
+    }
+    allocs[nallocs++] = (allocation){base, size, device};
+    pthread_mutex_unlock(&allocs_lock);
+}
+static void forget(uintptr_t base) {
+    pthread_mutex_lock(&allocs_lock);
+    for (size_t i = 0; i < nallocs; i++)
+        if (allocs[i].base == base) {
+            allocs[i] = allocs[--nallocs];
+            break;
+        }
+    pthread_mutex_unlock(&allocs_lock);
+}
+/* The device of the allocation holding [p, p + n), or -1 (host memory, or not one allocation). */
+static int device_of(uintptr_t p, size_t n) {
+    int d = -1;
+    pthread_mutex_lock(&allocs_lock);
+    for (size_t i = 0; i < nallocs && d < 0; i++)
+        if (p >= allocs[i].base && p - allocs[i].base + n <= allocs[i].size)
+            d = allocs[i].device;
+    pthread_mutex_unlock(&allocs_lock);
+    return d;
+}
 
 /* ---- kernels on the CPU ---- */
 
@@ -231,12 +293,35 @@ static void k_affine_len(void **p, const dims *d) {
         o[i] = a * x[i] + (float)xl;
 }
 
+/* examples/c's gemm_mma (a, b: bf16 slices, c: f32 slice, m, n, k): C = A B, accumulated in f32
+ * in order of k, the whole product at once whatever the grid. */
+static float bf16(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static void k_gemm_bf16(void **p, const dims *d) {
+    (void)d;
+    const uint16_t *a = P(0, const uint16_t *), *b = P(2, const uint16_t *);
+    float *c = P(4, float *);
+    uint32_t m = P(6, uint32_t), n = P(7, uint32_t), k = P(8, uint32_t);
+    for (uint32_t i = 0; i < m; i++)
+        for (uint32_t j = 0; j < n; j++) {
+            float acc = 0;
+            for (uint32_t l = 0; l < k; l++)
+                acc += bf16(a[(size_t)i * k + l]) * bf16(b[(size_t)l * n + j]);
+            c[(size_t)i * n + j] = acc;
+        }
+}
+
 /* Entries emulated by the start of their name (Rust's generic kernels carry a hash). */
 static const struct {
     const char *prefix;
     kernel_fn fn;
-} by_prefix[] = {{"saxpy", k_saxpy}, {"map_dcd01ef8", k_map_f32},    {"map_44cdc478", k_map_f64}, {"axpy", k_axpy},
-                 {"bump", k_bump},   {"scale_shift", k_scale_shift}, {"affine", k_affine_len}};
+} by_prefix[] = {
+    {"saxpy", k_saxpy}, {"map_dcd01ef8", k_map_f32},    {"map_44cdc478", k_map_f64}, {"axpy", k_axpy},
+    {"bump", k_bump},   {"scale_shift", k_scale_shift}, {"affine", k_affine_len},    {"gemm_mma", k_gemm_bf16}};
 
 #define MAX_PARAMS 32
 struct CUfunc_st {
@@ -469,18 +554,20 @@ EXPORT CUresult cuDriverGetVersion(int *v) {
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDeviceGet(CUdevice *d, int i) {
-    if (i != 0)
+    if (i < 0 || i >= ndevices())
         return CUDA_ERROR_INVALID_DEVICE;
-    *d = 0;
+    *d = i;
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDeviceGetCount(int *n) {
-    *n = 1;
+    *n = ndevices();
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
-    (void)d;
-    snprintf(name, (size_t)len, "oxide mock GPU (CPU)");
+    if (d)
+        snprintf(name, (size_t)len, "oxide mock GPU %d (CPU)", d);
+    else
+        snprintf(name, (size_t)len, "oxide mock GPU (CPU)");
     return CUDA_SUCCESS;
 }
 /* The compute capability: 9.0 (an H200), or OXIDE_MOCK_CC ("8.6"), for the tests of loading
@@ -513,9 +600,10 @@ EXPORT CUresult cuDeviceTotalMem_v2(size_t *b, CUdevice d) {
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
-    (void)d;
     STICKY();
-    *c = &primary;
+    if (d < 0 || d >= ndevices())
+        return CUDA_ERROR_INVALID_DEVICE;
+    *c = &primary[d];
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
@@ -638,9 +726,11 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
         return CUDA_ERROR_OUT_OF_MEMORY;
     memset(m, 0, size); /* so that reading memory nothing wrote gives the same bytes every run */
     *p = (CUdeviceptr)(uintptr_t)m;
+    remember((uintptr_t)m, size ? size : 256, current_device());
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
+    forget((uintptr_t)p);
     free((void *)(uintptr_t)p);
     return CUDA_SUCCESS;
 }
@@ -908,5 +998,51 @@ EXPORT CUresult cuGraphDestroy(CUgraph g) {
 EXPORT CUresult cuGraphExecDestroy(CUgraphExec e) {
     free_graph(&e->g);
     free(e);
+    return CUDA_SUCCESS;
+}
+
+/* ---- several devices ---- */
+
+static int peer_possible(CUdevice a, CUdevice b) {
+    const char *v = getenv("OXIDE_MOCK_PEER");
+    return a != b && !(v && *v == '0');
+}
+EXPORT CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer) {
+    if (dev < 0 || dev >= ndevices() || peer < 0 || peer >= ndevices())
+        return CUDA_ERROR_INVALID_DEVICE;
+    *can = peer_possible(dev, peer);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned flags) {
+    STICKY();
+    if (!current)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (flags || !peer || peer == current)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!peer_possible(current->ordinal, peer->ordinal))
+        return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+    if (peer_enabled[current->ordinal][peer->ordinal])
+        return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+    peer_enabled[current->ordinal][peer->ordinal] = 1;
+    return CUDA_SUCCESS;
+}
+/* As CUDA does, without peer access the copy still works (staged through the host). */
+EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t n,
+                                  CUstream s) {
+    STICKY();
+    if (!dst_ctx || !src_ctx || device_of(dst, n) != dst_ctx->ordinal || device_of(src, n) != src_ctx->ordinal)
+        return CUDA_ERROR_INVALID_VALUE;
+    return copy(D(dst), D(src), n, s);
+}
+EXPORT CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data, CUdeviceptr p) {
+    int device = device_of(p, 1);
+    for (unsigned i = 0; i < n; i++) {
+        switch (attrs[i]) {
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned *)data[i] = device < 0 ? 0 : CU_MEMORYTYPE_DEVICE; break;
+        case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(int *)data[i] = 0; break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data[i] = device < 0 ? -2 : device; break;
+        default: return CUDA_ERROR_INVALID_VALUE;
+        }
+    }
     return CUDA_SUCCESS;
 }
