@@ -96,4 +96,13 @@ void oxide__move_statics(LLVMModuleRef m);
  * 128-bit atomics, indirect branches), naming the Rust function: UNSUPPORTED. */
 oxide_status oxide__check_selectable(LLVMModuleRef m);
 
+/* ---- import_diag.c ---- */
+
+/* UNSUPPORTED, with a message that names the kernel reaching the instruction at, the chain of
+ * calls from it (with each step's file:line:col from the debug info) and the user's line, in
+ * rustc's layout; the headline is the kernel, the function holding at (when it is not the
+ * kernel) and the formatted reason. callee, if not NULL, ends the chain (the refused call). */
+oxide_status oxide__refuse(LLVMModuleRef m, LLVMValueRef at, const char *callee, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 #endif

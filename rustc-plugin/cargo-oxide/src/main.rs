@@ -87,6 +87,12 @@ fn wrap_rustc(rustc: &str, args: &[String]) -> i32 {
         // barrier into both arms of the `if t == 0` after it (one copy in divergent code).
         // The option bounds only that threading (blocks of at most this size are copied).
         out.push("-Cllvm-args=-simplifycfg-max-small-block-size=0".into());
+        // Line tables in the bitcode: liboxide's refusals name the user's file:line from them,
+        // and --lineinfo turns them into the PTX's .loc. A profile that asks for debug info
+        // keeps what it asked for.
+        if !args.iter().any(|a| a.contains("debuginfo=") || a == "-g") {
+            out.push("-Cdebuginfo=line-tables-only".into());
+        }
     }
     match Command::new(rustc).args(&out).status() {
         Ok(s) => s.code().unwrap_or(1),
