@@ -104,5 +104,8 @@ oxide_status oxide__check_selectable(LLVMModuleRef m);
  * kernel) and the formatted reason. callee, if not NULL, ends the chain (the refused call). */
 oxide_status oxide__refuse(LLVMModuleRef m, LLVMValueRef at, const char *callee, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* The message of panic!("...", args) at this call of core::panicking::panic_fmt, as a vprintf
+ * format (arguments shown as {}), or false when the call's template cannot be read. */
+bool oxide__panic_fmt_text(LLVMValueRef call, char *out, size_t cap);
 
 #endif

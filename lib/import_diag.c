@@ -300,3 +300,68 @@ oxide_status oxide__refuse(LLVMModuleRef m, LLVMValueRef at, const char *callee,
     free(names);
     return st;
 }
+
+/* ---- formatted panics ---- */
+
+/* The format string of a fmt::Arguments template as rustc 1.95 lays it out (a byte string: a
+ * byte 1..127 is the length of the literal text that follows, 0xC0 an argument in its default
+ * form, 0 the end), with each argument shown as {} and each % doubled for vprintf. false for
+ * anything else (another layout, options on an argument): the caller then says "explicit panic"
+ * rather than show a wrong text. */
+static bool decode_template(const char *t, size_t n, char *out, size_t cap) {
+    size_t o = 0, i = 0;
+    while (i < n) {
+        unsigned char b = (unsigned char)t[i++];
+        if (b == 0) {
+            out[o] = 0;
+            return o > 0;
+        }
+        if (b == 0xC0) {
+            if (o + 3 > cap)
+                return false;
+            out[o++] = '{', out[o++] = '}';
+            continue;
+        }
+        if (b >= 0x80 || i + b > n)
+            return false;
+        for (size_t k = 0; k < b; k++, i++) {
+            unsigned char c = (unsigned char)t[i];
+            if (c < 0x20 && c != '\t')
+                return false;
+            if (o + (c == '%' ? 3 : 2) > cap)
+                return false;
+            if (c == '%')
+                out[o++] = '%';
+            out[o++] = (char)c;
+        }
+    }
+    return false;
+}
+
+static bool template_in(LLVMValueRef v, char *out, size_t cap) {
+    if (!v || !LLVMIsAGlobalVariable(v) || !LLVMGetInitializer(v))
+        return false;
+    LLVMValueRef init = LLVMGetInitializer(v);
+    if (!LLVMIsAConstantDataSequential(init))
+        return false;
+    size_t n;
+    const char *t = LLVMGetAsString(init, &n);
+    return t && decode_template(t, n, out, cap);
+}
+
+bool oxide__panic_fmt_text(LLVMValueRef call, char *out, size_t cap) {
+    if (!call || !LLVMIsACallInst(call) || LLVMGetNumArgOperands(call) < 1)
+        return false;
+    LLVMValueRef a = LLVMGetOperand(call, 0);
+    if (template_in(a, out, cap)) /* optimised: the template itself */
+        return true;
+    /* unoptimised: the fields of what fmt::Arguments::new returned from the template */
+    if (a && LLVMIsAExtractValueInst(a))
+        a = LLVMGetOperand(a, 0);
+    if (!a || !LLVMIsACallInst(a))
+        return false;
+    for (int i = 0, n = LLVMGetNumArgOperands(a); i < n; i++)
+        if (template_in(LLVMGetOperand(a, (unsigned)i), out, cap))
+            return true;
+    return false;
+}

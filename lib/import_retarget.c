@@ -81,6 +81,10 @@ const char *oxide__panic_reason(const char *rust, LLVMValueRef f) {
 static void trap_panics(LLVMModuleRef m, LLVMTargetDataRef td, LLVMValueRef f, const char *reason,
                         LLVMValueRef vprintf_fn, LLVMTypeRef vprintf_ty) {
     LLVMContextRef c = LLVMGetModuleContext(m);
+    char rb[512];
+    size_t fl;
+    /* panic!("text {}", x) reaches panic_fmt: its message is the template's text */
+    bool fmt_panic = strstr(oxide__demangle(LLVMGetValueName2(f, &fl), rb, sizeof rb), "panicking::panic_fmt") != NULL;
     LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
     for (LLVMUseRef u = LLVMGetFirstUse(f); u; u = LLVMGetNextUse(u)) {
         LLVMValueRef call = LLVMGetUser(u);
@@ -115,12 +119,13 @@ static void trap_panics(LLVMModuleRef m, LLVMTargetDataRef td, LLVMValueRef f, c
                 break;
             }
         }
-        char msg[512];
+        char msg[512], text[256];
+        const char *why = fmt_panic && oxide__panic_fmt_text(call, text, sizeof text) ? text : reason;
         if (file[0])
-            snprintf(msg, sizeof msg, "panicked at %s:%u:%u: %s (block %%d, thread %%d)\n", file, line, col, reason);
+            snprintf(msg, sizeof msg, "panicked at %s:%u:%u: %s (block %%d, thread %%d)\n", file, line, col, why);
         else /* an optimised build merged the panic paths: the location is a run-time value */
             snprintf(msg, sizeof msg, "panicked: %s (block %%d, thread %%d; build without --release for file:line)\n",
-                     reason);
+                     why);
         LLVMPositionBuilderBefore(b, call);
         LLVMValueRef fmt = LLVMBuildGlobalStringPtr(b, msg, "oxide.panic.msg");
         /* the block and thread index as vprintf arguments */

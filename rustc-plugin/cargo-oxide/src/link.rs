@@ -170,6 +170,8 @@ pub fn main(args: &[String]) -> i32 {
             match lib.compile(&units, &sm, lineinfo) {
                 Ok(p) => p,
                 Err(e) => {
+                    // cargo oxide shows the report file in place of rustc's linker block
+                    crate::report::write("error", &prog, &e);
                     eprintln!("error: oxide could not compile the kernels of {} for the GPU:\n  {}", out_name, e);
                     return 1;
                 }
@@ -203,6 +205,23 @@ pub fn main(args: &[String]) -> i32 {
             sm,
             t_compile.as_secs_f64(),
             if cache_hit { " (unchanged: reused)" } else { "" }
+        ),
+    );
+    let kernels = ptx.matches(".entry ").count();
+    crate::report::write(
+        "done",
+        &prog,
+        &format!(
+            "{}: {} kernel{} for {} {}",
+            prog,
+            kernels,
+            if kernels == 1 { "" } else { "s" },
+            sm,
+            if cache_hit {
+                "(kernels unchanged: PTX reused)".to_string()
+            } else {
+                format!("in {:.2} s", t_compile.as_secs_f64())
+            }
         ),
     );
     let mut full: Vec<String> = args.to_vec();

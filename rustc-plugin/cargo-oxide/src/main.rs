@@ -10,6 +10,7 @@
 //! every crate's bitcode with liboxide, in process, and links it in as OXIDE_PTX).
 mod liboxide;
 mod link;
+mod report;
 
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
@@ -43,7 +44,7 @@ fn main() {
             0
         }
         _ => {
-            eprintln!("usage: cargo oxide <doctor | new NAME | build [--release] [--sm SM] [--lineinfo] [--module FILE.ptx] | run [PACKAGE] [-- args]>");
+            eprintln!("usage: cargo oxide <doctor | new NAME | build [--release] [--sm SM] [--lineinfo] [--module FILE.ptx [--export NAME=NEW]...] | run [PACKAGE] [-- args]>\n(cargo oxide build --help: the options)");
             if cmd.is_empty() || cmd == "help" || cmd == "--help" {
                 0
             } else {
@@ -239,7 +240,137 @@ fn new_project(args: &[String]) -> i32 {
     0
 }
 
+const BUILD_HELP: &str = "\
+Build a Rust program with its GPU kernels compiled to PTX inside it (run: build, then run it)
+
+Usage: cargo oxide build [OPTIONS] [CARGO OPTIONS]...
+       cargo oxide run [PACKAGE] [OPTIONS] [CARGO OPTIONS]... [-- PROGRAM ARGUMENTS]...
+
+Options:
+      --sm <TARGET>        the GPU target of the PTX: sm_80, sm_86, sm_89, sm_90, sm_90a (the
+                           default) or sm_100a; checked before cargo starts
+      --lineinfo           line tables in the PTX (.file/.loc, no other debug info): ncu's source
+                           view and compute-sanitizer's reports show the Rust file:line
+      --module <FILE.ptx>  also write the program's PTX, with its manifest, to FILE.ptx for C, C++
+                           and Python callers (name the program with -p PACKAGE or --bin NAME)
+      --export <NAME=NEW>  with --module: the kernel the manifest names NAME (e.g. vecadd, or
+                           `map<f32, app::main::{closure#0}>`) is called NEW there; repeatable
+  -h, --help               print this text
+
+Every other option goes to cargo (--release, -p PACKAGE, --bin NAME, --features ...).
+The PTX is also kept at target/<profile>/oxide/<program>.ptx, and <program>.log there says how
+it was made; a line `PTX <program>: ...` reports the PTX step and its time.
+";
+
+/// The options `cargo oxide build` and `run` take for themselves; the rest goes to cargo.
+#[derive(Default)]
+struct BuildArgs {
+    cargo_args: Vec<String>,
+    sm: Option<String>,
+    lineinfo: bool,
+    module_out: Option<String>,
+    exports: Vec<String>,
+    package: Option<String>,
+    after_dashdash: Vec<String>,
+    help: bool,
+}
+
+fn parse_build_args(args: &[String], run: bool) -> Result<BuildArgs, String> {
+    let mut b = BuildArgs::default();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        // `--opt VALUE` and `--opt=VALUE`
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (a.as_str(), None),
+        };
+        let mut value = |what: &str| -> Result<String, String> {
+            if let Some(v) = &inline {
+                return Ok(v.clone());
+            }
+            i += 1;
+            args.get(i).filter(|v| !v.starts_with("--")).cloned().ok_or_else(|| format!("{} needs {}", name, what))
+        };
+        match name {
+            "-h" | "--help" => b.help = true,
+            "--sm" => b.sm = Some(value("a target, e.g. --sm sm_90a")?),
+            "--lineinfo" => b.lineinfo = true,
+            "--module" => {
+                let p = PathBuf::from(value("a file, e.g. --module kernels.ptx")?);
+                let abs = if p.is_absolute() { p } else { std::env::current_dir().unwrap().join(p) };
+                b.module_out = Some(abs.display().to_string());
+            }
+            "--export" => {
+                let e = value("NAME=NEW")?;
+                if !e.contains('=') {
+                    return Err(format!("--export {}: write NAME=NEW (the manifest's name, then the new one)", e));
+                }
+                b.exports.push(e);
+            }
+            "--" => {
+                b.after_dashdash = args[i + 1..].to_vec();
+                break;
+            }
+            s if run
+                && b.package.is_none()
+                && !s.starts_with('-')
+                && b.cargo_args.last().map(|p| !p.starts_with('-') || p == "--release").unwrap_or(true) =>
+            {
+                b.package = Some(s.to_string());
+            }
+            _ => b.cargo_args.push(a.clone()),
+        }
+        i += 1;
+    }
+    if !b.exports.is_empty() && b.module_out.is_none() {
+        return Err("--export names kernels in the --module file: add --module FILE.ptx".into());
+    }
+    Ok(b)
+}
+
+/// The GPU targets liboxide compiles for (lib/context.c's table); `--sm` is checked against it
+/// before cargo runs, since the target is part of every unit's hash and a bad one would first
+/// rebuild every dependency.
+const SM_TARGETS: &[&str] = &["sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a"];
+
+fn check_sm(sm: &str) -> Result<(), String> {
+    if SM_TARGETS.contains(&sm) {
+        return Ok(());
+    }
+    let near = SM_TARGETS
+        .iter()
+        .find(|t| t.trim_start_matches("sm_") == sm.trim_start_matches("sm_").trim_start_matches("compute_"));
+    Err(format!(
+        "--sm {}: not a target oxide compiles for{}; use one of {}",
+        sm,
+        near.map(|t| format!(" (did you mean {}?)", t)).unwrap_or_default(),
+        SM_TARGETS.join(", ")
+    ))
+}
+
 fn build(args: &[String], run: bool) -> i32 {
+    let b = match parse_build_args(args, run) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!(
+                "error: cargo oxide {}: {}\n\nFor the options: cargo oxide {} --help",
+                if run { "run" } else { "build" },
+                e,
+                if run { "run" } else { "build" }
+            );
+            return 2;
+        }
+    };
+    if b.help {
+        print!("{}", BUILD_HELP);
+        return 0;
+    }
+    let sm = b.sm.clone().unwrap_or_else(|| "sm_90a".into());
+    if let Err(e) = check_sm(&sm) {
+        eprintln!("error: cargo oxide: {}", e);
+        return 2;
+    }
     // `rustc -vV` through rustup's proxy takes ~30 ms: check the toolchain while cargo starts,
     // and stop cargo if the check fails (a warm rebuild is a few hundred ms in all).
     let toolchain = std::thread::spawn(check_toolchain);
@@ -247,62 +378,15 @@ fn build(args: &[String], run: bool) -> i32 {
         eprintln!("cargo oxide: liboxide.so not found: build oxide with CMake (cmake -S . -B build && cmake --build build) or set OXIDE_LIB");
         return 1;
     };
-    let mut cargo_args: Vec<String> = Vec::new();
-    let mut envs: Vec<(String, String)> = Vec::new();
-    let mut exports: Vec<String> = Vec::new();
-    let mut i = 0;
-    let mut package: Option<String> = None;
-    let mut module_out: Option<String> = None;
-    let mut after_dashdash: Vec<String> = Vec::new();
-    while i < args.len() {
-        let a = &args[i];
-        let val = |i: usize| args.get(i + 1).cloned().unwrap_or_default();
-        match a.as_str() {
-            "--sm" => {
-                envs.push(("OXIDE_SM".into(), val(i)));
-                i += 1;
-            }
-            "--lineinfo" => envs.push(("OXIDE_LINEINFO".into(), "1".into())),
-            "--module" => {
-                let p = PathBuf::from(val(i));
-                let abs = if p.is_absolute() { p } else { std::env::current_dir().unwrap().join(p) };
-                module_out = Some(abs.display().to_string());
-                i += 1;
-            }
-            "--export" => {
-                exports.push(val(i));
-                i += 1;
-            }
-            "--" => {
-                after_dashdash = args[i + 1..].to_vec();
-                break;
-            }
-            s if run
-                && package.is_none()
-                && !s.starts_with('-')
-                && cargo_args.last().map(|p| !p.starts_with('-') || p == "--release").unwrap_or(true) =>
-            {
-                package = Some(s.to_string());
-            }
-            _ => cargo_args.push(a.clone()),
-        }
-        i += 1;
-    }
-    if let Some(s) = envs.iter().find(|(k, _)| k == "OXIDE_SM").map(|(_, v)| v.clone()) {
-        if !s.starts_with("sm_") {
-            eprintln!("cargo oxide: --sm takes a target such as sm_90a, sm_90, sm_80");
-            return 2;
-        }
-    }
     let me = std::env::current_exe().unwrap();
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     c.arg(if run { "run" } else { "build" });
-    if let Some(e) = &package {
+    if let Some(e) = &b.package {
         c.arg("-p").arg(e);
     }
-    c.args(&cargo_args);
-    if run && !after_dashdash.is_empty() {
-        c.arg("--").args(&after_dashdash);
+    c.args(&b.cargo_args);
+    if run && !b.after_dashdash.is_empty() {
+        c.arg("--").args(&b.after_dashdash);
     }
     // RUSTC_WRAPPER (every crate: the oxide crates are path dependencies outside the user's
     // workspace) adds bitcode emission; the mangling flag in RUSTFLAGS changes every unit's hash,
@@ -312,18 +396,24 @@ fn build(args: &[String], run: bool) -> i32 {
         rustflags = format!("{} -Csymbol-mangling-version=v0", rustflags).trim().to_string();
     }
     // the device options in the unit hash too: changing --sm or --lineinfo relinks (new PTX)
-    let sm = envs.iter().find(|(k, _)| k == "OXIDE_SM").map(|(_, v)| v.clone()).unwrap_or_else(|| "sm_90a".into());
     rustflags = format!("{} --cfg oxide_sm=\"{}\"", rustflags, sm);
-    if envs.iter().any(|(k, _)| k == "OXIDE_LINEINFO") {
+    if b.lineinfo {
         rustflags.push_str(" --cfg oxide_lineinfo");
+        c.env("OXIDE_LINEINFO", "1");
     }
+    if b.sm.is_some() {
+        c.env("OXIDE_SM", &sm);
+    }
+    let mut report = report::Report::new();
     c.env("RUSTC_WRAPPER", &me)
         .env("RUSTFLAGS", rustflags)
         .env("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER", &me)
         .env("OXIDE_LINKER_MODE", "1")
-        .env("OXIDE_LIB", &lib);
-    for (k, v) in envs {
-        c.env(k, v);
+        .env("OXIDE_LIB", &lib)
+        .env(report::ENV, report.dir())
+        .stderr(std::process::Stdio::piped());
+    if report.color() && std::env::var_os("CARGO_TERM_COLOR").is_none() {
+        c.env("CARGO_TERM_COLOR", "always");
     }
     let mut child = match c.spawn() {
         Ok(child) => child,
@@ -338,6 +428,9 @@ fn build(args: &[String], run: bool) -> i32 {
         eprintln!("cargo oxide: {}", e);
         return 1;
     }
+    if let Some(err) = child.stderr.take() {
+        report.relay(err, &me.to_string_lossy());
+    }
     let code = match child.wait() {
         Ok(s) => s.code().unwrap_or(1),
         Err(e) => {
@@ -345,10 +438,10 @@ fn build(args: &[String], run: bool) -> i32 {
             1
         }
     };
-    if code != 0 || module_out.is_none() {
+    if code != 0 || b.module_out.is_none() {
         return code;
     }
-    write_module(&cargo_args, package, &module_out.unwrap(), &exports)
+    write_module(&b.cargo_args, b.package, b.module_out.as_deref().unwrap(), &b.exports)
 }
 
 /// `--module OUT`: the PTX the linker kept for the program, with the export names applied.
