@@ -96,6 +96,12 @@ void oxide__move_statics(LLVMModuleRef m);
  * 128-bit atomics, indirect branches), naming the Rust function: UNSUPPORTED. */
 oxide_status oxide__check_selectable(LLVMModuleRef m);
 
+/* ---- import_lineinfo.c ---- */
+
+/* Each kernel's wrapper gets a DISubprogram (in a lines-only unit) and its call of the entry a
+ * location, when the entry has debug info: NVPTX writes .loc only in functions with one. */
+void oxide__wrapper_lines(LLVMModuleRef m, const oxide_found_kernel *ks, size_t n);
+
 /* ---- import_diag.c ---- */
 
 /* UNSUPPORTED, with a message that names the kernel reaching the instruction at, the chain of
