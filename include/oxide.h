@@ -684,6 +684,12 @@ OXIDE_API oxide_status oxide_module_cache_key(oxide_module *mod, const oxide_opt
  * oxide_module_compile. */
 OXIDE_API oxide_status oxide_module_compile_cached(oxide_module *mod, const oxide_options *opts, const char *dir,
                                                    const char **ptx, size_t *len, int *hit);
+/* A key for mod's PTX that depends only on what its kernels are: like oxide_module_cache_key,
+ * but an imported bitcode unit that defines kernels counts only by the code and data its kernels
+ * reach (so an edit to host-only code keeps the key; with line info their lines count too), and
+ * a unit without kernels by its bytes. 64 hex digits (SHA-256) and a NUL. Reads the kernel
+ * units, so it costs a parse of each. Errors: INVALID_ARGUMENT, PARSE, OUT_OF_MEMORY. */
+OXIDE_API oxide_status oxide_module_kernel_key(oxide_module *mod, const oxide_options *opts, char key[65]);
 
 /* ======================================================================================
  * Manifest: the kernels, parameters and attributes a module's PTX carries

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ir.h"
+#include "llvm.h"
 
 /* Entries above this size are neither read nor written: a cache file is read whole, and a
  * corrupt size field or a planted file must not make the library allocate without bound. */
@@ -158,6 +158,32 @@ oxide_status oxide_module_cache_key(oxide_module *mod, const oxide_options *opts
     }
     sha_printf(&s, "module %zu\n", strlen(text));
     sha_put(&s, text, strlen(text));
+    sha_hex(&s, key);
+    return OXIDE_OK;
+}
+
+static void sha_put_cb(void *s, const void *data, size_t n) { sha_put(s, data, n); }
+
+oxide_status oxide_module_kernel_key(oxide_module *mod, const oxide_options *opts, char key[65]) {
+    if (!mod || !key)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_kernel_key: %s is NULL", mod ? "key" : "mod");
+    oxide_options defaults;
+    opts = oxide__options_or_default(opts, &defaults);
+    const char *text;
+    oxide_status st = oxide_module_print(mod, &text);
+    if (st)
+        return st;
+    pthread_once(&build_once, find_build_id);
+    sha256 s;
+    sha_init(&s);
+    sha_printf(&s, "oxide-kernel-key 1\nliboxide %s %s\n", oxide_version(), build_id);
+    sha_printf(&s, "target %s\nptx %d.%d\nopt %d\nfast_math %d\nline_info %d\n", opts->target, opts->ptx_major,
+               opts->ptx_minor, opts->opt_level, (int)opts->fast_math, (int)opts->line_info);
+    sha_printf(&s, "module %zu\n", strlen(text));
+    sha_put(&s, text, strlen(text));
+    /* the imported units: what their kernels reach (lib/import_key.c) */
+    if ((st = oxide__kernel_key_material(mod, opts->line_info, sha_put_cb, &s)))
+        return st;
     sha_hex(&s, key);
     return OXIDE_OK;
 }

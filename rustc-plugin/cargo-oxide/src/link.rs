@@ -137,11 +137,35 @@ pub fn main(args: &[String]) -> i32 {
             )
         })
         .collect();
-    // Same bitcode, toolchain, liboxide and options give the same PTX: a rebuild whose crates'
-    // bitcode did not change (a touched file, an edit rustc compiles to the same code) reuses it.
-    let key = cache_key(&units, &std_rlibs, &lib_path, &sm, lineinfo);
+    let lib = match crate::liboxide::Lib::open(&lib_path) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("cargo-oxide linker: {}", e);
+            return 1;
+        }
+    };
+    let fail = |e: String| {
+        // cargo oxide shows the report file in place of rustc's linker block
+        crate::report::write("error", &prog, &e);
+        eprintln!("error: oxide could not compile the kernels of {} for the GPU:\n  {}", out_name, e);
+        1
+    };
+    let session = match lib.session(&sm, lineinfo) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    if let Err(e) = session.import(&units) {
+        return fail(e);
+    }
+    // The same kernels, toolchain, liboxide and options give the same PTX: a rebuild after an
+    // edit to host-only code (or a touched file) reuses it. liboxide's kernel key reads only
+    // the units that define kernels, and hashes what their kernels reach.
+    let key = match session.kernel_key() {
+        Ok(k) => cache_key(&k, &std_rlibs),
+        Err(e) => return fail(e),
+    };
     let cached = match (std::fs::read_to_string(&key_file), std::fs::read_to_string(&ptx_file)) {
-        (Ok(k), Ok(p)) if k.trim() == key => Some(p),
+        (Ok(k), Ok(p)) if k == key => Some(p),
         _ => None,
     };
     let cache_hit = cached.is_some();
@@ -153,28 +177,21 @@ pub fn main(args: &[String]) -> i32 {
             // instances such as copy_from_slice::<u8> with the precompiled core instead of
             // compiling their own). liboxide parses only the units whose functions the kernels
             // turn out to need.
+            let mut libs: Vec<(String, Vec<u8>)> = Vec::new();
             for a in &std_rlibs {
                 let file = Path::new(a).file_name().unwrap().to_string_lossy().to_string();
                 let krate = file.trim_start_matches("lib").split('-').next().unwrap_or("").to_string();
                 if let Some(bc) = rlib_bitcode(Path::new(a)) {
-                    units.push((format!("library:{}", krate), bc));
+                    libs.push((format!("library:{}", krate), bc));
                 }
             }
-            let lib = match crate::liboxide::Lib::open(&lib_path) {
-                Ok(l) => l,
-                Err(e) => {
-                    eprintln!("cargo-oxide linker: {}", e);
-                    return 1;
-                }
-            };
-            match lib.compile(&units, &sm, lineinfo) {
+            units.extend(libs.iter().cloned());
+            if let Err(e) = session.import(&libs) {
+                return fail(e);
+            }
+            match session.compile() {
                 Ok(p) => p,
-                Err(e) => {
-                    // cargo oxide shows the report file in place of rustc's linker block
-                    crate::report::write("error", &prog, &e);
-                    eprintln!("error: oxide could not compile the kernels of {} for the GPU:\n  {}", out_name, e);
-                    return 1;
-                }
+                Err(e) => return fail(e),
             }
         }
     };
@@ -246,35 +263,22 @@ pub fn export_names(ptx: &str, exports: &[String]) -> String {
     out
 }
 
-/// The LLVM bitcode embedded in an rlib's object (section .llvmbc), as the standard library ships.
-/// A hash of everything the PTX depends on: the crates' bitcode, the standard-library rlibs
-/// offered (by path, size and time: they change only with the toolchain), liboxide itself,
-/// this program and the device options.
-fn cache_key(units: &[(String, Vec<u8>)], std_rlibs: &[&String], lib: &Path, sm: &str, lineinfo: bool) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    let stamp = |p: &Path, h: &mut std::collections::hash_map::DefaultHasher| {
-        p.hash(h);
-        if let Ok(m) = std::fs::metadata(p) {
-            m.len().hash(h);
-            m.modified().ok().hash(h);
-        }
-    };
-    for (name, data) in units {
-        name.hash(&mut h);
-        data.hash(&mut h);
-    }
+/// The PTX cache's key, as text: liboxide's kernel key (what the kernels are, with liboxide's
+/// identity and the options), the standard-library rlibs offered (by path and size: rustc names
+/// each rlib by a hash of the crate, so a new toolchain has new paths) and this program's version
+/// and size. Text, compared whole: no hash function of this program's own that could differ
+/// between the Rust releases it is built with.
+fn cache_key(kernel_key: &str, std_rlibs: &[&String]) -> String {
+    let mut k = format!("oxide-ptx-cache 2\nkernels {}\n", kernel_key);
     for r in std_rlibs {
-        stamp(Path::new(r.as_str()), &mut h);
+        k.push_str(&format!("std {} {}\n", r, std::fs::metadata(r.as_str()).map(|m| m.len()).unwrap_or(0)));
     }
-    stamp(lib, &mut h);
-    if let Ok(me) = std::env::current_exe() {
-        stamp(&me, &mut h);
-    }
-    (sm, lineinfo).hash(&mut h);
-    format!("{:016x}", h.finish())
+    let me = std::env::current_exe().ok().and_then(|p| std::fs::metadata(p).ok()).map(|m| m.len()).unwrap_or(0);
+    k.push_str(&format!("cargo-oxide {} {}\n", env!("CARGO_PKG_VERSION"), me));
+    k
 }
 
+/// The LLVM bitcode embedded in an rlib's object (section .llvmbc), as the standard library ships.
 fn rlib_bitcode(rlib: &Path) -> Option<Vec<u8>> {
     let data = std::fs::read(rlib).ok()?;
     if !data.starts_with(b"!<arch>\n") {

@@ -116,6 +116,9 @@ api! {
         -> oxide_status;
     /// The textual LLVM IR of the last compile of `m`.
     fn oxide_module_get_llvm_ir(m: *mut oxide_module, out: *mut *const c_char) -> oxide_status;
+    /// A key (64 hex digits and a NUL) that depends only on what the module's kernels are: an
+    /// edit to host-only code keeps it.
+    fn oxide_module_kernel_key(m: *mut oxide_module, opts: *const oxide_options, key: *mut c_char) -> oxide_status;
 
     /// The number of GPUs.
     fn oxide_device_count(count: *mut c_int) -> oxide_status;
