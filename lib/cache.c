@@ -164,25 +164,25 @@ oxide_status oxide_module_cache_key(oxide_module *mod, const oxide_options *opts
 
 static void sha_put_cb(void *s, const void *data, size_t n) { sha_put(s, data, n); }
 
-oxide_status oxide_module_kernel_key(oxide_module *mod, const oxide_options *opts, char key[65]) {
-    if (!mod || !key)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_kernel_key: %s is NULL", mod ? "key" : "mod");
+oxide_status oxide_bitcode_kernel_key(const oxide_bitcode_ref *units, size_t n, const oxide_options *opts,
+                                      char key[65]) {
+    if ((!units && n) || !key)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_bitcode_kernel_key: %s is NULL", key ? "units" : "key");
+    for (size_t i = 0; i < n; i++)
+        if (!units[i].data || !units[i].size)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_bitcode_kernel_key: unit %zu (%s) is empty", i,
+                               units[i].name ? units[i].name : "unnamed");
     oxide_options defaults;
     opts = oxide__options_or_default(opts, &defaults);
-    const char *text;
-    oxide_status st = oxide_module_print(mod, &text);
-    if (st)
-        return st;
     pthread_once(&build_once, find_build_id);
     sha256 s;
     sha_init(&s);
     sha_printf(&s, "oxide-kernel-key 1\nliboxide %s %s\n", oxide_version(), build_id);
     sha_printf(&s, "target %s\nptx %d.%d\nopt %d\nfast_math %d\nline_info %d\n", opts->target, opts->ptx_major,
                opts->ptx_minor, opts->opt_level, (int)opts->fast_math, (int)opts->line_info);
-    sha_printf(&s, "module %zu\n", strlen(text));
-    sha_put(&s, text, strlen(text));
-    /* the imported units: what their kernels reach (lib/import_key.c) */
-    if ((st = oxide__kernel_key_material(mod, opts->line_info, sha_put_cb, &s)))
+    /* what the units' kernels reach (lib/import_key.c) */
+    oxide_status st = oxide__kernel_key_material(units, n, opts->line_info, sha_put_cb, &s);
+    if (st)
         return st;
     sha_hex(&s, key);
     return OXIDE_OK;

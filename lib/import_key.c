@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <llvm-c/Analysis.h>
 #include <llvm-c/BitReader.h>
 #include <llvm-c/DebugInfo.h>
 
@@ -190,9 +191,9 @@ static oxide_status cut_to_kernels(LLVMModuleRef *units, size_t n, size_t self, 
     return OXIDE_OK;
 }
 
-static bool has_kernels(const oxide_bitcode_unit *u) {
+static bool has_kernels(const oxide_bitcode_ref *u) {
     static const char tag[] = "__oxide_kernel_entry_";
-    if (oxide__starts(u->name, "library:") || u->size < sizeof tag)
+    if ((u->name && oxide__starts(u->name, "library:")) || u->size < sizeof tag)
         return false;
     const char *d = (const char *)u->data;
     for (size_t i = 0; i + sizeof tag - 1 <= u->size; i++)
@@ -206,12 +207,12 @@ static void ignore_diag(LLVMDiagnosticInfoRef di, void *p) {
     (void)p;
 }
 
-oxide_status oxide__kernel_key_material(oxide_module *mod, bool line_info, void (*put)(void *, const void *, size_t),
-                                        void *ctx) {
+oxide_status oxide__kernel_key_material(const oxide_bitcode_ref *us, size_t n, bool line_info,
+                                        void (*put)(void *, const void *, size_t), void *ctx) {
     oxide__llvm_init();
     size_t nk = 0;
-    for (uint32_t i = 0; i < mod->bitcode.len; i++)
-        nk += has_kernels(mod->bitcode.items[i]);
+    for (size_t i = 0; i < n; i++)
+        nk += has_kernels(&us[i]);
     LLVMModuleRef *units = calloc(nk ? nk : 1, sizeof *units);
     if (!units)
         return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory computing the kernel key");
@@ -219,31 +220,39 @@ oxide_status oxide__kernel_key_material(oxide_module *mod, bool line_info, void 
     LLVMContextSetDiagnosticHandler(c, ignore_diag, NULL);
     oxide_status st = OXIDE_OK;
     size_t k = 0;
-    for (uint32_t i = 0; i < mod->bitcode.len && !st; i++) {
-        const oxide_bitcode_unit *u = mod->bitcode.items[i];
+    for (size_t i = 0; i < n && !st; i++) {
+        const oxide_bitcode_ref *u = &us[i];
+        const char *name = u->name ? u->name : "bitcode";
         if (!has_kernels(u))
             continue;
-        LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRange((const char *)u->data, u->size, u->name, 0);
+        /* as the import checks a unit before LLVM reads it: LLVM trusts well-formed bitcode */
+        if ((st = oxide__bitcode_precheck(u->data, u->size, name)))
+            break;
+        LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRange((const char *)u->data, u->size, name, 0);
         if (LLVMParseBitcodeInContext2(c, mb, &units[k]))
-            st = oxide__fail(OXIDE_ERROR_PARSE, "%s: could not read the bitcode", u->name);
+            st = oxide__fail(OXIDE_ERROR_PARSE, "%s: could not read the bitcode (malformed, or from a newer LLVM)",
+                             name);
+        else if (LLVMVerifyModule(units[k], LLVMReturnStatusAction, NULL))
+            st = oxide__fail(OXIDE_ERROR_PARSE, "%s: the bitcode reads as invalid LLVM IR (malformed or corrupted)",
+                             name);
         LLVMDisposeMemoryBuffer(mb);
         k++;
     }
     for (size_t i = 0; i < nk && !st; i++)
         st = cut_to_kernels(units, nk, i, line_info);
     k = 0;
-    for (uint32_t i = 0; i < mod->bitcode.len && !st; i++) {
-        const oxide_bitcode_unit *u = mod->bitcode.items[i];
+    for (size_t i = 0; i < n && !st; i++) {
+        const oxide_bitcode_ref *u = &us[i];
         char head[600];
         if (!has_kernels(u)) {
-            int n = snprintf(head, sizeof head, "unit %s %zu\n", u->name, u->size);
-            put(ctx, head, (size_t)n);
+            int len = snprintf(head, sizeof head, "unit %s %zu\n", u->name ? u->name : "", u->size);
+            put(ctx, head, (size_t)len);
             put(ctx, u->data, u->size);
             continue;
         }
         char *text = LLVMPrintModuleToString(units[k++]);
-        int n = snprintf(head, sizeof head, "kernels %s %zu\n", u->name, strlen(text));
-        put(ctx, head, (size_t)n);
+        int len = snprintf(head, sizeof head, "kernels %s %zu\n", u->name ? u->name : "", strlen(text));
+        put(ctx, head, (size_t)len);
         put(ctx, text, strlen(text));
         LLVMDisposeMessage(text);
     }

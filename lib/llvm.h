@@ -24,9 +24,9 @@ oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxid
 /* With line info: *m (disposed) replaced by the same module whose compile units all ask for
  * lines only (import_lineinfo.c), so the PTX has .file/.loc and no DWARF. */
 oxide_status oxide__import_line_tables(LLVMModuleRef *m);
-/* oxide_module_kernel_key's material for mod's imported units, handed to put (import_key.c). */
-oxide_status oxide__kernel_key_material(oxide_module *mod, bool line_info, void (*put)(void *, const void *, size_t),
-                                        void *ctx);
+/* oxide_bitcode_kernel_key's material for the units, handed to put (import_key.c). */
+oxide_status oxide__kernel_key_material(const oxide_bitcode_ref *units, size_t n, bool line_info,
+                                        void (*put)(void *, const void *, size_t), void *ctx);
 
 /* Legalise, optimise and emit m (consumed: disposed on every path) as PTX carrying the manifest
  * line for kernels. *ptx_out is malloc'd and NUL-terminated; *llvm_ir_out (when the pointer is not

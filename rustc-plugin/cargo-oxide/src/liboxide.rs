@@ -101,7 +101,45 @@ impl Lib {
         self.last_error_str().unwrap_or_else(|e| e)
     }
 
-    /// A compile of bitcode units for `sm`: import units, ask for the kernel key, compile.
+    /// What the kernels of these bitcode units are, for `sm` and line info
+    /// (oxide_bitcode_kernel_key): the same after an edit to host-only code. Only the units
+    /// that define kernels are read.
+    pub fn kernel_key(&self, units: &[(String, Vec<u8>)], sm: &str, lineinfo: bool) -> Result<String, String> {
+        let opts_create = sym!(self, oxide_options_create);
+        let opts_destroy = sym!(self, oxide_options_destroy);
+        let set_target = sym!(self, oxide_options_set_target);
+        let set_line = sym!(self, oxide_options_set_line_info);
+        let key_fn = sym!(self, oxide_bitcode_kernel_key);
+        let names: Vec<CString> = units.iter().map(|(n, _)| CString::new(n.as_str()).unwrap()).collect();
+        let refs: Vec<oxide_sys::oxide_bitcode_ref> = units
+            .iter()
+            .zip(&names)
+            .map(|((_, d), n)| oxide_sys::oxide_bitcode_ref {
+                name: n.as_ptr(),
+                data: d.as_ptr() as *const c_void,
+                size: d.len(),
+            })
+            .collect();
+        let csm = CString::new(sm).map_err(|_| "--sm: not a target name".to_string())?;
+        let mut key = [0 as c_char; 65];
+        // SAFETY: refs point into units and names, which outlive the call; key has 65 bytes.
+        unsafe {
+            let mut o = std::ptr::null_mut();
+            if opts_create(&mut o) != 0 {
+                return Err(self.last_error());
+            }
+            let ok = set_target(o, csm.as_ptr()) == 0
+                && set_line(o, lineinfo as c_int) == 0
+                && key_fn(refs.as_ptr(), refs.len(), o, key.as_mut_ptr()) == 0;
+            opts_destroy(o);
+            if !ok {
+                return Err(self.last_error());
+            }
+            Ok(CStr::from_ptr(key.as_ptr()).to_string_lossy().into_owned())
+        }
+    }
+
+    /// A compile of bitcode units for `sm`: import units, then compile.
     pub fn session(&self, sm: &str, lineinfo: bool) -> Result<Session<'_>, String> {
         let ctx_create = sym!(self, oxide_context_create);
         let mod_create = sym!(self, oxide_module_create);
@@ -148,19 +186,6 @@ impl Session<'_> {
             }
         }
         Ok(())
-    }
-
-    /// What the kernels of the units imported so far are (oxide_module_kernel_key): the same
-    /// after an edit to host-only code.
-    pub fn kernel_key(&self) -> Result<String, String> {
-        let lib = self.lib;
-        let key_fn = sym!(lib, oxide_module_kernel_key);
-        let mut key = [0 as c_char; 65];
-        // SAFETY: live handles; key has the 65 bytes the call writes.
-        if unsafe { key_fn(self.m, self.o, key.as_mut_ptr()) } != 0 {
-            return Err(lib.last_error());
-        }
-        Ok(unsafe { CStr::from_ptr(key.as_ptr()) }.to_string_lossy().into_owned())
     }
 
     /// Compile everything imported to PTX (with manifest).

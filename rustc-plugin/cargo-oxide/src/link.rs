@@ -150,17 +150,10 @@ pub fn main(args: &[String]) -> i32 {
         eprintln!("error: oxide could not compile the kernels of {} for the GPU:\n  {}", out_name, e);
         1
     };
-    let session = match lib.session(&sm, lineinfo) {
-        Ok(s) => s,
-        Err(e) => return fail(e),
-    };
-    if let Err(e) = session.import(&units) {
-        return fail(e);
-    }
     // The same kernels, toolchain, liboxide and options give the same PTX: a rebuild after an
     // edit to host-only code (or a touched file) reuses it. liboxide's kernel key reads only
     // the units that define kernels, and hashes what their kernels reach.
-    let key = match session.kernel_key() {
+    let key = match lib.kernel_key(&units, &sm, lineinfo) {
         Ok(k) => cache_key(&k, &std_rlibs),
         Err(e) => return fail(e),
     };
@@ -185,8 +178,12 @@ pub fn main(args: &[String]) -> i32 {
                     libs.push((format!("library:{}", krate), bc));
                 }
             }
-            units.extend(libs.iter().cloned());
-            if let Err(e) = session.import(&libs) {
+            units.extend(libs);
+            let session = match lib.session(&sm, lineinfo) {
+                Ok(s) => s,
+                Err(e) => return fail(e),
+            };
+            if let Err(e) = session.import(&units) {
                 return fail(e);
             }
             match session.compile() {
@@ -302,7 +299,8 @@ fn rlib_bitcode(rlib: &Path) -> Option<Vec<u8>> {
     None
 }
 
-fn elf_section<'a>(e: &'a [u8], want: &str) -> Option<&'a [u8]> {
+/// The bytes of section `want` of a 64-bit little-endian ELF file.
+pub fn elf_section<'a>(e: &'a [u8], want: &str) -> Option<&'a [u8]> {
     if e.len() < 64 || &e[0..4] != b"\x7fELF" || e[4] != 2 {
         return None;
     }

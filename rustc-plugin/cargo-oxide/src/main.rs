@@ -473,7 +473,17 @@ fn write_module(cargo_args: &[String], package: Option<String>, out: &str, expor
             all[0].clone()
         }
     };
-    let text = match std::fs::read_to_string(&ptx).or_else(|_| {
+    // The PTX the program carries: cargo does not relink a program whose inputs are all fresh
+    // (a build with other options switched back), so the copy beside it may be another
+    // build's; the copy is the fallback.
+    let stem = ptx.file_stem().unwrap().to_string_lossy().to_string();
+    let carried = [stem.clone(), stem.replace('_', "-")]
+        .iter()
+        .filter_map(|n| std::fs::read(dir.parent().unwrap().join(n)).ok())
+        .find_map(|bin| {
+            link::elf_section(&bin, ".oxide_ptx").map(|s| String::from_utf8_lossy(s).trim_end_matches('\0').to_string())
+        });
+    let text = match carried.ok_or(()).or_else(|_| std::fs::read_to_string(&ptx)).or_else(|_| {
         std::fs::read_to_string(
             dir.join(format!("{}.ptx", ptx.file_stem().unwrap().to_string_lossy().replace('_', "-"))),
         )
@@ -507,5 +517,48 @@ fn find_target_dir() -> PathBuf {
         if !d.pop() {
             return start.join("target");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn build_options_are_taken_and_the_rest_goes_to_cargo() {
+        let b = parse_build_args(&args("--release --sm=sm_80 --lineinfo -p app --module k.ptx --export a=b"), false)
+            .unwrap();
+        assert_eq!(b.sm.as_deref(), Some("sm_80"));
+        assert!(b.lineinfo && !b.help);
+        assert_eq!(b.cargo_args, args("--release -p app"));
+        assert!(b.module_out.unwrap().ends_with("/k.ptx"));
+        assert_eq!(b.exports, args("a=b"));
+        let r = parse_build_args(&args("app --release -- 1 2"), true).unwrap();
+        assert_eq!((r.package.as_deref(), r.after_dashdash), (Some("app"), args("1 2")));
+        assert!(parse_build_args(&args("-h"), false).unwrap().help);
+    }
+
+    #[test]
+    fn bad_build_options_say_what_to_write() {
+        let e = |s: &str| parse_build_args(&args(s), false).err().unwrap();
+        assert!(e("--sm").contains("--sm needs a target"), "{}", e("--sm"));
+        assert!(e("--sm --release").contains("--sm needs a target"));
+        assert!(e("--module k.ptx --export ab").contains("NAME=NEW"));
+        assert!(e("--export a=b").contains("add --module"));
+    }
+
+    #[test]
+    fn sm_is_checked_against_the_targets() {
+        for t in SM_TARGETS {
+            assert!(check_sm(t).is_ok());
+        }
+        let e = check_sm("sm_91").unwrap_err();
+        assert!(e.contains("sm_91") && e.contains("sm_90a, sm_100a"), "{}", e);
+        assert!(check_sm("90a").unwrap_err().contains("did you mean sm_90a?"));
+        assert!(check_sm("compute_80").unwrap_err().contains("did you mean sm_80?"));
     }
 }

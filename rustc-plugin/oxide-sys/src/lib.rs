@@ -70,6 +70,17 @@ pub struct oxide_launch_config {
     pub flags: u32,
 }
 
+/// One unit of LLVM bitcode for `oxide_bitcode_kernel_key`.
+#[repr(C)]
+pub struct oxide_bitcode_ref {
+    /// A name for messages (NUL-terminated).
+    pub name: *const c_char,
+    /// The bytes.
+    pub data: *const c_void,
+    /// Their number.
+    pub size: usize,
+}
+
 macro_rules! api {
     ($($(#[$m:meta])* fn $name:ident($($a:ident: $t:ty),* $(,)?) $(-> $r:ty)?;)*) => {
         extern "C" {
@@ -116,9 +127,10 @@ api! {
         -> oxide_status;
     /// The textual LLVM IR of the last compile of `m`.
     fn oxide_module_get_llvm_ir(m: *mut oxide_module, out: *mut *const c_char) -> oxide_status;
-    /// A key (64 hex digits and a NUL) that depends only on what the module's kernels are: an
-    /// edit to host-only code keeps it.
-    fn oxide_module_kernel_key(m: *mut oxide_module, opts: *const oxide_options, key: *mut c_char) -> oxide_status;
+    /// A key (64 hex digits and a NUL) for bitcode units that depends only on what their kernels
+    /// are: an edit to host-only code keeps it.
+    fn oxide_bitcode_kernel_key(units: *const oxide_bitcode_ref, n: usize, opts: *const oxide_options, key: *mut c_char)
+        -> oxide_status;
 
     /// The number of GPUs.
     fn oxide_device_count(count: *mut c_int) -> oxide_status;
