@@ -137,29 +137,45 @@ pub fn main(args: &[String]) -> i32 {
             )
         })
         .collect();
-    let lib = match crate::liboxide::Lib::open(&lib_path) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("cargo-oxide linker: {}", e);
-            return 1;
-        }
-    };
     let fail = |e: String| {
         // cargo oxide shows the report file in place of rustc's linker block
         crate::report::write("error", &prog, &e);
         eprintln!("error: oxide could not compile the kernels of {} for the GPU:\n  {}", out_name, e);
         1
     };
-    // The same kernels, toolchain, liboxide and options give the same PTX: a rebuild after an
-    // edit to host-only code (or a touched file) reuses it. liboxide's kernel key reads only
-    // the units that define kernels, and hashes what their kernels reach.
-    let key = match lib.kernel_key(&units, &sm, lineinfo) {
-        Ok(k) => cache_key(&k, &std_rlibs),
-        Err(e) => return fail(e),
-    };
-    let cached = match (std::fs::read_to_string(&key_file), std::fs::read_to_string(&ptx_file)) {
-        (Ok(k), Ok(p)) if k == key => Some(p),
-        _ => None,
+    let open_lib = || crate::liboxide::Lib::open(&lib_path).map_err(|e| format!("cargo-oxide linker: {}", e));
+    // The same kernels, toolchain, liboxide and options give the same PTX. Two keys, in the key
+    // file's first line and the rest: the units' bytes as at the last link (a touched file, a
+    // relink with nothing new: liboxide is not even opened), then what the kernels are
+    // (liboxide's kernel key, which reads only the units that define kernels and hashes what
+    // their kernels reach): an edit to host-only code reuses the PTX.
+    let quick = quick_key(&units, &std_rlibs, &lib_path, &sm, lineinfo);
+    let stored = std::fs::read_to_string(&key_file).unwrap_or_default();
+    let (stored_quick, stored_key) = stored.split_once('\n').unwrap_or(("", ""));
+    let old_ptx = std::fs::read_to_string(&ptx_file).ok();
+    let mut lib = None;
+    let key;
+    let cached = if old_ptx.is_some() && stored_quick == quick {
+        key = stored_key.to_string();
+        old_ptx
+    } else {
+        let l = match open_lib() {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("{}", e);
+                return 1;
+            }
+        };
+        key = match l.kernel_key(&units, &sm, lineinfo) {
+            Ok(k) => cache_key(&k, &std_rlibs),
+            Err(e) => return fail(e),
+        };
+        lib = Some(l);
+        if key == stored_key {
+            old_ptx
+        } else {
+            None
+        }
     };
     let cache_hit = cached.is_some();
     let ptx = match cached {
@@ -179,6 +195,7 @@ pub fn main(args: &[String]) -> i32 {
                 }
             }
             units.extend(libs);
+            let lib = lib.take().expect("opened for the kernel key");
             let session = match lib.session(&sm, lineinfo) {
                 Ok(s) => s,
                 Err(e) => return fail(e),
@@ -198,7 +215,9 @@ pub fn main(args: &[String]) -> i32 {
             eprintln!("cargo-oxide linker: {}: {}", ptx_file.display(), e);
             return 1;
         }
-        let _ = std::fs::write(&key_file, &key);
+    }
+    if stored_quick != quick || stored_key != key {
+        let _ = std::fs::write(&key_file, format!("{}\n{}", quick, key));
     }
     let obj = match ptx_object(&ptx_dir, &prog, &ptx_file, ptx.len()) {
         Ok(o) => o,
@@ -273,6 +292,43 @@ fn cache_key(kernel_key: &str, std_rlibs: &[&String]) -> String {
     let me = std::env::current_exe().ok().and_then(|p| std::fs::metadata(p).ok()).map(|m| m.len()).unwrap_or(0);
     k.push_str(&format!("cargo-oxide {} {}\n", env!("CARGO_PKG_VERSION"), me));
     k
+}
+
+/// FNV-1a (64 bits): a fixed, published function, so a key written by one build of cargo-oxide
+/// means the same to any other (std's DefaultHasher may change between Rust releases).
+fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h = (h ^ b as u64).wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+/// The first-level key: the crates' units byte for byte, the standard-library rlibs, liboxide
+/// (its path, size and modification time: only to notice a rebuilt liboxide, as liboxide's own
+/// module cache does; the kernel key names liboxide's build the same way), this program and
+/// the device options. A miss only means asking liboxide for the kernel key.
+fn quick_key(units: &[(String, Vec<u8>)], std_rlibs: &[&String], lib: &Path, sm: &str, lineinfo: bool) -> String {
+    let mut h = 0xcbf29ce484222325u64;
+    for (name, data) in units {
+        h = fnv1a(h, format!("unit {} {}\n", name, data.len()).as_bytes());
+        h = fnv1a(h, data);
+    }
+    let m = std::fs::metadata(lib).ok();
+    let stamp = m.as_ref().and_then(|m| m.modified().ok()).and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+    h = fnv1a(
+        h,
+        format!(
+            "{}\nliboxide {} {} {}\nsm {} lineinfo {}\n",
+            cache_key("", std_rlibs),
+            lib.display(),
+            m.map(|m| m.len()).unwrap_or(0),
+            stamp.map(|d| d.as_nanos()).unwrap_or(0),
+            sm,
+            lineinfo
+        )
+        .as_bytes(),
+    );
+    format!("units {:016x}", h)
 }
 
 /// The LLVM bitcode embedded in an rlib's object (section .llvmbc), as the standard library ships.
