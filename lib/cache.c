@@ -51,16 +51,15 @@ static void sha_block(sha256 *s, const unsigned char *p) {
         w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
     memcpy(v, s->h, sizeof v);
+    /* the working variables in registers (a memmove of the eight each round was most of the
+     * time a key of large bitcode took) */
+    uint32_t a = v[0], b = v[1], c = v[2], d = v[3], e = v[4], f = v[5], g = v[6], h = v[7];
     for (int i = 0; i < 64; i++) {
-        uint32_t t1 =
-            v[7] + (ror(v[4], 6) ^ ror(v[4], 11) ^ ror(v[4], 25)) + ((v[4] & v[5]) ^ (~v[4] & v[6])) + K256[i] + w[i];
-        uint32_t t2 = (ror(v[0], 2) ^ ror(v[0], 13) ^ ror(v[0], 22)) + ((v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]));
-        memmove(v + 1, v, 7 * sizeof v[0]);
-        v[4] += t1;
-        v[0] = t1 + t2;
+        uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + K256[i] + w[i];
+        uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+        h = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
     }
-    for (int i = 0; i < 8; i++)
-        s->h[i] += v[i];
+    s->h[0] += a, s->h[1] += b, s->h[2] += c, s->h[3] += d, s->h[4] += e, s->h[5] += f, s->h[6] += g, s->h[7] += h;
 }
 
 static void sha_init(sha256 *s) {
@@ -74,6 +73,11 @@ static void sha_init(sha256 *s) {
 static void sha_put(sha256 *s, const void *data, size_t n) {
     const unsigned char *p = data;
     s->len += n;
+    /* whole blocks straight from the input */
+    while (!s->nbuf && n >= 64) {
+        sha_block(s, p);
+        p += 64, n -= 64;
+    }
     while (n) {
         size_t k = 64 - s->nbuf < n ? 64 - s->nbuf : n;
         memcpy(s->buf + s->nbuf, p, k);

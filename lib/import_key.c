@@ -11,6 +11,7 @@
  * more than hashing it, and a library a kernel calls into changes only when its own code does. A
  * function of a kernel unit that another kernel unit declares is reached from there, so it is
  * kept too. */
+#define _GNU_SOURCE /* memmem */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,13 @@ static oxide_status cut_to_kernels(LLVMModuleRef *units, size_t n, size_t self, 
     free(w.work);
     if (w.oom)
         return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory computing the kernel key");
+    /* what is left must be valid IR before the debug info is stripped and the module printed
+     * (both misread a malformed unit's nodes, as import.c notes); checking it now, cut down,
+     * costs a fraction of checking the whole unit */
+    size_t idl;
+    if (LLVMVerifyModule(m, LLVMReturnStatusAction, NULL))
+        return oxide__fail(OXIDE_ERROR_PARSE, "%s: the bitcode reads as invalid LLVM IR (malformed or corrupted)",
+                           LLVMGetModuleIdentifier(m, &idl));
     if (!line_info)
         LLVMStripModuleDebugInfo(m);
     /* the declarations nothing kept uses (not globaldce: it would also drop the kernel entries,
@@ -195,11 +203,7 @@ static bool has_kernels(const oxide_bitcode_ref *u) {
     static const char tag[] = "__oxide_kernel_entry_";
     if ((u->name && oxide__starts(u->name, "library:")) || u->size < sizeof tag)
         return false;
-    const char *d = (const char *)u->data;
-    for (size_t i = 0; i + sizeof tag - 1 <= u->size; i++)
-        if (d[i] == '_' && !memcmp(d + i, tag, sizeof tag - 1))
-            return true;
-    return false;
+    return memmem(u->data, u->size, tag, sizeof tag - 1) != NULL;
 }
 
 static void ignore_diag(LLVMDiagnosticInfoRef di, void *p) {
@@ -231,9 +235,6 @@ oxide_status oxide__kernel_key_material(const oxide_bitcode_ref *us, size_t n, b
         LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRange((const char *)u->data, u->size, name, 0);
         if (LLVMParseBitcodeInContext2(c, mb, &units[k]))
             st = oxide__fail(OXIDE_ERROR_PARSE, "%s: could not read the bitcode (malformed, or from a newer LLVM)",
-                             name);
-        else if (LLVMVerifyModule(units[k], LLVMReturnStatusAction, NULL))
-            st = oxide__fail(OXIDE_ERROR_PARSE, "%s: the bitcode reads as invalid LLVM IR (malformed or corrupted)",
                              name);
         LLVMDisposeMemoryBuffer(mb);
         k++;
