@@ -144,6 +144,12 @@ static bool declared_elsewhere(LLVMValueRef f, LLVMModuleRef *units, size_t n, s
 /* Unit `self` of the kernel units, cut down to what kernels reach (see the file's comment). */
 static oxide_status cut_to_kernels(LLVMModuleRef *units, size_t n, size_t self, bool line_info) {
     LLVMModuleRef m = units[self];
+    /* valid IR before anything walks it: the reader checks records one by one, not that the
+     * whole module makes sense (import.c's verify_unit, for the same reason) */
+    size_t idl;
+    if (LLVMVerifyModule(m, LLVMReturnStatusAction, NULL))
+        return oxide__fail(OXIDE_ERROR_PARSE, "%s: the bitcode reads as invalid LLVM IR (malformed or corrupted)",
+                           LLVMGetModuleIdentifier(m, &idl));
     walk w;
     memset(&w, 0, sizeof w);
     for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
@@ -175,13 +181,6 @@ static oxide_status cut_to_kernels(LLVMModuleRef *units, size_t n, size_t self, 
     free(w.work);
     if (w.oom)
         return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory computing the kernel key");
-    /* what is left must be valid IR before the debug info is stripped and the module printed
-     * (both misread a malformed unit's nodes, as import.c notes); checking it now, cut down,
-     * costs a fraction of checking the whole unit */
-    size_t idl;
-    if (LLVMVerifyModule(m, LLVMReturnStatusAction, NULL))
-        return oxide__fail(OXIDE_ERROR_PARSE, "%s: the bitcode reads as invalid LLVM IR (malformed or corrupted)",
-                           LLVMGetModuleIdentifier(m, &idl));
     if (!line_info)
         LLVMStripModuleDebugInfo(m);
     /* the declarations nothing kept uses (not globaldce: it would also drop the kernel entries,
