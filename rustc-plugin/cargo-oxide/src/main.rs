@@ -93,6 +93,11 @@ fn wrap_rustc(rustc: &str, args: &[String]) -> i32 {
         // keeps what it asked for.
         if !args.iter().any(|a| a.contains("debuginfo=") || a == "-g") {
             out.push("-Cdebuginfo=line-tables-only".into());
+            // the program itself stays as the profile made it, without debug info (and its
+            // link does not write it)
+            if !args.iter().any(|a| a.contains("strip=")) {
+                out.push("-Cstrip=debuginfo".into());
+            }
         }
     }
     match Command::new(rustc).args(&out).status() {
