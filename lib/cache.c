@@ -138,6 +138,15 @@ static void find_build_id(void) {
                  (long)st.st_mtim.tv_nsec);
 }
 
+/* The start of both keys: what they are, this liboxide, the options. */
+static void key_header(sha256 *s, const char *kind, const oxide_options *opts) {
+    pthread_once(&build_once, find_build_id);
+    sha_init(s);
+    sha_printf(s, "%s\nliboxide %s %s\n", kind, oxide_version(), build_id);
+    sha_printf(s, "target %s\nptx %d.%d\nopt %d\nfast_math %d\nline_info %d\n", opts->target, opts->ptx_major,
+               opts->ptx_minor, opts->opt_level, (int)opts->fast_math, (int)opts->line_info);
+}
+
 oxide_status oxide_module_cache_key(oxide_module *mod, const oxide_options *opts, char key[65]) {
     if (!mod || !key)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_cache_key: %s is NULL", mod ? "key" : "mod");
@@ -147,12 +156,8 @@ oxide_status oxide_module_cache_key(oxide_module *mod, const oxide_options *opts
     oxide_status st = oxide_module_print(mod, &text);
     if (st)
         return st;
-    pthread_once(&build_once, find_build_id);
     sha256 s;
-    sha_init(&s);
-    sha_printf(&s, "oxide-cache-key 1\nliboxide %s %s\n", oxide_version(), build_id);
-    sha_printf(&s, "target %s\nptx %d.%d\nopt %d\nfast_math %d\nline_info %d\n", opts->target, opts->ptx_major,
-               opts->ptx_minor, opts->opt_level, (int)opts->fast_math, (int)opts->line_info);
+    key_header(&s, "oxide-cache-key 1", opts);
     /* imported bitcode is not part of the printed text, but it is part of the PTX */
     sha_printf(&s, "bitcode %u\n", mod->bitcode.len);
     for (uint32_t i = 0; i < mod->bitcode.len; i++) {
@@ -178,12 +183,8 @@ oxide_status oxide_bitcode_kernel_key(const oxide_bitcode_ref *units, size_t n, 
                                units[i].name ? units[i].name : "unnamed");
     oxide_options defaults;
     opts = oxide__options_or_default(opts, &defaults);
-    pthread_once(&build_once, find_build_id);
     sha256 s;
-    sha_init(&s);
-    sha_printf(&s, "oxide-kernel-key 1\nliboxide %s %s\n", oxide_version(), build_id);
-    sha_printf(&s, "target %s\nptx %d.%d\nopt %d\nfast_math %d\nline_info %d\n", opts->target, opts->ptx_major,
-               opts->ptx_minor, opts->opt_level, (int)opts->fast_math, (int)opts->line_info);
+    key_header(&s, "oxide-kernel-key 1", opts);
     /* what the units' kernels reach (lib/import_key.c) */
     oxide_status st = oxide__kernel_key_material(units, n, opts->line_info, sha_put_cb, &s);
     if (st)
