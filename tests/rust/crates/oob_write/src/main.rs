@@ -32,5 +32,8 @@ fn main() {
     let host = out.to_host_vec(&s).unwrap();
     // every thread but 0 wrote its element; thread 0's write went past the end
     let bad = (1..n).filter(|&i| host[i] != i as f32 + 0.5).count();
-    println!("{}", if bad == 0 && host[0] == 0.0 { "ran: threads 1.. wrote their elements" } else { "FAILED: wrong elements" });
+    println!(
+        "{}",
+        if bad == 0 && host[0] == 0.0 { "ran: threads 1.. wrote their elements" } else { "FAILED: wrong elements" }
+    );
 }
