@@ -168,6 +168,11 @@ sys.exit(0 if any("panic_trap/src/main.rs:" in m and "negative input {} at {}" i
 PY
 done
 
+# a link that fails for another reason (the real linker) keeps rustc's block: nothing is hidden
+out="$(cd "$EX" && touch vecadd/src/main.rs && OXIDE_REAL_LINKER=false cargo oxide build -p vecadd 2>&1)" && bad "a failing real linker passed" || {
+    grep -q "error: linking with" <<<"$out" && pass "a real linker's failure keeps rustc's linker block" || { echo "$out"; bad "a real linker's failure was hidden"; }; }
+(cd "$EX" && cargo oxide build -p vecadd -q) || bad "vecadd rebuild"
+
 echo "== cargo oxide build --help, a bad --sm, --export without --module"
 out="$(cargo oxide build --help)" && for o in --sm --lineinfo --module --export sm_90a; do grep -q -- "$o" <<<"$out" || bad "--help lacks $o"; done && pass "build --help documents --sm, --lineinfo, --module, --export"
 t0=$(date +%s%N)

@@ -111,7 +111,9 @@ impl Report {
     /// "Finished".
     pub fn relay(&mut self, from: impl Read, me: &str) {
         let mut err = std::io::stderr().lock();
-        let mut skipping = false;
+        // rustc's block about the failed link, held back until its end: shown as it is when the
+        // linker left no refusal (the real linker failed, on host code)
+        let mut held: Option<Vec<u8>> = None;
         let mut reader = BufReader::new(from);
         let mut buf = Vec::new();
         loop {
@@ -122,15 +124,16 @@ impl Report {
             }
             let line = String::from_utf8_lossy(&buf);
             let plain = strip_ansi(&line);
-            if skipping {
+            if let Some(block) = held.as_mut() {
+                block.extend_from_slice(&buf);
                 if plain.trim().is_empty() {
-                    skipping = false;
-                    self.print_errors(&mut err);
+                    let block = held.take().unwrap();
+                    self.end_block(&block, &mut err);
                 }
                 continue;
             }
             if plain.starts_with("error: linking with `") && plain.contains(me) {
-                skipping = true;
+                held = Some(buf.clone());
                 continue;
             }
             if plain.trim_start().starts_with("Finished ") {
@@ -139,7 +142,19 @@ impl Report {
             let _ = err.write_all(&buf);
             let _ = err.flush();
         }
+        if let Some(block) = held {
+            self.end_block(&block, &mut err);
+        }
         self.print_errors(&mut err);
+    }
+
+    /// The refusals the linker wrote in place of rustc's block, or the block when there are none.
+    fn end_block(&mut self, block: &[u8], err: &mut impl Write) {
+        let before = self.shown.len();
+        self.print_errors(err);
+        if self.shown.len() == before {
+            let _ = err.write_all(block);
+        }
     }
 }
 
