@@ -53,7 +53,9 @@ fn expand_response_files(args: &[String]) -> Vec<String> {
 }
 
 /// Assembles the object that carries the PTX file into the program (`OXIDE_PTX`, `OXIDE_PTX_LEN`).
-fn ptx_object(ptx_dir: &Path, prog: &str, ptx_file: &Path, ptx_len: usize) -> Result<PathBuf, String> {
+/// `reuse`: the PTX file was not rewritten, so an object assembled from the same text is current
+/// (assembling runs the C compiler: a process a warm rebuild need not pay for).
+fn ptx_object(ptx_dir: &Path, prog: &str, ptx_file: &Path, ptx_len: usize, reuse: bool) -> Result<PathBuf, String> {
     let asm = ptx_dir.join(format!("{}.oxide_ptx.s", prog));
     let obj = ptx_dir.join(format!("{}.oxide_ptx.o", prog));
     let text = format!(
@@ -61,6 +63,10 @@ fn ptx_object(ptx_dir: &Path, prog: &str, ptx_file: &Path, ptx_len: usize) -> Re
          .section .rodata.oxide_ptx_len,\"a\",@progbits\n.balign 8\n.globl OXIDE_PTX_LEN\n.type OXIDE_PTX_LEN,@object\nOXIDE_PTX_LEN:\n.quad {}\n.size OXIDE_PTX_LEN, 8\n\
          .section .note.GNU-stack,\"\",@progbits\n",
         ptx_file.display(), ptx_len);
+    if reuse && obj.exists() && std::fs::read_to_string(&asm).is_ok_and(|t| t == text) {
+        return Ok(obj);
+    }
+    let _ = std::fs::remove_file(&obj); // an object is there only when assembled from this text
     std::fs::write(&asm, text).map_err(|e| format!("{}: {}", asm.display(), e))?;
     match Command::new(real_linker()).arg("-c").arg(&asm).arg("-o").arg(&obj).status() {
         Ok(s) if s.success() => Ok(obj),
@@ -219,7 +225,7 @@ pub fn main(args: &[String]) -> i32 {
     if stored_quick != quick || stored_key != key {
         let _ = std::fs::write(&key_file, format!("{}\n{}", quick, key));
     }
-    let obj = match ptx_object(&ptx_dir, &prog, &ptx_file, ptx.len()) {
+    let obj = match ptx_object(&ptx_dir, &prog, &ptx_file, ptx.len(), cache_hit) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("cargo-oxide linker: {}", e);
