@@ -142,7 +142,7 @@ expect_refusal() {
         grep -q '^error: kernel `' "$TMP/r.log" || { bad "refuse $p: no 'error: kernel' headline"; return; }
         if grep -q "linking with\|nodefaultlibs\|rcgu\.o" "$TMP/r.log"; then cat "$TMP/r.log"; bad "refuse $p: the linker command line is shown"; return; fi
     fi
-    pass "refuse $p ${RFLAG:-}: $(grep -m1 '^error: ' "$TMP/r.log" | cut -c1-140)${at/#-/} $([ "$at" = - ] || echo "(--> $at)")"
+    pass "refuse $p ${RFLAG:-}: $(grep -m1 '^error: ' "$TMP/r.log" | cut -c1-140) $([ "$at" = - ] || echo "(--> $at)")"
 }
 expect_refusal std_call std_call/src/main.rs:7 "std_call::kernels::bad_kernel" "std::io::stdio::_print" "standard library"
 expect_refusal alloc alloc/src/main.rs:9 "heap allocation" "the call chain from the kernel:" "-> <alloc::raw_vec::RawVecInner>::deallocate" \
