@@ -141,6 +141,32 @@ static bool declared_elsewhere(LLVMValueRef f, LLVMModuleRef *units, size_t n, s
     return false;
 }
 
+static int by_name(const void *a, const void *b) {
+    size_t n;
+    return strcmp(LLVMGetValueName2(*(LLVMValueRef const *)a, &n), LLVMGetValueName2(*(LLVMValueRef const *)b, &n));
+}
+
+/* The declarations in name order, at the end: rustc orders a unit's functions by where host
+ * code first used them (an edit to main that first calls llvm.umul.with.overflow moved that
+ * declaration, and the printer's attribute-group numbers with it), which must not change the
+ * key. */
+static oxide_status sort_declarations(LLVMModuleRef m) {
+    size_t n = 0, i = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+        n += LLVMIsDeclaration(f) != 0;
+    LLVMValueRef *d = malloc((n ? n : 1) * sizeof *d);
+    if (!d)
+        return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory computing the kernel key");
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f && i < n; f = LLVMGetNextFunction(f))
+        if (LLVMIsDeclaration(f))
+            d[i++] = f;
+    qsort(d, n, sizeof *d, by_name);
+    for (i = 0; i < n; i++)
+        oxide__declare_instead(m, d[i]); /* a fresh declaration, added last */
+    free(d);
+    return OXIDE_OK;
+}
+
 /* Unit `self` of the kernel units, cut down to what kernels reach (see the file's comment). */
 static oxide_status cut_to_kernels(LLVMModuleRef *units, size_t n, size_t self, bool line_info) {
     LLVMModuleRef m = units[self];
@@ -195,7 +221,7 @@ static oxide_status cut_to_kernels(LLVMModuleRef *units, size_t n, size_t self, 
         if (!LLVMGetInitializer(g) && !LLVMGetFirstUse(g))
             LLVMDeleteGlobal(g);
     }
-    return OXIDE_OK;
+    return sort_declarations(m);
 }
 
 static bool has_kernels(const oxide_bitcode_ref *u) {

@@ -242,8 +242,11 @@ for profile in dev release; do
     VLOG="$EX/target/$dir/oxide/vecadd.log"
     (cd "$EX" && cargo oxide build $flag -p vecadd -q && touch vecadd/src/main.rs && cargo oxide build $flag -p vecadd -q) && grep -q "unchanged: reused" "$VLOG" \
         && pass "touched source: PTX reused ($profile)" || bad "touched source ($profile): $(cat "$VLOG")"
-    # an edit to main (host-only code): a new string, and a new host function
+    # an edit to main (host-only code): a new string, a closure that multiplies (in a dev build
+    # the overflow check's intrinsic is then first used by host code), and a new host function
     sed -i 's/PASSED: all {N} elements correct/PASSED: each of the {N} elements correct/' "$VSRC"
+    sed -i 's/^    let stream = ctx.default_stream();/    let stream = ctx.default_stream();\n    let f = |k: u32| k * 3 + 2;\n    println!("{}", f(N as u32));/' "$VSRC"
+    grep -q "let f = |k: u32|" "$VSRC" || bad "the host-only edit did not apply"
     echo "pub fn oxide_cache_probe() -> u32 { 7 }" >>"$VSRC"
     out="$(cd "$EX" && cargo oxide build $flag -p vecadd 2>&1)" && grep -q "unchanged: reused" "$VLOG" && grep -q "PTX reused" <<<"$out" \
         && pass "host-only edit: PTX reused ($profile)" || bad "host-only edit ($profile): $(cat "$VLOG")"
