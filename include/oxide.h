@@ -695,9 +695,11 @@ typedef struct oxide_bitcode_ref {
  * that defines kernels counts by the code and data its kernels reach (so an edit to host-only
  * code keeps the key; with line info the lines count too), any other unit by its bytes; with
  * this liboxide's identity and the options. 64 hex digits (SHA-256) and a NUL. Parses only the
- * units with kernels, and does not store the units anywhere (a build tool asks for the key, and
- * imports and compiles only when it changed). Errors: INVALID_ARGUMENT, PARSE (a unit with
- * kernels that is not readable bitcode, named), OUT_OF_MEMORY. */
+ * units with kernels (in this process, as oxide_module_compile does: check bitcode you do not
+ * trust with oxide_module_import_bitcode_isolated first), and does not store the units (a build
+ * tool asks for the key, and imports and compiles only when it changed). Errors:
+ * INVALID_ARGUMENT, PARSE (a unit with kernels that is not readable bitcode, named),
+ * OUT_OF_MEMORY. */
 OXIDE_API oxide_status oxide_bitcode_kernel_key(const oxide_bitcode_ref *units, size_t n, const oxide_options *opts,
                                                 char key[65]);
 
