@@ -525,7 +525,14 @@ typedef enum oxide_op {
     OXIDE_OP_CVT_E5M2X2_F16X2 = 212, /* cvt.e5m2x2.f16x2 */
     OXIDE_OP_CVT_F16X2_E4M3X2 = 213, /* cvt.f16x2.e4m3x2 */
     OXIDE_OP_CVT_F16X2_E5M2X2 = 214, /* cvt.f16x2.e5m2x2 */
-    OXIDE_OP_COUNT_ = 215
+    OXIDE_OP_WGMMA_WAIT_ACC = 215, /* wgmma.wait_group.acc */
+    OXIDE_OP_WGMMA_BF16_RS = 216, /* wgmma.mma_async.rs.bf16 */
+    OXIDE_OP_WGMMA_F16_RS = 217, /* wgmma.mma_async.rs.f16 */
+    OXIDE_OP_WGMMA_E4M3_E4M3 = 218, /* wgmma.mma_async.e4m3.e4m3 */
+    OXIDE_OP_WGMMA_E4M3_E5M2 = 219, /* wgmma.mma_async.e4m3.e5m2 */
+    OXIDE_OP_WGMMA_E5M2_E4M3 = 220, /* wgmma.mma_async.e5m2.e4m3 */
+    OXIDE_OP_WGMMA_E5M2_E5M2 = 221, /* wgmma.mma_async.e5m2.e5m2 */
+    OXIDE_OP_COUNT_ = 222
 } oxide_op;
 /* END GENERATED OPS */
 /* clang-format on */
@@ -648,6 +655,14 @@ OXIDE_API oxide_status oxide_module_import_bitcode(oxide_module *mod, const void
 OXIDE_API oxide_status oxide_module_import_bitcode_isolated(oxide_module *mod, const void *data, size_t size,
                                                             const char *unit_name, size_t max_memory,
                                                             unsigned max_seconds);
+/* The tile kernels of the imported bitcode (Rust `#[tile_kernel]`s of cuda-tile) lifted into
+ * tile kernels of mod, which then print, interpret and compile as any other (docs/rust.md, "Tile
+ * kernels in Rust"). After one success later calls do nothing; a failed call leaves mod as it was.
+ * oxide_module_compile calls it.
+ * Errors: UNSUPPORTED (what cannot be lifted: names the kernel, the Rust source line where the
+ * bitcode has debug info, and what to write instead), TYPE_MISMATCH and VERIFY (a tile op's rule,
+ * naming the kernel and line), PARSE (unreadable bitcode or descriptors). */
+OXIDE_API oxide_status oxide_module_import_tile_kernels(oxide_module *mod);
 
 /* Compile to PTX text that carries the manifest (docs/design.md section 5). Verifies first.
  * *ptx is NUL-terminated, lives until the next compile of this module or its destruction;
@@ -734,6 +749,25 @@ OXIDE_API oxide_status oxide_manifest_param_rank(const oxide_manifest *m, size_t
 /* The block shape the compiler chose (lowered tile kernels: launches default to it); (0,0,0)
  * when the launch gives the block. */
 OXIDE_API oxide_status oxide_manifest_kernel_block(const oxide_manifest *m, size_t k, uint32_t block[3]);
+
+/* A kernel's launch contract (Rust's #[launch_contract]; docs/runtime.md, "Launch contracts"):
+ * what every launch of the kernel must satisfy, checked by every launch (C, C++, Python, Rust).
+ * fields says which parts the kernel declares; the others are ignored. */
+#define OXIDE_CONTRACT_DOMAIN 1u     /* domain: 1, 2 or 3; the grid and block are 1 beyond it */
+#define OXIDE_CONTRACT_BLOCK 2u      /* block: exactly this block (the PTX says .reqntid) */
+#define OXIDE_CONTRACT_SMEM 4u       /* smem_min..smem_max: the dynamic shared memory, in bytes */
+#define OXIDE_CONTRACT_SMEM_ALIGN 8u /* smem_align: its alignment in the PTX (a power of two) */
+#define OXIDE_CONTRACT_MIN_CC 16u    /* min_cc: the oldest compute capability (major, minor) */
+typedef struct oxide_launch_contract {
+    uint32_t fields; /* OXIDE_CONTRACT_* */
+    uint32_t domain;
+    uint32_t block[3];
+    uint32_t smem_min, smem_max; /* inclusive; equal for an exact size */
+    uint32_t smem_align;
+    uint32_t min_cc[2];
+} oxide_launch_contract;
+/* k's contract (fields 0: it declares none). */
+OXIDE_API oxide_status oxide_manifest_kernel_contract(const oxide_manifest *m, size_t k, oxide_launch_contract *out);
 
 /* ======================================================================================
  * Host runtime (runtime/; also in the LLVM-free liboxide_runtime)
@@ -839,6 +873,13 @@ OXIDE_API oxide_device *oxide_stream_get_device(const oxide_stream *stream);
  * it (not on the default stream). Errors: STATE (default stream, already capturing). */
 OXIDE_API oxide_status oxide_stream_begin_capture(oxide_stream *stream);
 OXIDE_API oxide_status oxide_stream_end_capture(oxide_stream *stream, oxide_graph **out);
+/* fn(user, status) runs once on a driver thread when the work queued on stream so far has
+ * completed: status OXIDE_OK, or OXIDE_ERROR_CUDA when the device failed first (it still runs, so
+ * a waiter is always woken; ask the stream for the error). fn must not call CUDA or oxide runtime
+ * functions. Errors: STATE (the stream is capturing: use oxide_task_host_fn in captured work),
+ * UNSUPPORTED (a driver without cuStreamAddCallback), CUDA. */
+typedef void (*oxide_stream_callback)(void *user, oxide_status status);
+OXIDE_API oxide_status oxide_stream_add_callback(oxide_stream *stream, oxide_stream_callback fn, void *user);
 
 /* ---- events ---- */
 
@@ -1060,6 +1101,28 @@ OXIDE_API oxide_status oxide_kernel_launch_ex(oxide_kernel *k, oxide_stream *str
  * kernelParams: one pointer per PTX parameter; a slice is two). */
 OXIDE_API oxide_status oxide_kernel_launch_raw(oxide_kernel *k, oxide_stream *stream, const oxide_launch_config *cfg,
                                                void **params);
+/* A launch shape checked against a launch contract and the limits of dev, without launching
+ * (Rust's prepare_NAME does it once): the contract's fields, then the block (at most 1024
+ * threads, 1024 x 1024 x 64), the grid (2^31-1 x 65535 x 65535) and the dynamic shared memory
+ * (what dev allows a block). cfg->smem is the size itself (0 is none); kernel names the kernel
+ * in messages. Errors: LAUNCH (names the kernel, the contract field or limit, and the value
+ * given), INVALID_ARGUMENT (NULL, a malformed contract). */
+OXIDE_API oxide_status oxide_launch_contract_check(oxide_device *dev, const char *kernel,
+                                                   const oxide_launch_contract *contract,
+                                                   const oxide_launch_config *cfg);
+/* The same for a loaded kernel: its manifest's contract (none: limits only), the device's limits
+ * and the kernel's own (its threads per block). smem 0 means the manifest's dyn_smem, as in a
+ * launch. */
+OXIDE_API oxide_status oxide_kernel_check_launch(oxide_kernel *k, const oxide_launch_config *cfg);
+/* A PTX bundle (one PTX text per target, as `cargo oxide build --sm sm_80,sm_90a` makes for a
+ * program or a --module file; docs/runtime.md, "PTX bundles") gives the text for a GPU of compute
+ * capability major.minor: the arch-specific target of exactly that capability (sm_90a on 9.0),
+ * else the newest target at or below it, which the driver JIT-compiles. *ptx points into data.
+ * Plain PTX comes back as it is (target ""). oxide_loaded_module_load_ptx does this itself.
+ * target (may be NULL) gets the chosen target's name. Errors: UNSUPPORTED (no target runs there:
+ * names them and the capability), PARSE (a malformed bundle), INVALID_ARGUMENT. */
+OXIDE_API oxide_status oxide_ptx_bundle_select(const char *data, size_t len, int major, int minor, const char **ptx,
+                                               size_t *ptx_len, char *target, size_t target_cap);
 
 /* ---- async composition: lazy tasks, run on submit/sync, captured as CUDA graphs ---- */
 
@@ -1098,6 +1161,24 @@ OXIDE_API oxide_status oxide_graph_create(oxide_task *task, oxide_graph **out);
 /* Replay the graph on stream (NULL: default); each replay does the task's work again. */
 OXIDE_API oxide_status oxide_graph_launch(oxide_graph *graph, oxide_stream *stream);
 OXIDE_API void oxide_graph_destroy(oxide_graph *graph);
+
+/* ---- NVTX ranges (docs/runtime.md, "NVTX ranges") ---- */
+
+/* Open a range named name on the calling thread, as Nsight Systems shows it, until the matching
+ * oxide_nvtx_pop. NVTX is opened with dlopen at the first call: the library OXIDE_NVTX_LIBRARY
+ * names, else libnvtx3interop.so.1 (CUDA 13), else libnvToolsExt.so.1 (CUDA 12). Without one the
+ * ranges do nothing and the calls still succeed, so code can leave them in.
+ * Errors: INVALID_ARGUMENT (name NULL). */
+OXIDE_API oxide_status oxide_nvtx_push(const char *name);
+/* Close the innermost range this thread opened. Errors: STATE (none is open on this thread). */
+OXIDE_API oxide_status oxide_nvtx_pop(void);
+/* 1 when an NVTX library was found (ranges reach a profiler that injects itself), else 0. */
+OXIDE_API int oxide_nvtx_available(void);
+/* on (non-zero): every launch -- checked, raw, or a task's -- runs inside a range named after its
+ * kernel. The default comes from the environment at the first launch: OXIDE_NVTX_LAUNCHES set and
+ * not "0" turns it on. */
+OXIDE_API void oxide_nvtx_set_launch_ranges(int on);
+OXIDE_API int oxide_nvtx_launch_ranges(void);
 /* END RUNTIME API */
 
 /* ======================================================================================
@@ -1125,6 +1206,99 @@ typedef struct oxide_interp_options {
  * (past max_memory). Memory the kernel stored to before a failure keeps what it stored. */
 OXIDE_API oxide_status oxide_tile_interpret(oxide_module *mod, const char *kernel, const uint32_t grid[3],
                                             const oxide_arg *args, size_t nargs, const oxide_interp_options *opts);
+
+/* ======================================================================================
+ * Autotuning tile kernels (docs/tile.md, "Autotuning")
+ * ====================================================================================== */
+
+/* A set of configurations of one tile kernel (each a module of its own, with its own hints and
+ * tile sizes), of which the fastest for each shape class is found on the first launch of that
+ * class, remembered in the process and in the module cache directory, and launched. It owns a
+ * compiler context of its own, so it keeps what it needs from the modules given to it; like a
+ * compiler context it is used by one thread at a time. */
+typedef struct oxide_autotuner oxide_autotuner;
+
+/* The time (ms) to count for repetition rep of configuration config, given the time the CUDA
+ * events measured; a negative result counts the configuration as failed ("the timing hook
+ * refused it"). For tests (deterministic choices) and for callers who measure otherwise. */
+typedef double (*oxide_autotune_time_fn)(void *user, size_t config, uint32_t rep, double measured_ms);
+
+#define OXIDE_AUTOTUNE_NO_RESTORE 1u  /* the tuning launches write the outputs (Triton's behaviour) */
+#define OXIDE_AUTOTUNE_SHAPES_POW2 2u /* without a caller's class, shapes round up to powers of two */
+#define OXIDE_AUTOTUNE_RETUNE 4u      /* ignore winners found before: tune again, replace the entry */
+
+/* struct_size is sizeof(oxide_autotune_options) as the caller was compiled: later versions only
+ * append fields. Zero fields take their defaults. */
+typedef struct oxide_autotune_options {
+    size_t struct_size;
+    const char *cache_dir;        /* as for oxide_module_compile_cached: NULL the default, "" none */
+    const oxide_options *compile; /* copied; NULL: the defaults with the device's target */
+    uint32_t warmup;              /* untimed launches per configuration, up to 1000; 0: 1 */
+    uint32_t reps;                /* timed launches per configuration (the median counts), up to 1000; 0: 10 */
+    uint32_t flags;               /* OXIDE_AUTOTUNE_* */
+    uint32_t reserved;            /* 0 */
+    /* Argument indices (bit i: args[i], i < 64) of tensors and buffers that are set to zero before
+     * each configuration is timed and before the winner's launch, instead of being restored. */
+    uint64_t reset_to_zero;
+    oxide_autotune_time_fn time_hook; /* NULL: the events' times */
+    void *time_user;
+} oxide_autotune_options;
+
+/* opts may be NULL (the defaults). Errors: INVALID_ARGUMENT (NULL out, a struct_size below this
+ * version's first fields, warmup or reps past 1000, unknown flags, reserved not 0), OUT_OF_MEMORY. */
+OXIDE_API oxide_status oxide_autotune_create(const oxide_autotune_options *opts, oxide_autotuner **out);
+/* Frees everything the tuner made (modules, loaded modules, scratch memory). NULL is ignored. */
+OXIDE_API void oxide_autotune_destroy(oxide_autotuner *t);
+/* Add a configuration: tile kernel `kernel` of mod (copied: mod may change or die afterwards)
+ * with hints[i] = values[i] set on the copy (nhints may be 0), called label (NULL: "#N") in
+ * reports. Every configuration must take the same arguments. A hint value out of range is not
+ * an error here: the configuration is recorded as failed with the reason, and skipped. *index
+ * (may be NULL) receives its index. Errors: INVALID_ARGUMENT (NULL, not a tile kernel),
+ * NOT_FOUND (no such kernel), VERIFY/PARSE (mod does not print and parse back), OUT_OF_MEMORY. */
+OXIDE_API oxide_status oxide_autotune_add_config(oxide_autotuner *t, oxide_module *mod, const char *kernel,
+                                                 const oxide_tile_hint *hints, const uint32_t *values, size_t nhints,
+                                                 const char *label, size_t *index);
+/* Launch the best configuration for these arguments on stream (NULL: device 0's default stream).
+ * grids holds 3 * ngrids values: one grid for all configurations (ngrids 1) or one each (ngrids
+ * = the number of configurations). The key is shape_class (the caller's rounding of the
+ * problem's size; NULL: every tensor argument's shape, rounded as the flags say), the argument
+ * types and the device's name and compute capability. On the first launch of a key, the winner
+ * is read from the cache directory, or else found: each configuration is compiled (through the
+ * module cache), loaded and launched warmup + reps times, and the one of least median time wins
+ * and is written to the cache directory; configurations that fail to compile, load or launch
+ * are skipped with the reason (oxide_autotune_last's report). Unless OXIDE_AUTOTUNE_NO_RESTORE,
+ * the memory of mutable tensor and buffer arguments is saved before tuning and put back before
+ * each configuration and before the winner's launch, so the caller sees exactly one launch of
+ * the winner. Tuning synchronizes the stream (do it before capturing a graph). Errors:
+ * INVALID_ARGUMENT (NULL, ngrids), STATE (no configurations), UNSUPPORTED (every configuration
+ * failed: the message names each and why), OUT_OF_MEMORY (no room to save the outputs: the
+ * message suggests OXIDE_AUTOTUNE_NO_RESTORE), and those of oxide_kernel_launch (the winner's,
+ * or a fault while tuning, which ends it). */
+OXIDE_API oxide_status oxide_autotune_launch(oxide_autotuner *t, oxide_stream *stream, const uint32_t *grids,
+                                             size_t ngrids, const oxide_arg *args, size_t nargs,
+                                             const char *shape_class);
+
+#define OXIDE_AUTOTUNE_FROM_MEMORY 0u /* the winner was known in this process */
+#define OXIDE_AUTOTUNE_FROM_DISK 1u   /* read from the cache directory, no timing */
+#define OXIDE_AUTOTUNE_TUNED 2u       /* timed now */
+
+/* What the last successful oxide_autotune_launch did. struct_size is sizeof(oxide_autotune_info)
+ * as the caller was compiled; fields past it are not written. */
+typedef struct oxide_autotune_info {
+    size_t struct_size;
+    size_t winner;      /* index of the configuration launched */
+    uint32_t source;    /* OXIDE_AUTOTUNE_FROM_* or _TUNED */
+    uint32_t timed;     /* configurations timed by the last tuning */
+    const char *key;    /* the key's text; lives until the next launch or the tuner's end */
+    const char *report; /* the last tuning: a line per configuration, its label and median ms
+                           or why it was skipped (the winner marked); "" before any tuning;
+                           lives until the next tuning or the tuner's end */
+    double winner_ms;   /* the winner's median in the last tuning of its key (0 from disk) */
+} oxide_autotune_info;
+/* Errors: INVALID_ARGUMENT (NULL, struct_size too small), STATE (no launch yet). */
+OXIDE_API oxide_status oxide_autotune_last(const oxide_autotuner *t, oxide_autotune_info *info);
+/* The number of configurations. */
+OXIDE_API size_t oxide_autotune_config_count(const oxide_autotuner *t);
 
 #ifdef __cplusplus
 }

@@ -758,8 +758,10 @@ oxide_status oxide__build(oxide_block *block, oxide_op op, oxide_value *const *o
     oxide_status st = oxide__check_operands(fn->mod->ctx, op, operands, n, result_type, &res);
     if (st)
         return st;
-    if (op == OXIDE_OP_CONST && !oxide__type_is_int(res) && !oxide__type_is_float(res))
-        return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH, "'const': type must be an integer or float scalar, got %s",
+    if (op == OXIDE_OP_CONST && !oxide__type_is_int(res) && !oxide__type_is_float(res) && !oxide__type_is_zeroable(res))
+        return oxide__fail(OXIDE_ERROR_TYPE_MISMATCH,
+                           "'const': type must be an integer or float scalar, or a vector or array of them (value 0 "
+                           "only), got %s",
                            res->name);
 
     oxide_arena *arena = &fn->mod->arena;

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache.h"
+#include "ir.h"
 #include "llvm.h"
 
 /* Entries above this size are neither read nor written: a cache file is read whole, and a
@@ -113,7 +115,7 @@ static void sha_hex(sha256 *s, char out[65]) {
         snprintf(out + 2 * i, 3, "%02x", (unsigned)(s->h[i / 4] >> (24 - 8 * (i % 4))) & 0xff);
 }
 
-static void sha_of(const void *data, size_t n, char out[65]) {
+void oxide__sha256_hex(const void *data, size_t n, char out[65]) {
     sha256 s;
     sha_init(&s);
     sha_put(&s, data, n);
@@ -197,7 +199,7 @@ oxide_status oxide_bitcode_kernel_key(const oxide_bitcode_ref *units, size_t n, 
 
 /* The cache directory for dir (NULL: $OXIDE_CACHE_DIR, $XDG_CACHE_HOME/oxide, ~/.cache/oxide),
  * created if missing; false when there is none to use ("" turns the cache off). */
-static bool cache_dir(const char *dir, char *out, size_t cap) {
+bool oxide__cache_dir(const char *dir, char *out, size_t cap) {
     const char *env;
     int n;
     if (dir)
@@ -228,15 +230,13 @@ static bool cache_dir(const char *dir, char *out, size_t cap) {
     return true;
 }
 
-/* The PTX of a valid entry (malloc'd) or NULL: whatever does not check out is a miss, so a
- * truncated, corrupt or foreign file is recompiled and then replaced. */
-static char *read_entry(const char *path, const char key[65], size_t *len) {
+char *oxide__cache_read(const char *path, size_t max, size_t *len) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return NULL;
     struct stat st;
-    char *data = NULL, *ptx = NULL;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0 || (size_t)st.st_size > CACHE_MAX_ENTRY + 512 ||
+    char *data = NULL;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0 || (size_t)st.st_size > max ||
         !(data = malloc((size_t)st.st_size + 1)))
         goto done;
     size_t got = 0, want = (size_t)st.st_size;
@@ -244,11 +244,27 @@ static char *read_entry(const char *path, const char key[65], size_t *len) {
         ssize_t r = read(fd, data + got, want - got);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0)
+        if (r <= 0) {
+            free(data);
+            data = NULL;
             goto done;
+        }
         got += (size_t)r;
     }
     data[got] = 0;
+    *len = got;
+done:
+    close(fd);
+    return data;
+}
+
+/* The PTX of a valid entry (malloc'd) or NULL: whatever does not check out is a miss, so a
+ * truncated, corrupt or foreign file is recompiled and then replaced. */
+static char *read_entry(const char *path, const char key[65], size_t *len) {
+    size_t got = 0;
+    char *data = oxide__cache_read(path, CACHE_MAX_ENTRY + 512, &got), *ptx = NULL;
+    if (!data)
+        return NULL;
     char fkey[65], fsum[65], sum[65], ver[64];
     size_t size;
     int hdr = 0;
@@ -256,7 +272,7 @@ static char *read_entry(const char *path, const char key[65], size_t *len) {
                &hdr) != 4 ||
         hdr <= 0 || strcmp(ver, oxide_version()) || strcmp(fkey, key) || size != got - (size_t)hdr)
         goto done;
-    sha_of(data + hdr, size, sum);
+    oxide__sha256_hex(data + hdr, size, sum);
     if (strcmp(sum, fsum) || !(ptx = malloc(size + 1)))
         goto done;
     memcpy(ptx, data + hdr, size);
@@ -264,7 +280,6 @@ static char *read_entry(const char *path, const char key[65], size_t *len) {
     *len = size;
 done:
     free(data);
-    close(fd);
     return ptx;
 }
 
@@ -280,27 +295,41 @@ static bool write_all(int fd, const char *p, size_t n) {
     return true;
 }
 
-/* Write the entry to a private temporary file, then rename it over the entry: readers see the
- * old entry or the whole new one, never a part (a crash mid-write leaves a temporary file, or an
- * entry whose checksum fails). Failure is silent: the caller has its PTX either way. */
-static void write_entry(const char *dir, const char *path, const char key[65], const char *ptx, size_t len) {
+/* Write to a private temporary file, then rename it over the entry: readers see the old entry or
+ * the whole new one, never a part (a crash mid-write leaves a temporary file, or an entry whose
+ * checksum fails). */
+bool oxide__cache_write(const char *dir, const char *path, const char *tag, const char *const *parts,
+                        const size_t *lens, size_t nparts) {
     static atomic_uint counter;
-    char tmp[4200], sum[65], hdr[300];
-    if (len > CACHE_MAX_ENTRY)
-        return;
-    int n = snprintf(tmp, sizeof tmp, "%s/.tmp-%ld-%u-%.16s", dir, (long)getpid(), atomic_fetch_add(&counter, 1), key);
+    char tmp[4200];
+    int n = snprintf(tmp, sizeof tmp, "%s/.tmp-%ld-%u-%.16s", dir, (long)getpid(), atomic_fetch_add(&counter, 1), tag);
     if (n <= 0 || (size_t)n >= sizeof tmp)
-        return;
-    sha_of(ptx, len, sum);
-    int h = snprintf(hdr, sizeof hdr, "oxide-cache-entry 1\nliboxide %s\nkey %s\nsize %zu\nsha256 %s\n",
-                     oxide_version(), key, len, sum);
+        return false;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
-        return;
-    bool ok = write_all(fd, hdr, (size_t)h) && write_all(fd, ptx, len);
+        return false;
+    bool ok = true;
+    for (size_t i = 0; i < nparts && ok; i++)
+        ok = write_all(fd, parts[i], lens[i]);
     ok = !close(fd) && ok;
-    if (!ok || rename(tmp, path))
+    if (!ok || rename(tmp, path)) {
         unlink(tmp);
+        return false;
+    }
+    return true;
+}
+
+/* Failure is silent: the caller has its PTX either way. */
+static void write_entry(const char *dir, const char *path, const char key[65], const char *ptx, size_t len) {
+    char sum[65], hdr[300];
+    if (len > CACHE_MAX_ENTRY)
+        return;
+    oxide__sha256_hex(ptx, len, sum);
+    int h = snprintf(hdr, sizeof hdr, "oxide-cache-entry 1\nliboxide %s\nkey %s\nsize %zu\nsha256 %s\n",
+                     oxide_version(), key, len, sum);
+    const char *parts[2] = {hdr, ptx};
+    size_t lens[2] = {(size_t)h, len};
+    oxide__cache_write(dir, path, key, parts, lens, 2);
 }
 
 oxide_status oxide_module_compile_cached(oxide_module *mod, const oxide_options *opts, const char *dir,
@@ -312,7 +341,7 @@ oxide_status oxide_module_compile_cached(oxide_module *mod, const oxide_options 
     oxide_status st = oxide_module_cache_key(mod, opts, key);
     if (st)
         return st;
-    bool have_dir = cache_dir(dir, base, sizeof base);
+    bool have_dir = oxide__cache_dir(dir, base, sizeof base);
     int n = have_dir ? snprintf(path, sizeof path, "%s/%s.ptx", base, key) : -1;
     have_dir = n > 0 && (size_t)n < sizeof path;
     size_t got = 0;

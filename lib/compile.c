@@ -57,14 +57,19 @@ oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, 
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_compile: %s is NULL", mod ? "ptx" : "mod");
     oxide_options defaults;
     opts = oxide__options_or_default(opts, &defaults);
-    oxide_status st = oxide__verify(mod, opts);
+    oxide_status st = mod->bitcode.len ? oxide_module_import_tile_kernels(mod) : OXIDE_OK;
+    if (!st)
+        st = oxide__verify(mod, opts);
     if (st)
         return st;
     if (oxide__module_has_tile(mod)) {
         /* tile kernels compile as their SIMT lowering (lib/tile/lower.h); the PTX moves here */
         oxide_module *low = NULL;
         const char *lptx;
-        if ((st = oxide__tile_lower(mod, opts, &low)) || (st = oxide_module_compile(low, opts, &lptx, NULL))) {
+        st = oxide__tile_lower(mod, opts, &low);
+        if (low) /* the lowering's copy holds the same bitcode, already lifted */
+            low->tile_import = mod->tile_import;
+        if (st || (st = oxide_module_compile(low, opts, &lptx, NULL))) {
             oxide_module_destroy(low);
             return st;
         }
@@ -94,7 +99,7 @@ oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, 
     char *out = NULL, *ir = NULL;
     size_t out_len = 0;
     st = oxide__lower(mod, llctx, opts, &m);
-    if (!st && mod->bitcode.len > 0)
+    if (!st && mod->bitcode.len > 0 && mod->tile_import != OXIDE_TILE_IMPORT_TILE_ONLY)
         st = oxide__import_link(mod, m, opts, &kernels, &nkernels);
     if (!st && mod->bitcode.len > 0 && opts->line_info)
         st = oxide__import_line_tables(&m);

@@ -289,6 +289,10 @@ oxide_status oxide_type_pointer(oxide_context *ctx, oxide_addrspace as, oxide_ty
 
 bool oxide__type_is_int(const oxide_type *t) { return t->kind >= OXIDE_TYPE_I1 && t->kind <= OXIDE_TYPE_I128; }
 bool oxide__type_is_float(const oxide_type *t) { return t->kind >= OXIDE_TYPE_F16 && t->kind <= OXIDE_TYPE_F64; }
+bool oxide__type_is_zeroable(const oxide_type *t) {
+    return (t->kind == OXIDE_TYPE_VECTOR || t->kind == OXIDE_TYPE_ARRAY) && t->elem &&
+           (oxide__type_is_int(t->elem) || oxide__type_is_float(t->elem));
+}
 bool oxide__type_is_ptr(const oxide_type *t) { return t->kind == OXIDE_TYPE_PTR; }
 
 unsigned oxide__type_bits(const oxide_type *t) {

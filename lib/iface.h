@@ -34,6 +34,7 @@ typedef struct oxide_iface_kernel {
     uint32_t launch_bounds[2];
     uint32_t cluster[3];
     uint32_t dyn_smem;
+    oxide_launch_contract contract; /* fields 0: none */
 } oxide_iface_kernel;
 
 #endif

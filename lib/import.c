@@ -171,6 +171,18 @@ static oxide_status link_units(oxide_module *mod, LLVMModuleRef dst, link_diag *
     return st;
 }
 
+/* The same link for lib/import_tile.c, into a module of its own context. */
+oxide_status oxide__link_units(oxide_module *mod, LLVMModuleRef dst) {
+    LLVMContextRef ctx = LLVMGetModuleContext(dst);
+    LLVMDiagnosticHandler old = LLVMContextGetDiagnosticHandler(ctx);
+    void *old_ctx = LLVMContextGetDiagnosticContext(ctx);
+    link_diag diag = {{0}};
+    LLVMContextSetDiagnosticHandler(ctx, link_diag_handler, &diag);
+    oxide_status st = link_units(mod, dst, &diag);
+    LLVMContextSetDiagnosticHandler(ctx, old, old_ctx);
+    return st;
+}
+
 /* Step: library units (the standard library's core, from its rlib) are linked only when the
  * device code calls functions the crates' bitcode does not define; panics stay declarations
  * (they trap). */
@@ -369,6 +381,8 @@ oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxid
         st = run_passes(dst, "function(simplifycfg<sink-common-insts>)");
     if (!st)
         st = oxide__link_intrinsics(dst);
+    if (!st)
+        st = oxide__check_targets(dst, ks, nk, opts);
     if (!st) {
         oxide__move_statics(dst);
         if (!opts || !opts->line_info)

@@ -31,6 +31,8 @@ oxide_status oxide__bitcode_lazy_read(const void *data, size_t size, const char 
 oxide_status oxide__bitcode_full_read(const void *data, size_t size, const char *uname);
 /* A copy of the unit joins mod->bitcode. */
 oxide_status oxide__bitcode_store(oxide_module *mod, const void *data, size_t size, const char *uname);
+/* The crates' units (not the libraries) parsed and linked into dst (import_tile.c's link). */
+oxide_status oxide__link_units(oxide_module *mod, LLVMModuleRef dst);
 
 /* ---- import_kernels.c ---- */
 
@@ -69,6 +71,10 @@ typedef struct oxide_found_kernel {
 oxide_status oxide__find_kernels(oxide_module *mod, LLVMModuleRef m, oxide_found_kernel **out, size_t *count);
 /* A ptx_kernel wrapper with oxide's interface ABI in front of each entry. */
 oxide_status oxide__make_wrappers(LLVMModuleRef m, oxide_found_kernel *ks, size_t n, unsigned sm);
+/* ---- import_targets.c ---- */
+/* UNSUPPORTED, naming the kernel, the Rust function and the operation, when a kernel reaches an
+ * intrinsic the target lacks; gives the dynamic shared memory the launch contracts' alignment. */
+oxide_status oxide__check_targets(LLVMModuleRef m, const oxide_found_kernel *ks, size_t n, const oxide_options *opts);
 
 /* ---- import_retarget.c ---- */
 

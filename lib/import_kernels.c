@@ -137,7 +137,8 @@ enum {
     KD_LB = 56,
     KD_CLUSTER = 64,
     KD_DYN_SMEM = 76,
-    KD_SIZE = 80
+    KD_CONTRACT = 80, /* oxide_launch_contract's ten u32, in its order */
+    KD_SIZE = 120
 };
 enum {
     PD_NAME = 0,
@@ -234,6 +235,12 @@ static oxide_status read_desc(oxide_module *mod, LLVMTargetDataRef td, const sca
     d->cluster[1] = rd32(kb + KD_CLUSTER + 4);
     d->cluster[2] = rd32(kb + KD_CLUSTER + 8);
     d->dyn_smem = rd32(kb + KD_DYN_SMEM);
+    uint32_t *cw = (uint32_t *)&d->contract;
+    for (size_t w = 0; w < sizeof d->contract / 4; w++)
+        cw[w] = rd32(kb + KD_CONTRACT + 4 * w);
+    char why[200];
+    if (oxide__contract_invalid(&d->contract, why, sizeof why))
+        return oxide__fail(OXIDE_ERROR_PARSE, "%s: #[launch_contract] has %s", rust, why);
     d->nparams = (uint32_t)nparams;
     oxide_iface_param *ps = oxide__alloc(&mod->arena, sizeof *ps * (nparams ? nparams : 1));
     if (!d->entry || !d->name || !ps)
@@ -356,10 +363,17 @@ static oxide_status make_wrapper(LLVMModuleRef m, oxide_found_kernel *k, unsigne
     LLVMBuildRetVoid(b);
     LLVMDisposeBuilder(b);
     char buf[32];
-    if (k->desc.launch_bounds[0]) {
-        snprintf(buf, sizeof buf, "%u", k->desc.launch_bounds[0]);
+    const oxide_launch_contract *ct = &k->desc.contract;
+    const char *bound = NULL;
+    /* an exact block: .reqntid, which the driver enforces on every launch; PTX allows it or
+     * .maxntid on an entry, not both, and it says more */
+    if (ct->fields & OXIDE_CONTRACT_BLOCK)
+        bound = "nvvm.reqntid", snprintf(buf, sizeof buf, "%u,%u,%u", ct->block[0], ct->block[1], ct->block[2]);
+    else if (k->desc.launch_bounds[0])
+        bound = "nvvm.maxntid", snprintf(buf, sizeof buf, "%u", k->desc.launch_bounds[0]);
+    if (bound) {
         LLVMAddAttributeAtIndex(w, LLVMAttributeFunctionIndex,
-                                LLVMCreateStringAttribute(c, "nvvm.maxntid", 12, buf, (unsigned)strlen(buf)));
+                                LLVMCreateStringAttribute(c, bound, 12, buf, (unsigned)strlen(buf)));
         if (k->desc.launch_bounds[1]) {
             snprintf(buf, sizeof buf, "%u", k->desc.launch_bounds[1]);
             LLVMAddAttributeAtIndex(w, LLVMAttributeFunctionIndex,

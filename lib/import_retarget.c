@@ -241,7 +241,9 @@ oxide_status oxide__check_calls(LLVMModuleRef m, LLVMTargetDataRef td) {
             why = "the Rust standard library's host code (I/O, formatting, threads ...) cannot run on the GPU";
         return oxide__refuse(m, LLVMIsAInstruction(user) ? user : NULL, rust, "calls %s: %s", rust, why);
     }
-    /* inline asm written by the user */
+    /* inline asm written by the user (oxide's own, from lowered oxide IR such as tile kernels
+     * beside Rust kernels, carries OXIDE_ASM_MD) */
+    unsigned own_asm = LLVMGetMDKindIDInContext(LLVMGetModuleContext(m), OXIDE_ASM_MD, (unsigned)strlen(OXIDE_ASM_MD));
     for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
         size_t nl;
         const char *name = LLVMGetValueName2(f, &nl);
@@ -249,7 +251,7 @@ oxide_status oxide__check_calls(LLVMModuleRef m, LLVMTargetDataRef td) {
             continue;
         for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
             for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i))
-                if (LLVMIsACallInst(i) && LLVMIsAInlineAsm(LLVMGetCalledValue(i)))
+                if (LLVMIsACallInst(i) && LLVMIsAInlineAsm(LLVMGetCalledValue(i)) && !LLVMGetMetadata(i, own_asm))
                     return oxide__refuse(m, i, NULL,
                                          "uses inline assembly (asm!), which is written for the CPU; use the "
                                          "cuda_device intrinsics instead");

@@ -97,6 +97,8 @@ struct oxide_type {
 
 bool oxide__type_is_int(const oxide_type *t);   /* i1..i128 */
 bool oxide__type_is_float(const oxide_type *t); /* f16, bf16, f32, f64 */
+/* A vector or array of integers or floats: a `const` of it is all zeros. */
+bool oxide__type_is_zeroable(const oxide_type *t);
 bool oxide__type_is_ptr(const oxide_type *t);
 /* Intern a type built from proto (equal types are one pointer); names it. */
 oxide_status oxide__type_intern(oxide_context *ctx, const oxide_type *proto, oxide_type **out);
@@ -214,7 +216,11 @@ struct oxide_module {
     size_t ptx_len;
     char *llvm_ir;                    /* malloc */
     struct oxide_module *next, *prev; /* context's list */
+    uint8_t tile_import;              /* oxide_module_import_tile_kernels: 0 not yet, else OXIDE_TILE_IMPORT_* */
 };
+/* What the bitcode held once its tile kernels were lifted (lib/import_tile.c): SIMT kernels too,
+ * or tile kernels only (then the SIMT import has nothing to find). */
+enum { OXIDE_TILE_IMPORT_SIMT = 1, OXIDE_TILE_IMPORT_TILE_ONLY = 2 };
 
 typedef struct oxide_bitcode_unit {
     const char *name;
@@ -283,5 +289,13 @@ oxide_status oxide__verify(oxide_module *mod, const oxide_options *opts);
 void oxide__verify_limits(const oxide_function *fn, const oxide_options *opts, void (*report)(void *, const char *),
                           void *v);
 void oxide__targets_free(oxide_target_cache *t);
+
+/* ---- launch contracts (lib/contract.c) ---- */
+
+/* True, with the reason in why, when c breaks a rule of its own (a domain of 4, an empty block). */
+bool oxide__contract_invalid(const oxide_launch_contract *c, char *why, size_t size);
+/* LAUNCH, naming kernel, the field and the value, when the shape breaks c. */
+oxide_status oxide__contract_check(const char *kernel, const oxide_launch_contract *c, const uint32_t grid[3],
+                                   const uint32_t block[3], uint32_t smem, int cc_major, int cc_minor);
 
 #endif

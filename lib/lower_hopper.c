@@ -60,7 +60,7 @@ static LLVMValueRef lower_wgmma(lw *L, const oxide_inst *in, LLVMValueRef *ops, 
     unsigned n = (unsigned)LLVMGetArrayLength2(rt); /* f32 accumulators per thread: N/2 */
     size_t cap = 256 + (size_t)n * 16;
     char *text = malloc(cap), *cons = malloc(cap);
-    LLVMValueRef *args = malloc((n + 3) * sizeof *args);
+    LLVMValueRef *args = malloc((n + 6) * sizeof *args);
     LLVMTypeRef *ft = malloc(n * sizeof *ft);
     LLVMValueRef r = NULL;
     if (!text || !cons || !args || !ft) {
@@ -71,7 +71,14 @@ static LLVMValueRef lower_wgmma(lw *L, const oxide_inst *in, LLVMValueRef *ops, 
      * LLVM's "$(" would open a dialect alternative. */
     const char *tmpl = oxide_ops[in->op].tmpl, *dollar = strstr(tmpl, "$N");
     int imm = (int)in->imm;
-    size_t k = (size_t)snprintf(text, cap, "{ .reg .pred p; setp.ne.b32 p, $%u, 0; %.*s%u%s {", n + 2,
+    /* from registers, A is four b32 operands after the accumulators, and the scale-d operand
+     * follows them */
+    bool rs = in->op == OXIDE_OP_WGMMA_BF16_RS || in->op == OXIDE_OP_WGMMA_F16_RS;
+    /* fp8 operands are K-major only: the PTX form has no transpose operands */
+    bool fp8 = in->op == OXIDE_OP_WGMMA_E4M3_E4M3 || in->op == OXIDE_OP_WGMMA_E4M3_E5M2 ||
+               in->op == OXIDE_OP_WGMMA_E5M2_E4M3 || in->op == OXIDE_OP_WGMMA_E5M2_E5M2;
+    unsigned na = rs ? 4 : 1;
+    size_t k = (size_t)snprintf(text, cap, "{ .reg .pred p; setp.ne.b32 p, $%u, 0; %.*s%u%s {", n + na + 1,
                                 (int)(dollar - tmpl), tmpl, n * 2, dollar + 2);
     size_t c = 0;
     for (unsigned i = 0; i < n; i++) {
@@ -79,18 +86,55 @@ static LLVMValueRef lower_wgmma(lw *L, const oxide_inst *in, LLVMValueRef *ops, 
         c += (size_t)snprintf(cons + c, cap - c, "%s=f", i ? "," : "");
         ft[i] = L->tf32;
     }
-    snprintf(text + k, cap - k, "}, $%u, $%u, p, %d, %d, %d, %d; }", n, n + 1, imm & 4 ? -1 : 1, imm & 8 ? -1 : 1,
-             imm & 1, (imm >> 1) & 1);
-    c += (size_t)snprintf(cons + c, cap - c, ",l,l,r");
+    if (rs)
+        snprintf(text + k, cap - k, "}, {$%u, $%u, $%u, $%u}, $%u, p, %d, %d, %d; }", n, n + 1, n + 2, n + 3, n + 4,
+                 imm & 4 ? -1 : 1, imm & 8 ? -1 : 1, (imm >> 1) & 1);
+    else if (fp8)
+        snprintf(text + k, cap - k, "}, $%u, $%u, p, %d, %d; }", n, n + 1, imm & 4 ? -1 : 1, imm & 8 ? -1 : 1);
+    else
+        snprintf(text + k, cap - k, "}, $%u, $%u, p, %d, %d, %d, %d; }", n, n + 1, imm & 4 ? -1 : 1, imm & 8 ? -1 : 1,
+                 imm & 1, (imm >> 1) & 1);
+    c += (size_t)snprintf(cons + c, cap - c, rs ? ",r,r,r,r,l,r" : ",l,l,r");
     for (unsigned i = 0; i < n; i++)
         c += (size_t)snprintf(cons + c, cap - c, ",%u", i);
     snprintf(cons + c, cap - c, ",~{memory}");
-    args[0] = ops[1];
-    args[1] = ops[2];
-    args[2] = LLVMBuildZExt(L->b, ops[3], L->ti32, "");
+    for (unsigned i = 0; i < na; i++)
+        args[i] = rs ? LLVMBuildExtractElement(L->b, ops[1], const_i32(L, i), "") : ops[1];
+    args[na] = ops[2];
+    args[na + 1] = LLVMBuildZExt(L->b, ops[3], L->ti32, "");
     for (unsigned i = 0; i < n; i++)
-        args[3 + i] = LLVMBuildExtractValue(L->b, ops[0], i, "");
-    LLVMValueRef s = emit_asm_raw(L, text, cons, LLVMStructTypeInContext(L->c, ft, n, 0), args, n + 3);
+        args[na + 2 + i] = LLVMBuildExtractValue(L->b, ops[0], i, "");
+    LLVMValueRef s = emit_asm_raw(L, text, cons, LLVMStructTypeInContext(L->c, ft, n, 0), args, n + na + 2);
+    if (s)
+        r = struct_to(L, s, rt, n);
+out:
+    free(text), free(cons), free(args), free(ft);
+    return r;
+}
+
+/* wgmma.wait_group with the accumulators tied through it ("=f" outputs on "0".."n-1" inputs). */
+static LLVMValueRef lower_wgmma_wait_acc(lw *L, const oxide_inst *in, LLVMValueRef *ops, LLVMTypeRef rt) {
+    unsigned n = (unsigned)LLVMGetArrayLength2(rt);
+    size_t cap = 64 + (size_t)n * 12;
+    char *text = malloc(64), *cons = malloc(cap);
+    LLVMValueRef *args = malloc(n * sizeof *args);
+    LLVMTypeRef *ft = malloc(n * sizeof *ft);
+    LLVMValueRef r = NULL;
+    if (!text || !cons || !args || !ft) {
+        lw_fail(L, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory lowering '%s'", oxide_ops[in->op].name);
+        goto out;
+    }
+    snprintf(text, 64, "%s %d;", oxide_ops[in->op].tmpl, (int)in->imm);
+    size_t c = 0;
+    for (unsigned i = 0; i < n; i++)
+        c += (size_t)snprintf(cons + c, cap - c, "%s=f", i ? "," : "");
+    for (unsigned i = 0; i < n; i++) {
+        c += (size_t)snprintf(cons + c, cap - c, ",%u", i);
+        args[i] = LLVMBuildExtractValue(L->b, ops[0], i, "");
+        ft[i] = L->tf32;
+    }
+    snprintf(cons + c, cap - c, ",~{memory}");
+    LLVMValueRef s = emit_asm_raw(L, text, cons, LLVMStructTypeInContext(L->c, ft, n, 0), args, n);
     if (s)
         r = struct_to(L, s, rt, n);
 out:
@@ -237,8 +281,15 @@ LLVMValueRef lower_tier2(lw *L, const oxide_inst *in, LLVMValueRef *ops, unsigne
         return lw_call_intrinsic(L, tmpl, &pt, 1, &p, 1);
     }
     case OXIDE_OP_WGMMA_BF16:
-    case OXIDE_OP_WGMMA_F16: return lower_wgmma(L, in, ops, rt);
+    case OXIDE_OP_WGMMA_F16:
+    case OXIDE_OP_WGMMA_BF16_RS:
+    case OXIDE_OP_WGMMA_F16_RS:
+    case OXIDE_OP_WGMMA_E4M3_E4M3:
+    case OXIDE_OP_WGMMA_E4M3_E5M2:
+    case OXIDE_OP_WGMMA_E5M2_E4M3:
+    case OXIDE_OP_WGMMA_E5M2_E5M2: return lower_wgmma(L, in, ops, rt);
     case OXIDE_OP_WGMMA_DESC: return lower_wgmma_desc(L, in, ops);
+    case OXIDE_OP_WGMMA_WAIT_ACC: return lower_wgmma_wait_acc(L, in, ops, rt);
     default:
         /* the rest map one to one onto their intrinsic */
         return lw_call_intrinsic(L, tmpl, NULL, 0, ops, n);

@@ -152,6 +152,25 @@ static LLVMValueRef per_element(lw *L, const oxide_inst *in, LLVMValueRef *args,
     return r;
 }
 
+/* iabs wraps (|MIN| is MIN). ptxas treats the result of PTX abs.sN as non-negative and folds a
+ * later sign extension or signed conversion of MIN into an unsigned one (found by the GPU
+ * difftest), so abs.sN is never emitted: the negation is opaque asm and the choice a select,
+ * which LLVM cannot merge back into llvm.abs. Narrow types work in 32 bits; truncating gives
+ * the same wrapped result. */
+static LLVMValueRef iabs_scalar(lw *L, const oxide_inst *in, LLVMValueRef *args, unsigned n, LLVMTypeRef t) {
+    (void)n;
+    bool wide = LLVMGetIntTypeWidth(t) == 64;
+    LLVMTypeRef wt = wide ? L->ti64 : L->ti32;
+    LLVMValueRef x = t == wt ? args[0] : LLVMBuildSExt(L->b, args[0], wt, "");
+    LLVMValueRef arg[1] = {x};
+    asm_spec neg = {wide ? "neg.s64 $0, $1;" : "neg.s32 $0, $1;", wt, arg, 1, false, false, false, in};
+    LLVMValueRef m = emit_asm(L, &neg);
+    if (!m)
+        return NULL;
+    LLVMValueRef r = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntSLT, x, LLVMConstInt(wt, 0, 0), ""), m, x, "");
+    return t == wt ? r : LLVMBuildTrunc(L->b, r, t, "");
+}
+
 /* Scalar float work done in f32 (f16/bf16 always; f64 only where f32 is all there is). */
 static LLVMValueRef widen(lw *L, LLVMValueRef v) {
     return LLVMTypeOf(v) == L->tf32 ? v : LLVMBuildFPCast(L->b, v, L->tf32, "");
@@ -498,6 +517,8 @@ static oxide_status lower_assert(lw *L, const oxide_inst *in) {
 
 static LLVMValueRef lower_const(lw *L, const oxide_inst *in) {
     LLVMTypeRef t = lw_type(L, in->result->type);
+    if (oxide__type_is_zeroable(in->result->type))
+        return LLVMConstNull(t);
     if (oxide__type_is_float(in->result->type))
         return LLVMConstReal(t, in->fvalue);
     return LLVMConstInt(t, (unsigned long long)in->ivalue, 1);
@@ -742,12 +763,7 @@ static LLVMValueRef lower_value_op(lw *L, const oxide_inst *in, LLVMValueRef *op
         r = lw_call_intrinsic(L, "llvm.ctlz", &t, 1, a, 2);
         break;
     }
-    case OXIDE_OP_IABS: {
-        LLVMTypeRef t = LLVMTypeOf(ops[0]);
-        LLVMValueRef a[2] = {ops[0], LLVMConstInt(L->ti1, 0, 0)};
-        r = lw_call_intrinsic(L, "llvm.abs", &t, 1, a, 2);
-        break;
-    }
+    case OXIDE_OP_IABS: r = per_element(L, in, ops, 1, rt, iabs_scalar); break;
     case OXIDE_OP_TRUNC: r = LLVMBuildTrunc(b, ops[0], rt, ""); break;
     case OXIDE_OP_ZEXT: r = LLVMBuildZExt(b, ops[0], rt, ""); break;
     case OXIDE_OP_SEXT: r = LLVMBuildSExt(b, ops[0], rt, ""); break;

@@ -563,10 +563,40 @@ static bool param(parser *p, oxide_iface_param *prm, uint32_t index) {
 typedef struct kernel_ctx {
     oxide_iface_kernel *k;
     unsigned seen;
-    size_t cluster_pos, block_pos;
+    size_t cluster_pos, block_pos, contract_pos;
 } kernel_ctx;
 
-enum { K_NAME = 1, K_ENTRY = 2, K_PARAMS = 4, K_BOUNDS = 8, K_CLUSTER = 16, K_SMEM = 32, K_BLOCK = 64 };
+enum {
+    K_NAME = 1,
+    K_ENTRY = 2,
+    K_PARAMS = 4,
+    K_BOUNDS = 8,
+    K_CLUSTER = 16,
+    K_SMEM = 32,
+    K_BLOCK = 64,
+    K_CONTRACT = 128
+};
+
+/* "contract": its keys set their OXIDE_CONTRACT_* bit, which also refuses duplicates. */
+static bool contract_key(parser *p, const char *key, void *vc) {
+    oxide_launch_contract *c = vc;
+    if (!strcmp(key, "domain"))
+        return once(p, &c->fields, OXIDE_CONTRACT_DOMAIN, key) && uint_value(p, key, &c->domain);
+    if (!strcmp(key, "block"))
+        return once(p, &c->fields, OXIDE_CONTRACT_BLOCK, key) && uint_array(p, key, c->block, 3);
+    if (!strcmp(key, "dynamic_shared")) {
+        uint32_t r[2];
+        if (!once(p, &c->fields, OXIDE_CONTRACT_SMEM, key) || !uint_array(p, key, r, 2))
+            return false;
+        c->smem_min = r[0], c->smem_max = r[1];
+        return true;
+    }
+    if (!strcmp(key, "dynamic_shared_alignment"))
+        return once(p, &c->fields, OXIDE_CONTRACT_SMEM_ALIGN, key) && uint_value(p, key, &c->smem_align);
+    if (!strcmp(key, "min_compute_capability"))
+        return once(p, &c->fields, OXIDE_CONTRACT_MIN_CC, key) && uint_array(p, key, c->min_cc, 2);
+    return skip_value(p);
+}
 
 static bool params_array(parser *p, oxide_iface_kernel *k) {
     if (!expect(p, '['))
@@ -614,6 +644,8 @@ static bool kernel_key(parser *p, const char *key, void *vctx) {
         return once(p, &c->seen, K_SMEM, key) && uint_value(p, key, &k->dyn_smem);
     if (!strcmp(key, "block"))
         return once(p, &c->seen, K_BLOCK, key) && (c->block_pos = p->pos, uint_array(p, key, k->block, 3));
+    if (!strcmp(key, "contract"))
+        return once(p, &c->seen, K_CONTRACT, key) && (c->contract_pos = p->pos, object(p, contract_key, &k->contract));
     return skip_value(p);
 }
 
@@ -646,6 +678,11 @@ static bool kernel(parser *p, oxide_iface_kernel *k, size_t index) {
                     "kernel '%s' has \"block\" [%u,%u,%u] (a block has 1 to 1024 threads in all, at most 1024, "
                     "1024 and 64 in x, y and z, and none of 0)",
                     k->name, b[0], b[1], b[2]);
+    }
+    char why[200];
+    if (oxide__contract_invalid(&k->contract, why, sizeof why)) {
+        p->pos = c.contract_pos;
+        return fail(p, "kernel '%s' has a \"contract\" with %s", k->name, why);
     }
     p->pos = end;
     return true;

@@ -120,3 +120,14 @@ oxide_status oxide_manifest_kernel_block(const oxide_manifest *m, size_t k, uint
     memcpy(block, m->kernels[k].block, sizeof m->kernels[k].block);
     return OXIDE_OK;
 }
+
+oxide_status oxide_manifest_kernel_contract(const oxide_manifest *m, size_t k, oxide_launch_contract *out) {
+    if (!m || !out || k >= m->nkernels)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_manifest_kernel_contract: %s (kernel %zu)",
+                           !m     ? "m is NULL"
+                           : !out ? "out is NULL"
+                                  : "index out of range",
+                           k);
+    *out = m->kernels[k].contract;
+    return OXIDE_OK;
+}

@@ -9,6 +9,9 @@
  *    [1,1,1] means "no cluster launch needed".
  *  - "block" (after dyn_smem) only when the compiler chose the block shape (lowered tile
  *    kernels); a 0 component of a chosen block is written as 1. Absent: the launch gives it.
+ *  - "contract" (last) only when the kernel declares a launch contract: an object with the
+ *    declared fields only, in the order domain, block, dynamic_shared ([min,max]: equal for an
+ *    exact size), dynamic_shared_alignment, min_compute_capability ([major,minor]).
  *  - a tensor parameter: "elem", "rank" (1..4) and "mut", in that order.
  *  - strings: '"' and '\\' escaped, control bytes and DEL as \u00XX (\n \t \r \b \f short
  *    forms), valid UTF-8 passed through, and every byte of an invalid UTF-8 sequence as \ufffd,
@@ -55,6 +58,22 @@ static void put_json_string(oxide_sbuf *b, const char *str) {
         }
     }
     oxide__sbuf_put(b, "\"", 1);
+}
+
+static void put_contract(oxide_sbuf *b, const oxide_launch_contract *c) {
+    const char *sep = "";
+    oxide__sbuf_puts(b, ",\"contract\":{");
+    if (c->fields & OXIDE_CONTRACT_DOMAIN)
+        oxide__sbuf_printf(b, "\"domain\":%u", c->domain), sep = ",";
+    if (c->fields & OXIDE_CONTRACT_BLOCK)
+        oxide__sbuf_printf(b, "%s\"block\":[%u,%u,%u]", sep, c->block[0], c->block[1], c->block[2]), sep = ",";
+    if (c->fields & OXIDE_CONTRACT_SMEM)
+        oxide__sbuf_printf(b, "%s\"dynamic_shared\":[%u,%u]", sep, c->smem_min, c->smem_max), sep = ",";
+    if (c->fields & OXIDE_CONTRACT_SMEM_ALIGN)
+        oxide__sbuf_printf(b, "%s\"dynamic_shared_alignment\":%u", sep, c->smem_align), sep = ",";
+    if (c->fields & OXIDE_CONTRACT_MIN_CC)
+        oxide__sbuf_printf(b, "%s\"min_compute_capability\":[%u,%u]", sep, c->min_cc[0], c->min_cc[1]);
+    oxide__sbuf_puts(b, "}");
 }
 
 static void put_param(oxide_sbuf *b, const oxide_iface_param *p) {
@@ -116,6 +135,8 @@ char *oxide__manifest_json(const oxide_options *opts, const oxide_iface_kernel *
         if (k[i].block[0] | k[i].block[1] | k[i].block[2])
             oxide__sbuf_printf(&b, ",\"block\":[%u,%u,%u]", k[i].block[0] ? k[i].block[0] : 1,
                                k[i].block[1] ? k[i].block[1] : 1, k[i].block[2] ? k[i].block[2] : 1);
+        if (k[i].contract.fields)
+            put_contract(&b, &k[i].contract);
         oxide__sbuf_puts(&b, "}");
     }
     oxide__sbuf_puts(&b, "]}\n");

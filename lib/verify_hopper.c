@@ -171,6 +171,39 @@ bool verify_hopper_op(verifier *v, const oxide_inst *in, const oxide_type *row) 
     case OXIDE_OP_TMA_LOAD_MULTICAST: return check_tensor_map(v, t1, 1) && check_coords(v, in, 4);
     case OXIDE_OP_TMA_STORE: return check_tensor_map(v, t0, 0) && check_coords(v, in, 2);
     case OXIDE_OP_TMA_PREFETCH_DESC: return check_tensor_map(v, t0, 0);
+    case OXIDE_OP_WGMMA_WAIT_ACC:
+        if (!wgmma_n(row)) {
+            verify_report(v, "the accumulator must be array<N/2 x f32> of an m64nNk16 shape, got %s", tname(row));
+            return false;
+        }
+        return check_imm_range(v, in, 0, 63, "the number of pending groups (imm)");
+    case OXIDE_OP_WGMMA_BF16_RS:
+    case OXIDE_OP_WGMMA_F16_RS:
+        if (!wgmma_n(row)) {
+            verify_report(v, "the accumulator must be array<N/2 x f32> of an m64nNk16 shape, got %s", tname(row));
+            return false;
+        }
+        if (!check_type(v, t1, OXIDE_TYPE_I32, 4, "operand 1 (the A fragment: four packed pairs)"))
+            return false;
+        /* from registers A is K-major: bit 1 transposes B, bit 2 negates A, bit 3 negates B */
+        if (in->imm & 1) {
+            verify_report(v, "mode bit 1 (transpose A) needs A in shared memory; A from registers is K-major");
+            return false;
+        }
+        return check_imm_range(v, in, 0, 15, "the mode bits (imm)");
+    case OXIDE_OP_WGMMA_E4M3_E4M3:
+    case OXIDE_OP_WGMMA_E4M3_E5M2:
+    case OXIDE_OP_WGMMA_E5M2_E4M3:
+    case OXIDE_OP_WGMMA_E5M2_E5M2:
+        if (!wgmma_n(row)) {
+            verify_report(v, "the accumulator must be array<N/2 x f32> of an m64nNk32 shape, got %s", tname(row));
+            return false;
+        }
+        if (in->imm & 3) {
+            verify_report(v, "mode bits 1 and 2 (transposes) do not exist for fp8: both operands are K-major");
+            return false;
+        }
+        return check_imm_range(v, in, 0, 15, "the mode bits (imm)");
     case OXIDE_OP_WGMMA_BF16:
     case OXIDE_OP_WGMMA_F16:
         if (!wgmma_n(row)) {

@@ -366,8 +366,17 @@ static bool check_value_op(verifier *v, const oxide_inst *in, const oxide_type *
     unsigned e0 = v->nerrors;
     switch (in->op) {
     case OXIDE_OP_CONST:
+        if (res && oxide__type_is_zeroable(res)) {
+            /* an aggregate constant is all zeros: the first value of a fragment built up by insert */
+            if (in->ivalue || in->fvalue != 0.0) {
+                verify_report(v, "a constant of type %s must be 0 (aggregates are zero-initialized only)", tname(res));
+                return false;
+            }
+            return true;
+        }
         if (!is_int(res) && !is_float(res)) {
-            verify_report(v, "a constant must be an integer or float scalar, got %s", tname(res));
+            verify_report(v, "a constant must be an integer or float scalar, or a vector or array of them, got %s",
+                          tname(res));
             return false;
         }
         if (is_int(res) && bits(res) < 64) {

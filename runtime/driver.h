@@ -19,6 +19,7 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
 typedef void (*CUhostFn)(void *userData);
+typedef void (*CUstreamCallback)(CUstream hStream, CUresult status, void *userData);
 typedef size_t (*CUoccupancyB2DSize)(int blockSize);
 
 enum {
@@ -178,6 +179,7 @@ typedef struct CUlaunchConfig {
        CUstream, void **, void **))                                                                                    \
     X(LaunchKernelEx, "cuLaunchKernelEx", 0, CUresult, (const CUlaunchConfig *, CUfunction, void **, void **))         \
     X(LaunchHostFunc, "cuLaunchHostFunc", 1, CUresult, (CUstream, CUhostFn, void *))                                   \
+    X(StreamAddCallback, "cuStreamAddCallback", 0, CUresult, (CUstream, CUstreamCallback, void *, unsigned int))       \
     X(TensorMapEncodeTiled, "cuTensorMapEncodeTiled", 0, CUresult,                                                     \
       (void *, int, unsigned int, void *, const unsigned long long *, const unsigned long long *,                      \
        const unsigned int *, const unsigned int *, int, int, int, int))                                                \

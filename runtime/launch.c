@@ -284,9 +284,9 @@ static oxide_status opt_in_smem(struct oxide_kernel *k, uint32_t smem) {
     return OXIDE_OK;
 }
 
-oxide_status oxide__rt_launch(struct oxide_kernel *k, CUstream cs, oxide_stream *track, const uint32_t grid[3],
-                              const uint32_t block[3], uint32_t smem, const uint32_t *cluster, uint32_t flags,
-                              void **params) {
+static oxide_status launch_now(struct oxide_kernel *k, CUstream cs, oxide_stream *track, const uint32_t grid[3],
+                               const uint32_t block[3], uint32_t smem, const uint32_t *cluster, uint32_t flags,
+                               void **params) {
     oxide_device *dev = k->dev;
     if (__builtin_expect(atomic_load_explicit(&dev->failed, memory_order_acquire), 0))
         return oxide__rt_failed(dev);
@@ -306,6 +306,10 @@ oxide_status oxide__rt_launch(struct oxide_kernel *k, CUstream cs, oxide_stream 
                            k->name, block[0], block[1], block[2], k->block[0], k->block[1], k->block[2]);
     if (!smem)
         smem = k->dyn_smem;
+    if (__builtin_expect(k->contract.fields != 0, 0) &&
+        (st = oxide__contract_check(k->name, &k->contract, grid, block, smem, dev->cc_major, dev->cc_minor)) !=
+            OXIDE_OK)
+        return st;
     if (__builtin_expect(smem > 48 * 1024 && smem > atomic_load_explicit(&k->smem_optin, memory_order_relaxed), 0) &&
         (st = opt_in_smem(k, smem)) != OXIDE_OK)
         return st;
@@ -362,6 +366,20 @@ oxide_status oxide__rt_launch(struct oxide_kernel *k, CUstream cs, oxide_stream 
         atomic_store_explicit(&track->last_kernel, k, memory_order_relaxed);
     atomic_store_explicit(&dev->last_kernel, k, memory_order_relaxed);
     return OXIDE_OK;
+}
+
+oxide_status oxide__rt_launch(struct oxide_kernel *k, CUstream cs, oxide_stream *track, const uint32_t grid[3],
+                              const uint32_t block[3], uint32_t smem, const uint32_t *cluster, uint32_t flags,
+                              void **params) {
+    /* One relaxed load when ranges are off, the hot path's usual case. */
+    if (__builtin_expect(atomic_load_explicit(&oxide__nvtx_launch_ranges, memory_order_relaxed) != 0, 0) &&
+        oxide_nvtx_launch_ranges()) {
+        oxide__nvtx_launch_push(k->name);
+        oxide_status st = launch_now(k, cs, track, grid, block, smem, cluster, flags, params);
+        oxide__nvtx_launch_pop();
+        return st;
+    }
+    return launch_now(k, cs, track, grid, block, smem, cluster, flags, params);
 }
 
 static oxide_status resolve(oxide_kernel *k, oxide_stream *stream, CUstream *cs, oxide_stream **track, const char *fn) {

@@ -162,21 +162,12 @@ static void max_ptx_isa(int cuda, int *major, int *minor, bool *known) {
 
 /* Can PTX for target run on dev? If not, a message saying why into why. */
 static bool target_fits(const oxide_device *dev, const char *target, char *why, size_t size) {
-    unsigned sm = 0;
-    char suffix = 0;
     const char *p = target + 3;
     while (*p >= '0' && *p <= '9')
-        sm = sm * 10 + (unsigned)(*p++ - '0');
-    if (*p == 'a' || *p == 'f')
-        suffix = *p;
+        p++;
+    char suffix = *p;
     unsigned cc = (unsigned)(dev->cc_major * 10 + dev->cc_minor);
-    bool ok;
-    if (suffix == 'a')
-        ok = sm == cc; /* arch-specific code (wgmma, setmaxnreg) runs on that exact chip only */
-    else if (suffix == 'f')
-        ok = sm / 10 == (unsigned)dev->cc_major && sm <= cc;
-    else
-        ok = sm <= cc;
+    bool ok = oxide__target_rank(target, dev->cc_major, dev->cc_minor) != 0;
     if (!ok)
         snprintf(why, size,
                  "the PTX targets %s, which device %d (%s, compute capability %d.%d) cannot run%s; compile for "
@@ -250,6 +241,7 @@ static oxide_status init_kernel(oxide_loaded_module *lm, struct oxide_kernel *k,
     memcpy(k->cluster, mk->cluster, sizeof k->cluster);
     memcpy(k->block, mk->block, sizeof k->block);
     k->dyn_smem = mk->dyn_smem;
+    k->contract = mk->contract;
     if (pe && pe->nparams != mk->nptx)
         return param_count_mismatch(mk, pe->nparams);
     CUresult r = oxide__cu.ModuleGetFunction(&k->fn, lm->cu, mk->entry);
@@ -423,8 +415,12 @@ oxide_status oxide_loaded_module_load_ptx(oxide_device *dev, const char *ptx, si
                            !ptx   ? "ptx"
                            : !out ? "out"
                                   : "dev");
+    oxide_status st;
+    if (oxide__is_ptx_bundle(ptx, len) &&
+        (st = oxide_ptx_bundle_select(ptx, len, dev->cc_major, dev->cc_minor, &ptx, &len, NULL, 0)) != OXIDE_OK)
+        return oxide__fail_prefix(st, "load PTX on device %d (%s)", dev->index, dev->name);
     oxide_manifest *m = NULL;
-    oxide_status st = oxide__manifest_read(ptx, len, &m);
+    st = oxide__manifest_read(ptx, len, &m);
     if (st != OXIDE_OK)
         return st;
     char target[32];

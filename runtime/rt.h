@@ -120,9 +120,10 @@ struct oxide_kernel {
     uint32_t cluster[3];             /* from the manifest; {1,1,1} if none */
     bool cluster_fixed;              /* the PTX fixes the cluster shape (.reqnctapercluster) */
     uint32_t dyn_smem;
-    _Atomic uint32_t smem_optin; /* MAX_DYNAMIC_SHARED_SIZE_BYTES set so far */
-    _Atomic int nonportable;     /* NON_PORTABLE_CLUSTER_SIZE_ALLOWED set */
-    struct oxide_kernel *next;   /* module's list of kernels found by entry name */
+    oxide_launch_contract contract; /* from the manifest; fields 0: none */
+    _Atomic uint32_t smem_optin;    /* MAX_DYNAMIC_SHARED_SIZE_BYTES set so far */
+    _Atomic int nonportable;        /* NON_PORTABLE_CLUSTER_SIZE_ALLOWED set */
+    struct oxide_kernel *next;      /* module's list of kernels found by entry name */
 };
 
 struct oxide_loaded_module {
@@ -143,6 +144,14 @@ struct oxide_graph {
     uint32_t gen;
     CUgraphExec exec;
 };
+
+/* ---- bundle.c ---- */
+
+/* True when data starts with a PTX bundle's header. */
+bool oxide__is_ptx_bundle(const char *data, size_t len);
+/* How well PTX for target ("sm_90a") runs on compute capability major.minor: 0 not at all; more
+ * is better (the exact arch-specific target, then the newest target at or below it). */
+unsigned oxide__target_rank(const char *target, int major, int minor);
 
 /* ---- device.c ---- */
 
@@ -192,5 +201,14 @@ oxide_status oxide__rt_check_kernel(const struct oxide_kernel *k);
 
 /* Wrap an executable graph instantiated from graph (which the caller still owns). */
 oxide_status oxide__rt_graph_from(oxide_device *dev, CUgraph graph, oxide_graph **out);
+
+/* ---- nvtx.c ---- */
+
+/* -1 until the first launch reads OXIDE_NVTX_LAUNCHES, then 0 or 1 (oxide_nvtx_set_launch_ranges). */
+extern _Atomic int oxide__nvtx_launch_ranges;
+/* The range around one launch, named after its kernel; outside the per-thread count that
+ * oxide_nvtx_pop checks. */
+void oxide__nvtx_launch_push(const char *kernel);
+void oxide__nvtx_launch_pop(void);
 
 #endif

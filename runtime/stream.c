@@ -194,6 +194,46 @@ oxide_status oxide_stream_end_capture(oxide_stream *s, oxide_graph **out) {
     return st;
 }
 
+/* The caller's function and pointer, carried through the driver's callback and freed there: the
+ * driver runs each callback exactly once, also after a fault. */
+typedef struct stream_callback {
+    oxide_stream_callback fn;
+    void *user;
+} stream_callback;
+
+static void run_stream_callback(CUstream cs, CUresult r, void *p) {
+    (void)cs;
+    stream_callback c = *(stream_callback *)p;
+    free(p);
+    c.fn(c.user, r == CUDA_SUCCESS ? OXIDE_OK : OXIDE_ERROR_CUDA);
+}
+
+oxide_status oxide_stream_add_callback(oxide_stream *s, oxide_stream_callback fn, void *user) {
+    oxide_status st = enter_stream(s, "oxide_stream_add_callback");
+    if (st != OXIDE_OK)
+        return st;
+    if (!fn)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_stream_add_callback: fn is NULL");
+    if (s->capturing)
+        return oxide__fail(OXIDE_ERROR_STATE, "oxide_stream_add_callback: the stream is capturing, and CUDA cannot "
+                                              "capture a stream callback; use oxide_task_host_fn in captured work");
+    if (!oxide__cu.StreamAddCallback)
+        return oxide__fail(OXIDE_ERROR_UNSUPPORTED,
+                           "oxide_stream_add_callback: the driver has no cuStreamAddCallback; wait with "
+                           "oxide_stream_synchronize or poll oxide_stream_query instead");
+    stream_callback *c = malloc(sizeof *c);
+    if (!c)
+        return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "oxide_stream_add_callback: out of memory");
+    c->fn = fn;
+    c->user = user;
+    CUresult r = oxide__cu.StreamAddCallback(s->cu, run_stream_callback, c, 0);
+    if (r != CUDA_SUCCESS) {
+        free(c);
+        return oxide__rt_cuda(s->dev, r, last_kernel(s), "oxide_stream_add_callback (device %d)", s->dev->index);
+    }
+    return OXIDE_OK;
+}
+
 /* ---- events ---- */
 
 oxide_status oxide_event_create(oxide_device *dev, unsigned flags, oxide_event **out) {

@@ -7,6 +7,7 @@ import sys
 import gen_ops
 import gen_python_ops
 import gen_rust_intrinsics
+import gen_rust_tile
 import gen_tables
 from oxide_tables import emit
 
@@ -15,7 +16,7 @@ def main():
     check = "--check" in sys.argv
     # one after another: gen_tables rewrites sections of include/oxide.h that gen_ops also reads
     stale = emit(gen_tables.targets(), check, gen_tables.SOURCE)
-    for gen in (gen_ops, gen_python_ops, gen_rust_intrinsics):
+    for gen in (gen_ops, gen_python_ops, gen_rust_intrinsics, gen_rust_tile):
         stale += emit(gen.targets(), check, "lib/ops.def")
     return 1 if stale else 0
 

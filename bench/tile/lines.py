@@ -3,7 +3,8 @@ bodies, blank lines, comment-only lines and docstrings not counted.
 
 Python: the @ot.kernel functions of examples/python/tile_matmul*.py, found through their AST;
 the row's figure is the plain bf16 matmul (tile_matmul.py), the others go to a comment line.
-Rust: a tile matmul in examples/rust/tile_matmul*/ (none exists yet: the row says n/a)."""
+Rust: the #[tile_kernel] of examples/rust/tile_matmul (the plain bf16 matmul, as for Python; the
+row says n/a where there is none)."""
 import ast
 import glob
 import io
@@ -50,8 +51,8 @@ def python_kernels(path):
 
 
 def rust_lines():
-    """Lines of a Rust tile matmul kernel, or None while there is none."""
-    files = sorted(glob.glob(os.path.join(ROOT, "examples", "rust", "tile_matmul*", "src", "*.rs")))
+    """Lines of the Rust bf16 tile matmul kernel, or None while there is none."""
+    files = sorted(glob.glob(os.path.join(ROOT, "examples", "rust", "tile_matmul", "src", "*.rs")))
     return _rust_kernel_lines(files) if files else None
 
 

@@ -11,8 +11,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 EXAMPLES = os.path.join(ROOT, "examples", "python")
 
 # The choices, stated (bench/README.md repeats them):
-MATMUL_BF16 = dict(BM=128, BN=128, BK=32, warps=8, stages=3)
-MATMUL_FP8 = dict(BM=128, BN=128, BK=64, warps=8, stages=3)
+MATMUL_BF16 = dict(BM=128, BN=128, BK=64, warps=8, stages=3)
+MATMUL_FP8 = dict(BM=128, BN=128, BK=128, warps=8, stages=3)
 SOFTMAX_TILE = 4096      # elements per program: R = SOFTMAX_TILE // C rows of C columns, 8 warps
 LAYERNORM_WARPS = 8      # one row per program, the whole row in one tile
 # attention: 128 query rows a program, keys 64 at a time, 8 warps (16 rows each, so the row max

@@ -183,8 +183,25 @@ def test_rust_lines(tmp_path):
 def test_dry_run_builds_every_row(capsys):
     assert tile_bench.dry_run(None) == 0
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == len(tile_bench.shape_rows())
+    assert len(out) == len(tile_bench.shape_rows()) + len(tile_bench.rust_rows.ROWS)
+    for line, (stem, _, _) in zip(out[len(tile_bench.shape_rows()):], tile_bench.rust_rows.ROWS):
+        assert line.startswith(f"dry-run {stem}@oxir: Rust module ") and "DIFFERS" not in line, line
     for line, (stem, kind, _) in zip(out, tile_bench.shape_rows()):
         assert line.startswith(f"dry-run {stem}: ")
         # every row compiles to PTX, but the fp8 dot may be refused as not lowered yet
         assert "PTX" in line or (kind == "matmul_fp8" and "UNSUPPORTED: " in line), line
+
+
+def test_rust_rows_dry_run_catches_another_interface(tmp_path, capsys, monkeypatch):
+    """A Rust module whose kernel's parameters differ from the text IR's is counted."""
+    rr = tile_bench.rust_rows
+    for name in os.listdir(rr.DATA):
+        text = open(os.path.join(rr.DATA, name)).read() if name.endswith(".ptx") else None
+        if text is not None:
+            if name == "rust_tile_softmax.ptx":
+                text = text.replace('"mut":true', '"mut":false')
+            (tmp_path / name).write_text(text)
+    monkeypatch.setattr(rr, "DATA", str(tmp_path))
+    assert rr.dry(tile_bench.wanted, None, print) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert [ln for ln in out if "DIFFERS" in ln] == [ln for ln in out if "tile_rust_softmax" in ln], out

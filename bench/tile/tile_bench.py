@@ -7,6 +7,7 @@
     tile_layernorm_RxC@triton|@torch       oxide_GBps peer_GBps ratio
     tile_attention_B_H_S_D[_causal]@cudnn|@flash  oxide_tflops peer_tflops ratio
     tile_attention_decode                  oxide_GBps copy_GBps fraction
+    tile_rust_matmul_bf16_MxNxK|softmax_RxC|layernorm_RxC@oxir  rust oxir ratio  (bench/tile/rust_rows.py)
     tile_compile_matmul                    oxide_ms triton_ms ratio      (lower is better)
     tile_lines_matmul                      rust_lines python_lines       (CPU)
 
@@ -32,6 +33,7 @@ sys.path.insert(0, HERE)
 
 import lines  # noqa: E402
 import oxide_kernels  # noqa: E402
+import rust_rows  # noqa: E402
 
 MATMUL_BF16 = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 2048), (4000, 4000, 4000)]
 MATMUL_FP8 = [(4096, 4096, 4096), (8192, 8192, 8192)]
@@ -83,6 +85,7 @@ def dry_run(only):
             what = f"{'UNSUPPORTED' if e.status_name == 'OXIDE_ERROR_UNSUPPORTED' else 'ERROR'}: {e.message}"
             bad += e.status_name != "OXIDE_ERROR_UNSUPPORTED"
         out(f"dry-run {name}: {kern.name} {consts} grid {grid}, {len(ir.splitlines())} IR lines, {what}")
+    bad += rust_rows.dry(wanted, only, out)
     return 1 if bad else 0
 
 
@@ -401,6 +404,7 @@ class Bench:
                 continue
             getattr(self, kind)(stem, dims)
             self.torch.cuda.empty_cache()
+        rust_rows.run(self, wanted)
 
 
 # ---- tile_compile_matmul: cold processes ----

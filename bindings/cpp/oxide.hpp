@@ -843,6 +843,16 @@ struct LaunchConfig {
         stream = &s;
         return *this;
     }
+    // The C API's form of it (the stream aside).
+    oxide_launch_config raw() const noexcept {
+        oxide_launch_config c{};
+        c.grid[0] = grid.x, c.grid[1] = grid.y, c.grid[2] = grid.z;
+        c.block[0] = block.x, c.block[1] = block.y, c.block[2] = block.z;
+        c.smem = smem;
+        c.cluster[0] = cluster[0], c.cluster[1] = cluster[1], c.cluster[2] = cluster[2];
+        c.flags = flags;
+        return c;
+    }
 };
 
 namespace detail {
@@ -966,7 +976,12 @@ class Kernel {
 
     // Launch with arguments in manifest order; liboxide checks them against the manifest.
     template <class... Args> void launch(const LaunchConfig &cfg, Args &&...args) const {
-        launch_impl(cfg, std::index_sequence_for<Args...>{}, std::forward<Args>(args)...);
+        with_args([&](std::span<const oxide_arg> a) { launch_args(cfg, a); }, std::forward<Args>(args)...);
+    }
+    // f(std::span<const oxide_arg>) with args turned into oxide_args in manifest order (scalars
+    // converted to the parameters' types); the span lives for the call (Task::launch uses it).
+    template <class F, class... Args> decltype(auto) with_args(F &&f, Args &&...args) const {
+        return with_args_impl(std::forward<F>(f), std::index_sequence_for<Args...>{}, std::forward<Args>(args)...);
     }
     // Launch with prepared oxide_args.
     void launch_args(const LaunchConfig &cfg, std::span<const oxide_arg> args) const {
@@ -977,14 +992,16 @@ class Kernel {
             check(oxide_kernel_launch(h_, const_cast<oxide_stream *>(s), grid, block, cfg.smem, args.data(),
                                       args.size()));
         } else {
-            oxide_launch_config c{};
-            c.grid[0] = cfg.grid.x, c.grid[1] = cfg.grid.y, c.grid[2] = cfg.grid.z;
-            c.block[0] = cfg.block.x, c.block[1] = cfg.block.y, c.block[2] = cfg.block.z;
-            c.smem = cfg.smem;
-            c.cluster[0] = cfg.cluster[0], c.cluster[1] = cfg.cluster[1], c.cluster[2] = cfg.cluster[2];
-            c.flags = cfg.flags;
+            const oxide_launch_config c = cfg.raw();
             check(oxide_kernel_launch_ex(h_, const_cast<oxide_stream *>(s), &c, args.data(), args.size()));
         }
+    }
+    // The shape checked without launching: the kernel's launch contract (its manifest's
+    // "contract", which every launch also meets), the device's limits and the kernel's own
+    // (docs/runtime.md, "Launch contracts"). Throws what a launch would.
+    void check_launch(const LaunchConfig &cfg) const {
+        const oxide_launch_config c = cfg.raw();
+        check(oxide_kernel_check_launch(h_, &c));
     }
     int attribute(oxide_kernel_attr a) const {
         int v = 0;
@@ -993,15 +1010,15 @@ class Kernel {
     }
 
   private:
-    template <class... Args, size_t... I>
-    void launch_impl(const LaunchConfig &cfg, std::index_sequence<I...>, Args &&...args) const {
+    template <class F, class... Args, size_t... I>
+    decltype(auto) with_args_impl(F &&f, std::index_sequence<I...>, Args &&...args) const {
         const Param *ps = info_ && info_->params.size() == sizeof...(Args) ? info_->params.data() : nullptr;
         if constexpr (sizeof...(Args) == 0) {
             (void)ps;
-            launch_args(cfg, {});
+            return f(std::span<const oxide_arg>());
         } else {
             const oxide_arg a[] = {detail::to_arg(std::forward<Args>(args), ps ? &ps[I] : nullptr)...};
-            launch_args(cfg, std::span<const oxide_arg>(a, sizeof...(Args)));
+            return f(std::span<const oxide_arg>(a, sizeof...(Args)));
         }
     }
     oxide_kernel *h_;
@@ -1047,6 +1064,192 @@ class LoadedModule {
     detail::owned<oxide_loaded_module, oxide_loaded_module_destroy> h_;
     std::unique_ptr<Manifest> manifest_; // stable address for Kernel::info()
 };
+
+// ============================================================================================
+// NVTX ranges, pinned host memory, tasks and CUDA graphs
+
+// An NVTX range for the object's lifetime, as Nsight Systems shows it: { oxide::NvtxRange r("step"); ... }.
+// Without an NVTX library it does nothing (docs/runtime.md, "NVTX ranges").
+class NvtxRange {
+  public:
+    explicit NvtxRange(const char *name) { check(oxide_nvtx_push(name)); }
+    explicit NvtxRange(const std::string &name) : NvtxRange(name.c_str()) {}
+    ~NvtxRange() { (void)oxide_nvtx_pop(); }
+    NvtxRange(const NvtxRange &) = delete;
+    NvtxRange &operator=(const NvtxRange &) = delete;
+};
+// Whether an NVTX library was found; turning on a range named after its kernel around every launch.
+inline bool nvtx_available() noexcept { return oxide_nvtx_available() != 0; }
+inline void nvtx_launch_ranges(bool on) noexcept { oxide_nvtx_set_launch_ranges(on ? 1 : 0); }
+inline bool nvtx_launch_ranges() noexcept { return oxide_nvtx_launch_ranges() != 0; }
+
+// Page-locked host memory for count elements of T: copies between it and device memory on a
+// stream return at once, and tasks and graphs may copy it.
+template <class T> class PinnedBuffer {
+    static_assert(std::is_trivially_copyable_v<T>, "PinnedBuffer holds trivially copyable elements");
+
+  public:
+    using element_type = T;
+    PinnedBuffer(const Device &dev, size_t count) : n_(count) {
+        if (count > std::numeric_limits<size_t>::max() / sizeof(T))
+            throw Error(OXIDE_ERROR_INVALID_ARGUMENT,
+                        "PinnedBuffer: " + std::to_string(count) + " elements do not fit in the address space");
+        void *p = nullptr;
+        check(oxide_host_alloc(dev.get(), count ? count * sizeof(T) : 1, &p));
+        p_.reset(p);
+    }
+    static PinnedBuffer from_host(const Device &dev, std::span<const T> host) {
+        PinnedBuffer b(dev, host.size());
+        std::copy(host.begin(), host.end(), b.data());
+        return b;
+    }
+    T *data() noexcept { return static_cast<T *>(p_.get()); }
+    const T *data() const noexcept { return static_cast<const T *>(p_.get()); }
+    size_t size() const noexcept { return n_; }
+    size_t bytes() const noexcept { return n_ * sizeof(T); }
+    T &operator[](size_t i) noexcept { return data()[i]; }
+    const T &operator[](size_t i) const noexcept { return data()[i]; }
+    T *begin() noexcept { return data(); }
+    T *end() noexcept { return data() + n_; }
+    const T *begin() const noexcept { return data(); }
+    const T *end() const noexcept { return data() + n_; }
+    std::span<T> span() noexcept { return {data(), n_}; }
+    std::span<const T> span() const noexcept { return {data(), n_}; }
+
+    // Queue a copy to dst / from src on s and return (synchronize s before reading the result).
+    void copy_to_async(DeviceBuffer<T> &dst, const Stream &s) const {
+        same_size(dst.size(), "copy_to_async");
+        if (n_)
+            check(oxide_memcpy_htod_async(s.get(), dst.ptr(), data(), bytes()));
+    }
+    void copy_from_async(const DeviceBuffer<T> &src, const Stream &s) {
+        same_size(src.size(), "copy_from_async");
+        if (n_)
+            check(oxide_memcpy_dtoh_async(s.get(), data(), src.ptr(), bytes()));
+    }
+
+  private:
+    struct host_free {
+        void operator()(void *p) const noexcept { (void)oxide_host_free(p); }
+    };
+    void same_size(size_t other, const char *what) const {
+        if (other != n_)
+            throw Error(OXIDE_ERROR_INVALID_ARGUMENT, std::string(what) + ": the pinned buffer has " +
+                                                          std::to_string(n_) + " elements, the device buffer " +
+                                                          std::to_string(other));
+    }
+    size_t n_;
+    std::unique_ptr<void, host_free> p_;
+};
+
+class Graph;
+
+// Work described once and run when submitted (oxide_task_*): launches, copies, memsets, composed
+// one after the other (sequence) or side by side (join). The memory a task uses must outlive it
+// and every graph made from it.
+class Task {
+  public:
+    // A checked launch: the arguments are checked now and copied.
+    template <class... Args> static Task launch(const Kernel &k, const LaunchConfig &cfg, Args &&...args) {
+        const oxide_launch_config c = cfg.raw();
+        return k.with_args(
+            [&](std::span<const oxide_arg> a) {
+                return made([&](oxide_task **t) { return oxide_task_launch(k.get(), &c, a.data(), a.size(), t); });
+            },
+            std::forward<Args>(args)...);
+    }
+    template <class T> static Task copy(DeviceBuffer<T> &dst, const PinnedBuffer<T> &src) {
+        same_size(dst.size(), src.size());
+        return made([&](oxide_task **t) {
+            return oxide_task_copy_htod(dst.device().get(), dst.ptr(), src.data(), dst.bytes(), t);
+        });
+    }
+    template <class T> static Task copy(PinnedBuffer<T> &dst, const DeviceBuffer<T> &src) {
+        same_size(dst.size(), src.size());
+        return made([&](oxide_task **t) {
+            return oxide_task_copy_dtoh(src.device().get(), dst.data(), src.ptr(), src.bytes(), t);
+        });
+    }
+    template <class T> static Task copy(DeviceBuffer<T> &dst, const DeviceBuffer<T> &src) {
+        same_size(dst.size(), src.size());
+        return made([&](oxide_task **t) {
+            return oxide_task_copy_dtod(dst.device().get(), dst.ptr(), src.ptr(), dst.bytes(), t);
+        });
+    }
+    // Every byte of buf set to byte.
+    template <class T> static Task memset(DeviceBuffer<T> &buf, uint8_t byte) {
+        return made(
+            [&](oxide_task **t) { return oxide_task_memset(buf.device().get(), buf.ptr(), byte, buf.bytes(), 1, t); });
+    }
+    // Task::sequence(a, b, c): a, then b, then c. Task::join(a, b): both at once, done when both are.
+    template <class... Ts> static Task sequence(const Ts &...tasks) { return compose(oxide_task_sequence, tasks...); }
+    template <class... Ts> static Task join(const Ts &...tasks) { return compose(oxide_task_join, tasks...); }
+    oxide_task *get() const noexcept { return h_.get(); }
+    // Queue the work on s (nullptr: the default stream) and return / and wait for it.
+    void submit(const Stream *s = nullptr) const { check(oxide_task_submit(h_.get(), s ? s->get() : nullptr)); }
+    void submit(const Stream &s) const { submit(&s); }
+    void sync(const Stream *s = nullptr) const { check(oxide_task_sync(h_.get(), s ? s->get() : nullptr)); }
+    void sync(const Stream &s) const { sync(&s); }
+    // Captured once as an executable CUDA graph.
+    Graph graph() const;
+
+  private:
+    explicit Task(oxide_task *t) : h_(t) {}
+    template <class F> static Task made(F &&f) {
+        oxide_task *t = nullptr;
+        check(f(&t));
+        return Task(t);
+    }
+    template <class... Ts>
+    static Task compose(oxide_status (*fn)(oxide_task *const *, size_t, oxide_task **), const Ts &...tasks) {
+        static_assert((std::is_same_v<Ts, Task> && ...), "Task::sequence and Task::join compose Tasks");
+        oxide_task *hs[sizeof...(Ts) + 1] = {tasks.get()..., nullptr};
+        return made([&](oxide_task **t) { return fn(hs, sizeof...(Ts), t); });
+    }
+    static void same_size(size_t dst, size_t src) {
+        if (dst != src)
+            throw Error(OXIDE_ERROR_INVALID_ARGUMENT, "Task::copy: the destination has " + std::to_string(dst) +
+                                                          " elements, the source " + std::to_string(src));
+    }
+    detail::owned<oxide_task, oxide_task_destroy> h_;
+};
+
+// An executable CUDA graph: from Task::graph() or a stream capture (capture()). Each launch
+// replays its work.
+class Graph {
+  public:
+    explicit Graph(oxide_graph *g) : h_(g) {}
+    oxide_graph *get() const noexcept { return h_.get(); }
+    void launch(const Stream *s = nullptr) const { check(oxide_graph_launch(h_.get(), s ? s->get() : nullptr)); }
+    void launch(const Stream &s) const { launch(&s); }
+
+  private:
+    detail::owned<oxide_graph, oxide_graph_destroy> h_;
+};
+
+inline Graph Task::graph() const {
+    oxide_graph *g = nullptr;
+    check(oxide_graph_create(h_.get(), &g));
+    return Graph(g);
+}
+
+// Record what body() queues on s (oxide launches, and any library's work on the same CUstream)
+// into a Graph instead of running it. The capture ends even when body throws (the exception
+// goes on; the partial graph is dropped).
+template <class F> Graph capture(const Stream &s, F &&body) {
+    check(oxide_stream_begin_capture(s.get()));
+    try {
+        body();
+    } catch (...) {
+        oxide_graph *g = nullptr;
+        if (oxide_stream_end_capture(s.get(), &g) == OXIDE_OK)
+            oxide_graph_destroy(g);
+        throw;
+    }
+    oxide_graph *g = nullptr;
+    check(oxide_stream_end_capture(s.get(), &g));
+    return Graph(g);
+}
 
 } // namespace oxide
 

@@ -50,7 +50,12 @@ static bool assign_inst(as *A, const oxide_inst *in) {
     switch (in->op) {
     case OXIDE_OP_TILE_ARANGE: r->flex = true; /* fall through */
     case OXIDE_OP_TILE_LOAD: tl_blocked(&r->L, rt, T->warps); break;
-    case OXIDE_OP_TILE_DOT: tl_mma(&r->L, rt, T->warps); break;
+    case OXIDE_OP_TILE_DOT:
+        if (r->wgmma)
+            tl_wgmma_layout(&r->L, rt, T->warps);
+        else
+            tl_mma(&r->L, rt, T->warps);
+        break;
     case OXIDE_OP_TILE_FULL:
     case OXIDE_OP_TILE_SPLAT: r->uniform = true; return true;
     case OXIDE_OP_TILE_CAST:

@@ -180,8 +180,8 @@ oxide_value *tl_is_owner(tl *T, const tl_layout *L) {
 }
 
 oxide_value *tl_smem_at(tl *T, uint64_t bytes) {
-    if (bytes > T->smem_need) {
-        T->smem_need = bytes;
+    if (T->smem_fixed + bytes > T->smem_need) {
+        T->smem_need = T->smem_fixed + bytes;
         T->smem_who = T->at;
     }
     return T->smem;
@@ -515,7 +515,7 @@ static void emit_scalar(tl *T, const oxide_inst *in) {
         T->scal[in->result->id] = v;
 }
 
-static void emit_inst(tl *T, const oxide_inst *in) {
+void tl_emit_inst(tl *T, const oxide_inst *in) {
     T->at = in;
     oxide_value *v = NULL;
     switch (in->op) {
@@ -524,19 +524,33 @@ static void emit_inst(tl *T, const oxide_inst *in) {
         v = tl_op(T, (oxide_op)(OXIDE_OP_NCTAID_X + in->imm), NULL, 0, NULL, NULL, 0);
         break;
     case OXIDE_OP_TILE_DIM: v = T->tensors[in->operands[0]->index].dim[in->imm]; break;
-    case OXIDE_OP_TILE_LOAD: tl_emit_load(T, in); return;
+    case OXIDE_OP_TILE_LOAD:
+        if (tl_val_of(T, in->result)->smem)
+            tl_emit_load_smem(T, in);
+        else
+            tl_emit_load(T, in);
+        return;
     case OXIDE_OP_TILE_STORE: tl_emit_store(T, in, false); return;
     case OXIDE_OP_TILE_ATOMIC_ADD: tl_emit_store(T, in, true); return;
     case OXIDE_OP_TILE_FULL:
     case OXIDE_OP_TILE_SPLAT: emit_full(T, in); return;
     case OXIDE_OP_TILE_ARANGE: emit_arange(T, in); return;
-    case OXIDE_OP_TILE_DOT: tl_emit_dot(T, in); return;
+    case OXIDE_OP_TILE_DOT:
+        if (tl_val_of(T, in->result)->wgmma)
+            tl_emit_dot_wgmma(T, in);
+        else
+            tl_emit_dot(T, in);
+        return;
     case OXIDE_OP_TILE_CAST: emit_cast(T, in); return;
     case OXIDE_OP_TILE_REDUCE: tl_emit_reduce(T, in); return;
     case OXIDE_OP_TILE_BROADCAST:
     case OXIDE_OP_TILE_EXPAND_DIMS:
     case OXIDE_OP_TILE_RESHAPE:
-    case OXIDE_OP_TILE_PERMUTE: tl_emit_shape(T, in); return;
+    case OXIDE_OP_TILE_PERMUTE:
+        /* a view of a shared-memory operand tile (emit_wgmma.c) has no registers */
+        if (!tl_val_of(T, in->result)->smem)
+            tl_emit_shape(T, in);
+        return;
     case OXIDE_OP_TILE_PRINT: tl_emit_print(T, in); return;
     default:
         if (in->result && in->result->type->kind == OXIDE_TYPE_TILE)
@@ -676,6 +690,10 @@ static void emit_prologue(tl *T) {
     T->lane = tl_op2(T, OXIDE_OP_AND, T->tid, tl_int(T, T->ti32, 31));
     T->warp = tl_op2(T, OXIDE_OP_LSHR, T->tid, tl_int(T, T->ti32, 5));
     T->smem = tl_op(T, OXIDE_OP_DYN_SMEM, NULL, 0, T->tps, NULL, 0);
+    if (T->smem_fixed) {
+        tl_emit_wgmma_region(T);
+        T->smem = tl_smem_elem(T, T->smem, tl_int(T, T->ti32, (uint32_t)T->smem_fixed), T->ti8);
+    }
     oxide_attr sym = {.key = OXIDE_ATTR_SYM, .s = "__oxide_tile_void"};
     T->dummy = tl_op(T, OXIDE_OP_GLOBAL_ADDR, NULL, 0, T->tpg, &sym, 1);
     for (uint32_t i = 0; i < T->src->params.len; i++) {
@@ -728,8 +746,9 @@ oxide_status tl_emit_kernel(tl *T) {
     memset(T->scal, 0, (T->nvals + 1) * sizeof *T->scal);
     memset(T->tensors, 0, (T->src->params.len + 1) * sizeof *T->tensors);
     oxide_status st;
-    if ((st = tl_assign(T)))
+    if ((st = tl_plan_wgmma(T)) || (st = tl_assign(T)))
         return st;
+    T->smem_need = T->smem_fixed;
     /* registers per thread: refuse what cannot run before building it */
     for (uint32_t i = 0; i < T->nvals; i++)
         if (T->vals[i].has_layout && (1u << T->vals[i].L.nreg) > TL_MAX_REGS)
@@ -749,8 +768,10 @@ oxide_status tl_emit_kernel(tl *T) {
         T->b = T->blocks[g.order[i]];
         if (i == 0)
             emit_prologue(T);
+        tl_emit_pipe_drain(T, b);
         for (uint32_t j = 0; j + 1 < b->insts.len && !T->st; j++)
-            emit_inst(T, b->insts.items[j]);
+            tl_emit_inst(T, b->insts.items[j]);
+        tl_emit_pipe_prologue(T, b);
         if (b->insts.len && !T->st)
             emit_term(T, b->insts.items[b->insts.len - 1]);
     }

@@ -132,10 +132,8 @@ static oxide_value *vector_ok(tl *T, const oxide_inst *in, const tl_layout *L, o
     return ok;
 }
 
-/* Ends the current block with a branch on cond to two new blocks, and makes a third, where both
- * go on, with n parameters of type t (their values in *joined); *fast and *slow get the two. */
-static bool split(tl *T, oxide_value *cond, oxide_block **fast, oxide_block **slow, oxide_block **join, oxide_type *t,
-                  uint32_t n, oxide_value **joined) {
+bool tl_split(tl *T, oxide_value *cond, oxide_block **fast, oxide_block **slow, oxide_block **join, oxide_type *t,
+              uint32_t n, oxide_value **joined) {
     oxide_type **types = n ? oxide__alloc(&T->out->arena, n * sizeof *types) : NULL;
     if (T->st || (n && !types)) {
         tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -157,7 +155,7 @@ static bool split(tl *T, oxide_value *cond, oxide_block **fast, oxide_block **sl
     return true;
 }
 
-static void go_to(tl *T, oxide_block *to, oxide_value *const *args, uint32_t n) {
+void tl_go_to(tl *T, oxide_block *to, oxide_value *const *args, uint32_t n) {
     if (!T->st && oxide_build_br(T->b, to, args, n))
         tl_fail(T, OXIDE_ERROR_CODEGEN, "the lowering built an invalid branch: %s", oxide_last_error());
 }
@@ -181,7 +179,7 @@ void tl_emit_load(tl *T, const oxide_inst *in) {
     oxide_value **vals = r->regs;
     /* a thread whose elements are all inside a tensor with contiguous rows loads vectors */
     if (n > 1 && (vals = scratch(T, &r->L)) &&
-        split(T, vector_ok(T, in, &r->L, inb, ptr, n, es), &fast, &slow, &join, et, nregs, r->regs)) {
+        tl_split(T, vector_ok(T, in, &r->L, inb, ptr, n, es), &fast, &slow, &join, et, nregs, r->regs)) {
         oxide_type *vt = NULL;
         oxide_type_vector(T->ctx, et, n, &vt);
         oxide_attr val = {.key = OXIDE_ATTR_ALIGN, .i = es * n};
@@ -191,7 +189,7 @@ void tl_emit_load(tl *T, const oxide_inst *in) {
             for (uint32_t i = 0; i < n; i++)
                 vals[g + i] = tl_imm_op(T, OXIDE_OP_EXTRACT, i, et, &v, 1);
         }
-        go_to(T, join, vals, nregs);
+        tl_go_to(T, join, vals, nregs);
         T->b = slow;
     }
     for (uint32_t g = 0; g < nregs && !T->st; g++) {
@@ -199,7 +197,7 @@ void tl_emit_load(tl *T, const oxide_inst *in) {
         vals[g] = tl_sel(T, inb[g], v, pad);
     }
     if (join) {
-        go_to(T, join, vals, nregs);
+        tl_go_to(T, join, vals, nregs);
         T->b = join;
     }
 }
@@ -216,14 +214,14 @@ void tl_emit_store(tl *T, const oxide_inst *in, bool atomic) {
     uint32_t es = tl_elem_bytes(et), n = atomic ? 1 : vec_regs(&L, es), nregs = 1u << L.nreg;
     oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = es};
     oxide_block *fast = NULL, *slow = NULL, *join = NULL;
-    if (n > 1 && split(T, vector_ok(T, in, &L, inb, ptr, n, es), &fast, &slow, &join, NULL, 0, NULL)) {
+    if (n > 1 && tl_split(T, vector_ok(T, in, &L, inb, ptr, n, es), &fast, &slow, &join, NULL, 0, NULL)) {
         oxide_attr val = {.key = OXIDE_ATTR_ALIGN, .i = es * n};
         T->b = fast;
         for (uint32_t g = 0; g < nregs && !T->st; g += n) {
             oxide_value *o[2] = {tl_pack(T, &v[g], n), ptr[g]};
             tl_op(T, OXIDE_OP_STORE, o, 2, NULL, &val, 1);
         }
-        go_to(T, join, NULL, 0);
+        tl_go_to(T, join, NULL, 0);
         T->b = slow;
     }
     for (uint32_t g = 0; g < nregs && !T->st; g++) {
@@ -234,7 +232,7 @@ void tl_emit_store(tl *T, const oxide_inst *in, bool atomic) {
             tl_op(T, OXIDE_OP_STORE, o, 2, NULL, &al, 1);
     }
     if (join) {
-        go_to(T, join, NULL, 0);
+        tl_go_to(T, join, NULL, 0);
         T->b = join;
     }
 }

@@ -46,7 +46,26 @@ typedef struct tl_val {
     bool has_layout;     /* assign.c: L is decided */
     bool flex;           /* assign.c: computed from arange, splats and constants only, so it can
                           * be computed in whatever layout its user wants */
+    /* emit_wgmma.c: a load whose every user is a wgmma dot lives in shared memory only, at
+     * smem_off of the reserved region (smem 1: the dot's A, K contiguous; 2: its B, N
+     * contiguous); a dot marked wgmma reads its operands from there */
+    uint8_t smem;
+    uint8_t wgmma; /* 0, or how: emit_wgmma.c's WG_SS or WG_RS */
+    uint32_t smem_off;
+    int8_t pipe; /* the pipelined loop it is loaded in (tl.pipes), or -1 */
 } tl_val;
+
+/* A counted loop whose shared-memory loads run `stages - 1` iterations ahead (emit_wgmma.c):
+ * head(iv, ..) tests iv <pred> ub and enters body, which branches back with iv + step; pre is
+ * the only other way into head. Each load of the body has a ring of `stages` tiles. */
+#define TL_MAX_PIPES 4
+typedef struct tl_pipe {
+    const oxide_block *pre, *head, *body, *exit;
+    const oxide_value *iv, *iv0, *ub;
+    int64_t step;
+    oxide_pred pred;
+    uint32_t stages, nloads;
+} tl_pipe;
 
 typedef struct tl_tensor {
     oxide_value *ptr;  /* ptr.global to element [0, ..]: the lowered kernel's parameter */
@@ -65,8 +84,12 @@ typedef struct tl {
     const oxide_inst *at; /* the source op being lowered (for messages) */
     uint32_t warps, threads;
     oxide_value *tid, *lane, *warp;
-    oxide_value *smem;          /* dyn_smem base (ptr.shared) */
-    uint64_t smem_need;         /* largest scratch any op needs, in bytes */
+    oxide_value *smem;       /* dyn_smem base (ptr.shared) */
+    uint64_t smem_need;      /* largest scratch any op needs, in bytes */
+    uint64_t smem_fixed;     /* bytes reserved before the scratch (emit_wgmma.c's operand tiles) */
+    oxide_value *smem_tiles; /* the reserved region, 1024-byte aligned */
+    tl_pipe pipes[TL_MAX_PIPES];
+    uint32_t npipes;
     const oxide_inst *smem_who; /* the op needing it */
     oxide_value *dummy;         /* ptr.global to a private word: out-of-bounds elements go there */
     tl_tensor *tensors;         /* per source parameter (tensors only) */
@@ -155,11 +178,30 @@ void tl_emit_load(tl *T, const oxide_inst *in);
 void tl_emit_store(tl *T, const oxide_inst *in, bool atomic);
 /* A vector of the n scalars (32, 64 or 128 bits in all). */
 oxide_value *tl_pack(tl *T, oxide_value *const *elems, uint32_t n);
+/* Ends the current block with a branch on cond to two new blocks and makes a third where both go
+ * on, with n parameters of type t (their values in *joined). */
+bool tl_split(tl *T, oxide_value *cond, oxide_block **fast, oxide_block **slow, oxide_block **join, oxide_type *t,
+              uint32_t n, oxide_value **joined);
+void tl_go_to(tl *T, oxide_block *to, oxide_value *const *args, uint32_t n);
 /* Registers of src (layout a) rearranged into layout b through shared memory. */
 oxide_value **tl_convert(tl *T, oxide_value **src, const tl_layout *a, const tl_layout *b, oxide_type *elem);
 
 /* ---- emit_dot.c ---- */
 void tl_emit_dot(tl *T, const oxide_inst *in);
+
+/* ---- emit_wgmma.c: dot on sm_90a from shared memory ---- */
+/* The wgmma accumulator layout: each warpgroup's m64 blocks of rows, each warp 16 of them. */
+void tl_wgmma_layout(tl_layout *L, const oxide_type *tile, uint32_t warps);
+/* Marks the dots that take the wgmma path and the loads that feed them (before layouts). */
+oxide_status tl_plan_wgmma(tl *T);
+void tl_emit_wgmma_region(tl *T); /* the entry's aligned base of the reserved region */
+void tl_emit_load_smem(tl *T, const oxide_inst *in);
+/* At the end of block b (before its branch): the first stages of a pipelined loop it enters;
+ * at the start of b: the drain of a pipelined loop it leaves. */
+void tl_emit_pipe_prologue(tl *T, const oxide_block *b);
+void tl_emit_pipe_drain(tl *T, const oxide_block *b);
+void tl_emit_inst(tl *T, const oxide_inst *in); /* emit.c: one non-terminator */
+void tl_emit_dot_wgmma(tl *T, const oxide_inst *in);
 
 /* ---- emit_red.c ---- */
 void tl_emit_reduce(tl *T, const oxide_inst *in);

@@ -3,6 +3,10 @@
  * MANIFEST or OUT_OF_MEMORY and a message, and every accessor of a manifest it accepts must
  * answer for every kernel and parameter it reports, with strings that are NUL-terminated.
  *
+ * The same bytes also go to the PTX bundle reader (oxide_ptx_bundle_select, which loading runs
+ * first): a status, and a chosen text that lies inside them. Launch contracts the reader
+ * accepts keep their rules.
+ *
  * Seeds: tests/fuzz/manifest-seeds/, manifest lines written by the compiler (tests/ir modules
  * and the example kernels compiled by `oxide compile`). CI runs it for 20 seconds
  * (scripts/test); by hand:
@@ -26,7 +30,35 @@ static size_t touch(const char *s) {
     return strlen(s);
 }
 
+/* What the bundle reader makes of the bytes, on a 9.0 and an 8.6 device. */
+static void bundle(const uint8_t *data, size_t size) {
+    static const int cc[2][2] = {{9, 0}, {8, 6}};
+    for (int i = 0; i < 2; i++) {
+        const char *ptx = NULL, *at = (const char *)data;
+        size_t len = 0;
+        char target[32];
+        oxide_status st = oxide_ptx_bundle_select(at, size, cc[i][0], cc[i][1], &ptx, &len, target, sizeof target);
+        if (st == OXIDE_OK ? !ptx || ptx < at || len > size || (size_t)(ptx - at) > size - len || !memchr(target, 0, 32)
+                           : (st != OXIDE_ERROR_PARSE && st != OXIDE_ERROR_UNSUPPORTED) || !oxide_last_error()[0])
+            __builtin_trap();
+    }
+}
+
+/* An accepted contract keeps the rules lib/contract.c gives it. */
+static void contract(const oxide_manifest *m, size_t k) {
+    oxide_launch_contract c;
+    if (oxide_manifest_kernel_contract(m, k, &c) != OXIDE_OK || c.fields > 31)
+        __builtin_trap();
+    const uint32_t *b = c.block;
+    if (((c.fields & OXIDE_CONTRACT_DOMAIN) && (c.domain < 1 || c.domain > 3)) ||
+        ((c.fields & OXIDE_CONTRACT_BLOCK) && (!b[0] || !b[1] || !b[2] || (uint64_t)b[0] * b[1] * b[2] > 1024)) ||
+        ((c.fields & OXIDE_CONTRACT_SMEM) && c.smem_min > c.smem_max) ||
+        ((c.fields & OXIDE_CONTRACT_SMEM_ALIGN) && (!c.smem_align || (c.smem_align & (c.smem_align - 1)))))
+        __builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    bundle(data, size);
     oxide_manifest *m = NULL;
     oxide_status st = oxide_manifest_parse((const char *)data, size, &m);
     if (st != OXIDE_OK) {
@@ -49,6 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (oxide_manifest_kernel_block(m, k, block) != OXIDE_OK ||
             (block[0] && (uint64_t)block[0] * block[1] * block[2] > 1024))
             __builtin_trap();
+        contract(m, k);
         size_t np = oxide_manifest_param_count(m, k);
         for (size_t p = 0; p < np; p++) {
             const char *pname;

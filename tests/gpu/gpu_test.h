@@ -177,6 +177,16 @@ static inline oxide_kernel *gpu_compile_load(oxide_device *dev, oxide_module *m,
     return k;
 }
 
+/* tests/gpu/data/kernels.ptx (the test kernels: inc, spin, vecadd, ...) loaded on dev. */
+static inline oxide_loaded_module *gpu_load_test_kernels(oxide_device *dev) {
+    size_t len = 0;
+    char *ptx = read_data("kernels.ptx", &len);
+    oxide_loaded_module *lm = NULL;
+    MUST(oxide_loaded_module_load_ptx(dev, ptx, len, &lm));
+    free(ptx);
+    return lm;
+}
+
 static inline int finish(const char *name, const char *figure) {
     int checks = check_passed + check_failed;
     if (check_failed) {

@@ -204,10 +204,7 @@ int main(void) {
     gpu_require();
     rng_seed();
     MUST(oxide_device_get(0, &dev));
-    size_t len = 0;
-    char *ptx = read_data("kernels.ptx", &len);
-    MUST(oxide_loaded_module_load_ptx(dev, ptx, len, &lm));
-    free(ptx);
+    lm = gpu_load_test_kernels(dev);
     test_compose();
     char figure[200] = "";
     test_capture(figure, sizeof figure);

@@ -632,7 +632,7 @@ static oxide_value *imm_op(G *g, oxide_op o, oxide_value *const *ops, size_t n, 
 
 /* A wgmma m64nNk16 with the accumulator loaded from memory, fenced, committed and waited for
  * (the sequence ptxas wants: without it, it injects warpgroup waits of its own). */
-static void wgmma_seq(G *g, oxide_op o, unsigned nn, int64_t mode) {
+static void wgmma_seq(G *g, oxide_op o, unsigned nn, int64_t mode, bool tied_wait) {
     oxide_type *acc_t;
     oxide_type_array(g->ctx, g->f32, nn / 2, &acc_t);
     oxide_value *acc = input(g, acc_t);
@@ -642,10 +642,22 @@ static void wgmma_seq(G *g, oxide_op o, unsigned nn, int64_t mode) {
     oxide_value *db = imm_op(g, OXIDE_OP_WGMMA_DESC,
                              (oxide_value *[]){addr(g, s, 512), ci(g, g->i32, 16), ci(g, g->i32, 512)}, 3, NULL, 64);
     op(g, OXIDE_OP_WGMMA_FENCE, NULL, 0, NULL, NULL, 0);
-    oxide_value *d = imm_op(g, o, (oxide_value *[]){acc, da, db, input(g, g->i1)}, 4, NULL, mode);
-    d = imm_op(g, o, (oxide_value *[]){d, db, da, ci(g, g->i1, 1)}, 4, NULL, 0);
+    oxide_value *d;
+    if (o == OXIDE_OP_WGMMA_BF16_RS || o == OXIDE_OP_WGMMA_F16_RS) {
+        oxide_type *v4;
+        oxide_type_vector(g->ctx, g->i32, 4, &v4);
+        oxide_value *fa = input(g, v4);
+        d = imm_op(g, o, (oxide_value *[]){acc, fa, db, input(g, g->i1)}, 4, NULL, mode);
+        d = imm_op(g, o, (oxide_value *[]){d, fa, da, ci(g, g->i1, 1)}, 4, NULL, 0);
+    } else {
+        d = imm_op(g, o, (oxide_value *[]){acc, da, db, input(g, g->i1)}, 4, NULL, mode);
+        d = imm_op(g, o, (oxide_value *[]){d, db, da, ci(g, g->i1, 1)}, 4, NULL, 0);
+    }
     op(g, OXIDE_OP_WGMMA_COMMIT, NULL, 0, NULL, NULL, 0);
-    imm_op(g, OXIDE_OP_WGMMA_WAIT, NULL, 0, NULL, 0);
+    if (tied_wait)
+        d = imm_op(g, OXIDE_OP_WGMMA_WAIT_ACC, &d, 1, NULL, 0);
+    else
+        imm_op(g, OXIDE_OP_WGMMA_WAIT, NULL, 0, NULL, 0);
     sink(g, d);
 }
 
@@ -775,15 +787,45 @@ static int gen_tier2(G *g, oxide_op o, int v) {
         static const int modes[] = {0, 0, 0, 1, 2, 4, 15, 3};
         if (v >= 8)
             return 0;
-        wgmma_seq(g, o, ns[v], modes[v]);
+        wgmma_seq(g, o, ns[v], modes[v], false);
         break;
     }
     case OXIDE_OP_WGMMA_FENCE:
     case OXIDE_OP_WGMMA_COMMIT:
         if (v >= 1)
             return 0;
-        wgmma_seq(g, OXIDE_OP_WGMMA_BF16, 64, 0);
+        wgmma_seq(g, OXIDE_OP_WGMMA_BF16, 64, 0, false);
         break;
+    case OXIDE_OP_WGMMA_E4M3_E4M3:
+    case OXIDE_OP_WGMMA_E4M3_E5M2:
+    case OXIDE_OP_WGMMA_E5M2_E4M3:
+    case OXIDE_OP_WGMMA_E5M2_E5M2: {
+        /* N = 64, 128, 256, then both negations */
+        static const unsigned ns[] = {64, 128, 256, 128};
+        static const int modes[] = {0, 0, 0, 12};
+        if (v >= 4)
+            return 0;
+        wgmma_seq(g, o, ns[v], modes[v], v == 1);
+        break;
+    }
+    case OXIDE_OP_WGMMA_BF16_RS:
+    case OXIDE_OP_WGMMA_F16_RS: {
+        /* N = 64, 128, 256 plain, then B transposed and both negations */
+        static const unsigned ns[] = {64, 128, 256, 128, 128};
+        static const int modes[] = {0, 0, 0, 2, 14};
+        if (v >= 5)
+            return 0;
+        wgmma_seq(g, o, ns[v], modes[v], v == 1);
+        break;
+    }
+    case OXIDE_OP_WGMMA_WAIT_ACC: {
+        /* N = 64, 128, 256 */
+        static const unsigned ns[] = {64, 128, 256};
+        if (v >= 3)
+            return 0;
+        wgmma_seq(g, OXIDE_OP_WGMMA_BF16, ns[v], 0, true);
+        break;
+    }
     case OXIDE_OP_WGMMA_DESC: {
         if (v >= 4)
             return 0;

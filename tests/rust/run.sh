@@ -3,12 +3,14 @@
 #
 #   tests/rust/run.sh [BUILD_DIR]       BUILD_DIR: CMake build with liboxide.so and liboxide_runtime.a
 #
-# 1. generated intrinsics up to date; 2. cargo test (macros, host API) ; 3. every example built with
-# `cargo oxide build` (dev and --release), its PTX accepted by ptxas -arch=sm_90a, and run (with
-# no GPU each says so); 4. the seed example built unchanged as a package of its own, from
-# examples/rust/seed/src/main.rs (or, with $OXIDE_SEED, the acceptance file it must equal byte
-# for byte); 5. build-time refusals with the Rust function and the reason; 6. a rustc whose
-# LLVM is newer than liboxide's is refused by doctor and build; 7. --module with export names.
+# 1. generated intrinsics up to date; 2. cargo test (macros, host API; views, pinned memory,
+# graphs and .await on the fake driver); 3. every example built with `cargo oxide build` (dev and
+# --release), its PTX accepted by ptxas -arch=sm_90a, and run (with no GPU each says so); 3b.
+# graph_replay, pinned_copy and slices run on the fake driver; 4. the seed example built unchanged
+# as a package of its own, from examples/rust/seed/src/main.rs (or, with $OXIDE_SEED, the
+# acceptance file it must equal byte for byte); 5. build-time refusals with the Rust function and
+# the reason; 6. a rustc whose LLVM is newer than liboxide's is refused by doctor and build; 7.
+# --module with export names.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD="$(cd "${1:-$ROOT/build}" && pwd)"
@@ -43,13 +45,40 @@ for profile in dev release; do
         if "$PTXAS" -arch="$SM" "$ptx" -o "$TMP/x.cubin" 2>"$TMP/ptxas.log"; then pass "ptxas $profile $(basename "$ptx")"; else cat "$TMP/ptxas.log"; bad "ptxas $(basename "$ptx")"; fi
         grep -q "// oxide.manifest.v1 " "$ptx" || bad "no manifest in $ptx"
     done
-    for bin in vecadd seed seed_full generics reduce warp_reduce histogram matmul cluster async_pipeline gemm_hopper; do
+    for bin in vecadd seed seed_full generics reduce warp_reduce histogram matmul cluster async_pipeline gemm_hopper graph_replay pinned_copy slices await_cpu contract tile_matmul tile_softmax tile_matmul_fp8 tile_layernorm tile_mixed; do
         out="$("$EX/target/$dir/$bin" 2>&1)" && rc=0 || rc=$?
         if [ $rc -ne 0 ] && [ $bin = seed ] && grep -q "OXIDE_ERROR_NO_DRIVER\|OXIDE_ERROR_NO_DEVICE" <<<"$out"; then
             pass "run $profile seed: no GPU here (the unchanged seed unwraps CudaContext::new)"; continue; fi
         if [ $rc -eq 0 ] && grep -qE "PASSED|no GPU found|^$" <<<"$out"; then pass "run $profile $bin: $(echo "$out" | head -1)"; else echo "$out" | tail -5; bad "run $profile $bin (rc $rc)"; fi
     done
+    # the tile kernels lifted from this build's bitcode, printed, reparsed and run in the tile
+    # interpreter against a CPU reference (tests/rust/tile_lift.c); their PTX through ptxas
+    D="$EX/target/$dir/deps"
+    newest() { ls -t "$D/$1"-*.bc | head -1; }
+    for pair in "tile_matmul matmul_bf16" "tile_softmax softmax_f32" "tile_layernorm layernorm_bf16" "tile_matmul_fp8 matmul_fp8" "tile_mixed row_sums"; do
+        read -r crate kern <<<"$pair"
+        if out="$("$BUILD/tests/rust/tile_lift" "$kern" "$TMP/$kern.oxir" "$(newest "$crate")" "$(newest cuda_tile)" "$(newest cuda_device)" 2>&1)"; then
+            pass "tile $profile $kern lifted: $(grep 'interpreter' <<<"$out")"
+        else echo "$out" | tail -5; bad "tile $profile $kern lifted and interpreted"; fi
+        "$PTXAS" -arch="$SM" "$TMP/$kern.oxir.ptx" -o "$TMP/x.cubin" 2>"$TMP/ptxas.log" && pass "ptxas $profile lifted $kern" || { cat "$TMP/ptxas.log"; bad "ptxas lifted $kern"; }
+    done
+    # the Rust softmax lifts to the text IR example op for op: the same PTX, byte for byte
+    if [ -x "$BUILD/oxide" ] && "$BUILD/oxide" compile "$ROOT/examples/tile/softmax_f32.oxir" -o "$TMP/softmax_ref.ptx"; then
+        cmp -s <(grep -v '^// oxide.manifest' "$TMP/softmax_f32.oxir.ptx") <(grep -v '^// oxide.manifest' "$TMP/softmax_ref.ptx") \
+            && pass "tile $profile softmax_f32 from Rust: the PTX of examples/tile/softmax_f32.oxir" || bad "tile $profile softmax_f32: PTX differs from the .oxir example's"
+    fi
 done
+# the examples whose kernels the fake driver re-implements (tests/gpu/mock) run end to end on it:
+# views, pinned copies, a graph, with the generated launches, checked against the CPU
+fake="$BUILD/tests/gpu/mock/libcuda.so.1"
+if [ -f "$fake" ]; then
+    for bin in graph_replay pinned_copy slices; do
+        out="$(OXIDE_CUDA_DRIVER="$fake" "$EX/target/release/$bin" 2>&1)" && rc=0 || rc=$?
+        if [ $rc -eq 0 ] && grep -q "^PASSED" <<<"$out"; then pass "fake driver $bin: $out"; else echo "$out" | tail -5; bad "fake driver $bin (rc $rc)"; fi
+    done
+else
+    echo "note: no $fake: the examples' fake-driver runs are skipped (build target oxide_mock_cuda)"
+fi
 # by-value TMA descriptors (`&TensorMap`): manifest kind tma_desc, a 128-byte grid_constant PTX
 # parameter, and the bulk tensor copies reading it in param space (cvta.param), never a local copy
 python3 - "$EX/target/release/oxide/gemm_hopper.ptx" <<'PY' && pass "gemm_hopper: tma_desc parameters read in param space" || bad "gemm_hopper tma_desc parameters"
@@ -70,6 +99,21 @@ for name in ("gemm_ws", "gemm_simple"):
 gm = next(k for k in m["kernels"] if k["name"] == "gemm_ws_gmem")
 assert gm["params"][0]["kind"] == "ptr", gm["params"][0]
 PY
+# launch contracts: an exact block is .reqntid (in place of #[launch_bounds]' .maxntid), the
+# alignment reaches the dynamic shared memory, and the manifest carries each contract
+python3 - "$EX/target/release/oxide/contract.ptx" <<'PY' && pass "contract: .reqntid, aligned dynamic shared memory, the manifest's contracts" || bad "contract PTX"
+import json, re, sys
+t = open(sys.argv[1]).read()
+m = json.loads(re.search(r"^// oxide\.manifest\.v1 (.*)$", t, re.M).group(1))
+c = {k["name"]: k.get("contract") for k in m["kernels"]}
+assert c["block_reverse"] == {"domain": 1, "block": [256, 1, 1], "dynamic_shared": [1024, 1024], "dynamic_shared_alignment": 128}, c
+assert c["add2d"] == {"domain": 2, "block": [16, 16, 1], "dynamic_shared": [0, 0], "min_compute_capability": [8, 0]}, c
+for name, block in (("block_reverse", "256, 1, 1"), ("add2d", "16, 16, 1")):
+    head = t[t.index(".entry %s(" % name):]
+    head = head[:head.index("{")]
+    assert ".reqntid %s" % block in head and ".maxntid" not in head, (name, head)
+assert re.search(r"\.extern \.shared \.align 128 \.b8 __oxide_dyn_smem_base", t), "dynamic shared memory alignment"
+PY
 ldd "$EX/target/release/vecadd" | grep -q liboxide && bad "vecadd links liboxide dynamically" || pass "host binary carries no liboxide/LLVM"
 
 if [ -x "$BUILD/oxide" ]; then
@@ -84,8 +128,8 @@ echo "== device API and panics (tests/rust/crates)"
 for profile in dev release; do
     flag=""; dir=debug
     [ $profile = release ] && flag="--release" && dir=release
-    (cd "$ROOT/tests/rust/crates" && cargo oxide build $flag -p device_api -p panic_trap 2>"$TMP/b.log") || { cat "$TMP/b.log"; bad "device_api/panic_trap build ($profile)"; continue; }
-    for bin in device_api panic_trap; do
+    (cd "$ROOT/tests/rust/crates" && cargo oxide build $flag -p device_api -p panic_trap -p tile_ops 2>"$TMP/b.log") || { cat "$TMP/b.log"; bad "device_api/panic_trap build ($profile)"; continue; }
+    for bin in device_api panic_trap tile_ops; do
         "$PTXAS" -arch="$SM" "$ROOT/tests/rust/crates/target/$dir/oxide/$bin.ptx" -o "$TMP/x.cubin" && pass "ptxas $profile $bin" || bad "ptxas $profile $bin"
         out="$("$ROOT/tests/rust/crates/target/$dir/$bin" 2>&1)" && grep -qE "PASSED|no GPU found" <<<"$out" && pass "run $profile $bin: $(echo "$out" | tail -1)" || bad "run $profile $bin: $out"
     done
@@ -155,6 +199,20 @@ expect_refusal ref_param - "parameter \`scale: &f32\`" "host address the GPU can
 expect_refusal process_exit - "\`std::process::exit\` in a #[kernel]" "cannot end the host process" "return from the kernel"
 expect_refusal thread_local thread_local/src/main.rs:17 "kernel \`thread_local::kernels::bad_kernel\`" "uses the thread-local static" "CALLS" "thread_local!"
 expect_refusal wide_float wide_float/src/main.rs:8 "wide_float::kernels::bad_kernel" "converts a 128-bit integer to a float"
+expect_refusal contract_config - "expected \`LaunchConfig1D\`, found \`LaunchConfig2D\`" "expected \`&PreparedLaunch<second>\`, found \`&PreparedLaunch<first>\`"
+expect_refusal contract_domain - "domain = 1, but the kernel calls \`index_2d\`; declare \`domain = 2\`" "contract_domain/src/main.rs:12"
+expect_refusal tile_memory - "tile kernel bad_tile" "a tile stored to memory" "keep tiles in local variables"
+expect_refusal tile_table - "tile kernel bad_tile" "reads or writes memory" "only through its tensors"
+expect_refusal tile_full_runtime - "tile kernel bad_tile at tile_full_runtime/src/main.rs:14" "Tile::full takes a constant" "Tile::splat"
+expect_refusal tile_dot_small - "tile kernel bad_tile at" "'tile.dot': M, N and K must be at least 16, got M=16, N=16, K=8"
+# the same bitcode through the C API: the same error on every call and at compile, and the module
+# left without a half-lifted kernel (tests/rust/tile_lift.c --refused)
+for c in tile_memory tile_table tile_full_runtime tile_dot_small; do
+    D="$RF/target/debug/deps"
+    if out="$("$BUILD/tests/rust/tile_lift" --refused "$TMP/r" "$(ls -t "$D/$c"-*.bc | head -1)" "$(ls -t "$D"/cuda_tile-*.bc | head -1)" "$(ls -t "$D"/cuda_device-*.bc | head -1)" 2>&1)"; then
+        pass "tile_lift --refused $c: $(tail -1 <<<"$out")"
+    else echo "$out" | tail -5; bad "tile_lift --refused $c"; fi
+done
 # release builds have no debug info of their own: cargo oxide asks rustc for line tables
 RFLAG=--release expect_refusal alloc alloc/src/main.rs:9 "heap allocation" "-> __rustc::__rust_dealloc"
 RFLAG=--release expect_refusal std_call std_call/src/main.rs:7 "std::io::stdio::_print"
@@ -190,13 +248,13 @@ for profile in dev release; do
     # --module: the PTX the program carries (cargo need not relink a program built before with
     # the same options, and the copy in target/$dir/oxide is the last link's)
     p="$TMP/with_lines.ptx"
-    (cd "$EX" && cargo oxide build $flag --lineinfo -p matmul -q --module "$p" >/dev/null 2>"$TMP/l.log") || { cat "$TMP/l.log"; bad "--lineinfo build ($profile)"; continue; }
+    (cd "$EX" && cargo oxide build $flag --lineinfo --sm "$SM" -p matmul -q --module "$p" >/dev/null 2>"$TMP/l.log") || { cat "$TMP/l.log"; bad "--lineinfo build ($profile)"; continue; }
     if grep -qE '^\s*\.loc\s' "$p" && grep -qE '^\s*\.file\s+[0-9]+ ".*matmul/src/main\.rs"' "$p" && ! grep -q '^\.target.*debug\|\.debug_info' "$p"; then
         pass "--lineinfo $profile: $(grep -cE '^\s*\.loc\s' "$p") .loc lines, matmul/src/main.rs among the .file, no DWARF"
     else bad "--lineinfo $profile: no .loc/.file, or full debug info"; fi
     "$PTXAS" -arch="$SM" "$p" -o "$TMP/x.cubin" && pass "ptxas accepts --lineinfo PTX ($profile)" || bad "ptxas --lineinfo ($profile)"
     # line tables change no instruction
-    (cd "$EX" && cargo oxide build $flag -p matmul -q --module "$TMP/no_lines.ptx" >/dev/null) || bad "matmul --module ($profile)"
+    (cd "$EX" && cargo oxide build $flag --sm "$SM" -p matmul -q --module "$TMP/no_lines.ptx" >/dev/null) || bad "matmul --module ($profile)"
     grep -qE '^\s*\.loc\s' "$TMP/no_lines.ptx" && bad "PTX without --lineinfo has .loc ($profile)"
     cmp -s <(code "$TMP/no_lines.ptx") <(code "$TMP/with_lines.ptx") && pass "--lineinfo changes no instruction ($profile)" || bad "--lineinfo changed the code ($profile)"
 done
@@ -211,13 +269,13 @@ out="$(RUSTC="$TMP/rustc" cargo oxide doctor 2>&1)" && bad "doctor accepted LLVM
 out="$(cd "$EX" && RUSTC="$TMP/rustc" cargo oxide build 2>&1)" && bad "build accepted LLVM 99" || { grep -q "rustup default" <<<"$out" && pass "build refuses LLVM 99 with the fix" || bad "build message: $out"; }
 
 echo "== cargo oxide build --module with export names"
-(cd "$EX" && cargo oxide build --release -p vecadd --module "$TMP/vecadd_module.ptx" --export vecadd=vector_add >/dev/null 2>&1) || bad "--module build"
+(cd "$EX" && cargo oxide build --release -p vecadd --sm "$SM" --module "$TMP/vecadd_module.ptx" --export vecadd=vector_add >/dev/null 2>&1) || bad "--module build"
 grep -q '"name":"vector_add","entry":"vecadd"' "$TMP/vecadd_module.ptx" && pass "--module exports vecadd as vector_add" || bad "--module export name"
 "$PTXAS" -arch="$SM" "$TMP/vecadd_module.ptx" -o "$TMP/x.cubin" && pass "--module PTX passes ptxas" || bad "--module ptxas"
 
 # the compute-sanitizer check's program (scripts/gpu-check.d/lineinfo): its planted store carries
 # the line of the write
-(cd "$RF" && cargo oxide build --release --lineinfo -p oob_write -q --module "$TMP/oob_write.ptx" >/dev/null) || bad "oob_write build"
+(cd "$RF" && cargo oxide build --release --lineinfo --sm "$SM" -p oob_write -q --module "$TMP/oob_write.ptx" >/dev/null) || bad "oob_write build"
 python3 - "$TMP/oob_write.ptx" "$RF/oob_write/src/main.rs" <<'PY' && pass "oob_write: the planted st.global is at its Rust line" || bad "oob_write: the store's .loc"
 import re, sys
 ptx, src = open(sys.argv[1]).read(), open(sys.argv[2]).read().splitlines()
@@ -231,6 +289,42 @@ for l in ptx.splitlines():
     elif re.match(r"\s*st\.global", l):
         sys.exit(0 if loc and loc[0].endswith("oob_write/src/main.rs") and loc[1] == line else 1)
 sys.exit(1)
+PY
+
+echo "== binaries for more than one GPU (--sm lists; the default is sm_80,sm_90a)"
+CR="$ROOT/tests/rust/crates/target/release/oxide"
+python3 - "$CR/device_api.ptx-bundle" <<'PY' && pass "default build: a bundle of sm_80 and sm_90a PTX" || bad "default build's bundle"
+import sys
+b = open(sys.argv[1], "rb").read()
+head, body = b.split(b"\n", 1)
+assert head.startswith(b"// oxide.ptx-bundle.v1 "), head
+parts = [e.split(b":") for e in head.split()[2:]]
+assert [t for t, _ in parts] == [b"sm_80", b"sm_90a"], parts
+for t, n in parts:
+    text, body = body[:int(n)], body[int(n):]
+    assert b".target " + t + b"\n" in text and b"// oxide.manifest.v1 " in text, t
+assert body == b"", len(body)
+PY
+for t in sm_80 sm_90a; do
+    "$PTXAS" -arch=$t "$CR/device_api.$t.ptx" -o "$TMP/x.cubin" && pass "ptxas -arch=$t device_api.$t.ptx" || bad "ptxas $t device_api.$t.ptx"
+done
+cmp -s "$CR/device_api.ptx" "$CR/device_api.sm_90a.ptx" && pass "device_api.ptx is the newest target's PTX" || bad "device_api.ptx"
+out="$(cd "$EX" && cargo oxide build --release -p cluster --sm sm_80,sm_90a 2>&1)" && bad "cluster built for sm_80" || {
+    grep -q "kernel exchange: cluster::kernels::exchange uses cluster.ctarank, which only sm_90 and later has, and this build targets sm_80 too" <<<"$out" \
+        && pass "sm_90 operations refused for sm_80, naming the kernel and the operation" || bad "cluster for sm_80: $(grep -A1 'error: oxide' <<<"$out")"; }
+out="$(cd "$EX" && cargo oxide build --sm sm_80,sm_91 2>&1)" && bad "--sm sm_91 accepted" || {
+    grep -q "\-\-sm sm_91: not a target oxide compiles for" <<<"$out" && pass "--sm sm_91 refused before cargo runs" || bad "--sm sm_91: $out"; }
+(cd "$EX" && cargo oxide build --release -p vecadd --sm sm_80,sm_90a --module "$TMP/multi.ptx" --export vecadd=vector_add >/dev/null 2>&1) || bad "--module with two targets"
+python3 - "$TMP/multi.ptx" <<'PY' && pass "--module with two targets: a bundle, each part exporting vector_add" || bad "--module bundle"
+import sys
+b = open(sys.argv[1], "rb").read()
+head, body = b.split(b"\n", 1)
+parts = [e.split(b":") for e in head.split()[2:]]
+assert [t for t, _ in parts] == [b"sm_80", b"sm_90a"], head
+for t, n in parts:
+    text, body = body[:int(n)], body[int(n):]
+    assert b'"name":"vector_add","entry":"vecadd"' in text, t
+assert body == b""
 PY
 
 echo "== the PTX cache: keyed by what the kernels are"
@@ -252,13 +346,25 @@ for profile in dev release; do
         && pass "host-only edit: PTX reused ($profile)" || bad "host-only edit ($profile): $(cat "$VLOG")"
     # an edit to the kernel: the PTX is remade, with the edit in it (the constant 3.0)
     sed -i 's/\*c_elem = a\[i\] + b\[i\];/*c_elem = a[i] + b[i] * 3.0;/' "$VSRC"
-    out="$(cd "$EX" && cargo oxide build $flag -p vecadd 2>&1)" && ! grep -q "reused" "$VLOG" && grep -qE "PTX vecadd: 1 kernel for sm_90a in [0-9.]+ s" <<<"$out" \
+    out="$(cd "$EX" && cargo oxide build $flag -p vecadd 2>&1)" && ! grep -q "reused" "$VLOG" && grep -qE "PTX vecadd: 1 kernel for sm_80,sm_90a in [0-9.]+ s" <<<"$out" \
         && grep -q "0f40400000" "$EX/target/$dir/oxide/vecadd.ptx" \
         && pass "kernel edit: PTX remade ($profile): $(grep -m1 'PTX vecadd' <<<"$out" | sed 's/^ *//')" || bad "kernel edit ($profile): $(cat "$VLOG")"
     cp "$TMP/vecadd_main.rs" "$VSRC"
     (cd "$EX" && cargo oxide build $flag -p vecadd -q) && ! grep -q "reused" "$VLOG" && ! grep -q "0f40400000" "$EX/target/$dir/oxide/vecadd.ptx" \
         && pass "kernel edit undone: PTX remade ($profile)" || bad "rebuild after the cache test ($profile)"
 done
+# the targets are part of the key and each kind of build keeps its own entry; a bundle's link
+# rewrites <program>.ptx as its newest target's copy, and a one-target link after it must not
+# take that copy for its own PTX
+VDIR="$EX/target/release/oxide"
+carried() { if [ -x "$BUILD/oxide" ]; then "$BUILD/oxide" extract "$EX/target/release/vecadd" -o "$TMP/carried.ptx" && grep -q "^\.target $1\$" "$TMP/carried.ptx"; fi; }
+(cd "$EX" && touch vecadd/src/main.rs && cargo oxide build --release -p vecadd --sm sm_80 -q) && grep -q '^\.target sm_80$' "$VDIR/vecadd.ptx" && carried sm_80 \
+    && pass "--sm sm_80 after the bundle: sm_80 PTX" || bad "--sm sm_80 after the bundle: $(cat "$VLOG")"
+(cd "$EX" && touch vecadd/src/main.rs && cargo oxide build --release -p vecadd -q) && grep -q "unchanged: reused" "$VLOG" && grep -q '^\.target sm_90a$' "$VDIR/vecadd.ptx" \
+    && pass "the bundle's entry kept beside the one-target entry: reused" || bad "the bundle after --sm sm_80: $(cat "$VLOG")"
+(cd "$EX" && touch vecadd/src/main.rs && cargo oxide build --release -p vecadd --sm sm_80 -q) && grep -q '^\.target sm_80$' "$VDIR/vecadd.ptx" && carried sm_80 \
+    && pass "--sm sm_80 again: its own PTX, not the bundle's copy ($(cat "$VLOG" | sed 's/.* in //'))" || bad "--sm sm_80 again: $(cat "$VLOG")"
+(cd "$EX" && cargo oxide build --release -p vecadd -q) || bad "vecadd rebuild (default targets)"
 
 [ $fail -eq 0 ] && echo "ALL RUST TESTS PASSED" || echo "SOME RUST TESTS FAILED"
 exit $fail

@@ -39,6 +39,7 @@ static int calls;
 #define INV OXIDE_ERROR_INVALID_ARGUMENT
 
 static void host_fn(void *user) { (void)user; }
+static void stream_cb(void *user, oxide_status st) { (void)user, (void)st; }
 
 /* Zeroed memory posing as a handle of the wrong kind: must be refused, not trusted. */
 static uint64_t junk[256];
@@ -101,6 +102,8 @@ static void test_no_driver(void) {
     CHECK(oxide_stream_get_device(NULL) == NULL && oxide_stream_get_device(bad_stream) == NULL);
     EXPECT(oxide_stream_begin_capture(NULL), INV);
     EXPECT(oxide_stream_end_capture(NULL, &graph), INV);
+    EXPECT(oxide_stream_add_callback(NULL, stream_cb, NULL), INV);
+    EXPECT(oxide_stream_add_callback(bad_stream, stream_cb, NULL), INV);
     EXPECT(oxide_event_create(NULL, 0, &ev), INV);
     oxide_event_destroy(NULL);
     oxide_event_destroy(bad_ev);

@@ -270,7 +270,12 @@ static void test_types_recheck(void) {
     EXPECT_VERIFY(x.m, NULL, "'assert': operand 0 must be i1, got i32");
     as->operands[0] = cmp;
     f->type = tptr;
-    EXPECT_VERIFY(x.m, NULL, "#0 'const': a constant must be an integer or float scalar, got ptr");
+    EXPECT_VERIFY(x.m, NULL,
+                  "#0 'const': a constant must be an integer or float scalar, or a vector or array of them, got ptr");
+    oxide_type *tarr;
+    MUST(oxide_type_array(C, tf32, 4, &tarr));
+    f->type = tarr;
+    EXPECT_VERIFY(x.m, NULL, "a constant of type array<4 x f32> must be 0");
     f->type = tf32;
     i->def->ivalue = 1ll << 40;
     EXPECT_VERIFY(x.m, NULL, "'const': value 1099511627776 does not fit in i32");

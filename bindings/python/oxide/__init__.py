@@ -10,27 +10,32 @@ the module's manifest.
     mod.vecadd(a, b, out, grid=4, block=256)
     print(out.to_numpy())
 """
+from __future__ import annotations
+
 from ._ffi import ffi as _ffi, lib as _lib
 from ._errors import (CodegenError, CudaError, DeviceFailedError, InvalidArgumentError, IOError_ as IOError,
                       LaunchError, ManifestError, NoDeviceError, NoDriverError, NotFoundError, OutOfMemoryError,
                       OxideError, ParseError, StateError, TypeMismatchError, UnsupportedError, VerifyError)
 from ._manifest import KernelInfo, Manifest, Param
-from ._runtime import (ArgPacker, Device, DeviceArray, Event, Kernel, Module, Stream, device_count, devices,
+from ._args import ArgPacker
+from ._runtime import (Device, DeviceArray, Event, Kernel, Module, Stream, device_count, devices,
                        driver_version, is_available, no_gpu_reason, synchronize)
 from ._builder import Block, Context, Function, IRModule, Options, Type, Value
 from ._interp import interpret
 from ._graph import Capture, Graph, HostArray, Task
 from ._tables import VERSION as __version__
+from . import nvtx
 from ._types import SCALARS
 
 
-def version():
+def version() -> str:
     """Version of the loaded liboxide, "MAJOR.MINOR.PATCH" (__version__ for a matching build)."""
-    return _ffi.string(_lib.oxide_version()).decode()
+    return str(_ffi.string(_lib.oxide_version()).decode())
 
 
-def status_name(status):
-    return _ffi.string(_lib.oxide_status_name(status)).decode()
+def status_name(status: int) -> str:
+    """The stable name of an oxide_status number ("OXIDE_ERROR_LAUNCH"), as OxideError.status_name gives it."""
+    return str(_ffi.string(_lib.oxide_status_name(status)).decode())
 
 
 __all__ = ["ArgPacker", "Block", "Capture", "CodegenError", "Context", "CudaError", "Device", "DeviceArray",
@@ -39,4 +44,4 @@ __all__ = ["ArgPacker", "Block", "Capture", "CodegenError", "Context", "CudaErro
            "NoDeviceError", "NoDriverError", "NotFoundError", "Options", "OutOfMemoryError", "OxideError", "Param",
            "ParseError", "SCALARS", "StateError", "Stream", "Task", "Type", "TypeMismatchError", "UnsupportedError",
            "Value", "VerifyError", "device_count", "devices", "driver_version", "interpret", "is_available",
-           "no_gpu_reason", "status_name", "synchronize", "version"]
+           "no_gpu_reason", "nvtx", "status_name", "synchronize", "version"]

@@ -8,7 +8,11 @@ CuPy arrays and torch tensors are recognised by type and read through their own 
 access (in Python, for torch), which cost more than the rest of the launch. Anything unusual
 about one (strided, empty, a dtype oxide has no name for) goes the general way, through
 __cuda_array_interface__ or DLPack, which give the same checks and messages."""
+from __future__ import annotations
+
 import struct
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple
+
 
 from . import _interop
 from ._errors import LaunchError
@@ -23,8 +27,17 @@ TENSOR = struct.Struct("<QQQII4q4qII")
 assert ffi.sizeof("oxide_tensor") == TENSOR.size and ffi.offsetof("oxide_tensor", "is_mutable") == 96
 _UNSEEN = object()
 
+# The four integers of one oxide_arg, and the converter that makes them from a Python value (value,
+# the launch's stream context, the list of objects to keep alive until the launch).
+Arg = Tuple[int, int, int, int]
+Conv = Callable[[Any, Any, List[object]], Arg]
 
-def buffer_arg(scalar, ptr, n, mutable):
+if TYPE_CHECKING:
+    from ._manifest import KernelInfo, Param
+    from ._runtime import Device
+
+
+def buffer_arg(scalar: str, ptr: int, n: int, mutable: bool) -> Arg:
     """The four integers of a buffer argument (what a DeviceArray keeps for its launches)."""
     return (SCALAR_ID[scalar], 1 if mutable else 0, ptr, n)
 
@@ -34,20 +47,21 @@ class ArgPacker:
     count, kind and element type on the way (the C library checks them again, with mutability).
     It needs no GPU: `ArgPacker(kernel_info).pack(args)` is how the checks are tested on a CPU."""
 
-    def __init__(self, info, device=None):
+    def __init__(self, info: Optional[KernelInfo], device: Optional[Device] = None) -> None:
         self.info, self.name, self.device = info, info.name if info else "?", device
         self.params = info.params if info else ()
         self.n = len(self.params)
         self.convs = tuple(self._converter(i, p) for i, p in enumerate(self.params))
         self.kinds = ffi.new("uint32_t[]", [ARG_KIND[p.kind] for p in self.params] or [0])
 
-    def _converter(self, i, p):
+    def _converter(self, i: int, p: Param) -> Conv:
         """A function (value, sctx, keep) -> the four integers of parameter i's oxide_arg."""
         what = f"{self.name}(): argument {i + 1} '{p.name}' ({p.describe()})"
         if p.kind == "scalar":
-            sid, st = SCALAR_ID[p.type], p.type
+            st = str(p.type)
+            sid = SCALAR_ID[st]
 
-            def conv(v, sctx, keep):
+            def conv(v: Any, sctx: Any, keep: List[object]) -> Arg:
                 return (sid, 0, scalar_bits(st, v, what), 0)
             return conv
         if p.kind in ("slice", "ptr"):
@@ -56,7 +70,7 @@ class ArgPacker:
             return self._tensor_converter(p, what)
         size = p.size if p.kind == "bytes" else 128
 
-        def conv(v, sctx, keep):
+        def conv_bytes(v: Any, sctx: Any, keep: List[object]) -> Arg:
             try:
                 cd = ffi.from_buffer(v)
             except TypeError:
@@ -66,22 +80,24 @@ class ArgPacker:
                 raise LaunchError(f"{what} takes exactly {size} bytes, got {len(cd)}")
             keep.append(cd)
             return (SCALAR_ID["u8"], 0, int(ffi.cast("uintptr_t", cd)), len(cd))
-        return conv
+        return conv_bytes
 
-    def _buffer_converter(self, p, what):
+    def _buffer_converter(self, p: Param, what: str) -> Conv:
         from ._runtime import DeviceArray
-        elem, eid, device = p.type, SCALAR_ID[p.type], self.device
-        ok = [None, None]  # the CuPy and the torch dtype objects last found to be elem
+        elem = str(p.type)
+        eid, device = SCALAR_ID[elem], self.device
+        ok: List[object] = [None, None]  # the CuPy and the torch dtype objects last found to be elem
         fw_get, framework_of, dtype_is = _interop._frameworks.get, _interop.framework_of, _interop.dtype_is
         cupy, torch, cupy_order, describe = _interop.CUPY, _interop.TORCH, _interop.cupy_order, _interop.describe
 
-        def conv(v, sctx, keep):
+        def conv(v: Any, sctx: Any, keep: List[object]) -> Arg:
             t = type(v)
             if t is DeviceArray:
                 if v.scalar != elem:
                     raise LaunchError(f"{what} takes {elem} elements, got a DeviceArray of {v.scalar}"
                                       f"{_interop.astype_hint(elem)}")
-                return v._arg
+                made: Arg = v._arg
+                return made
             fw = fw_get(t, _UNSEEN)
             if fw is _UNSEEN:
                 fw = framework_of(t)
@@ -102,14 +118,15 @@ class ArgPacker:
             return (eid, 1 if mutable else 0, ptr, n)
         return conv
 
-    def _tensor_converter(self, p, what):
+    def _tensor_converter(self, p: Param, what: str) -> Conv:
         """A tensor argument becomes an oxide_tensor (packed into bytes that keep holds until the
         launch is made) and the oxide_arg pointing at it. The checks say what the C layer would."""
-        elem, eid, rank, mut, device = p.type, SCALAR_ID[p.type], p.rank, p.mutable, self.device
+        elem = str(p.type)
+        eid, rank, mut, device = SCALAR_ID[elem], p.rank, p.mutable, self.device
         tpack, size, pad = TENSOR.pack, TENSOR.size, (0,) * 4
         from_buffer, cast = ffi.from_buffer, ffi.cast
 
-        def conv(v, sctx, keep):
+        def conv(v: Any, sctx: Any, keep: List[object]) -> Arg:
             ptr, scalar, shape, strides, mutable = _interop.tensor_view(v, what, device, sctx, keep)
             if len(shape) != rank:
                 raise LaunchError(f"{what} is a tensor of rank {rank}, got rank {len(shape)}")
@@ -125,22 +142,23 @@ class ArgPacker:
             return (eid, 1 if mutable else 0, int(cast("uintptr_t", cd)), size)
         return conv
 
-    def check_count(self, args):
+    def check_count(self, args: Sequence[object]) -> None:
+        """LaunchError unless args has one value per parameter."""
         if len(args) != self.n:
             names = ", ".join(p.name for p in self.params)
             raise LaunchError(f"{self.name}() takes {self.n} argument{'s' if self.n != 1 else ''} ({names}), "
                               f"got {len(args)}")
 
-    def values(self, args, sctx=None, keep=None):
+    def values(self, args: Sequence[object], sctx: Any = None, keep: Optional[List[object]] = None) -> List[int]:
         """The flat list of four integers per argument that oxide_py_launch takes."""
         self.check_count(args)
         keep = [] if keep is None else keep
-        vals = []
+        vals: List[int] = []
         for conv, v in zip(self.convs, args):
             vals += conv(v, sctx, keep)
         return vals
 
-    def pack(self, args, sctx=None, keep=None):
+    def pack(self, args: Sequence[object], sctx: Any = None, keep: Optional[List[object]] = None) -> bytes:
         """The oxide_arg array (bytes, n * 56) for args, packed by the C code launches use; keep
         collects objects that must live until the launch is made."""
         vals = self.values(args, sctx, keep)

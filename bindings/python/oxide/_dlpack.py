@@ -6,9 +6,15 @@ DLPack 1.0: with the read-only flag for read-only arrays, and the copied flag fo
 otherwise a "dltensor" capsule (DLPack 0.8, which has no read-only flag, so a read-only array is
 refused with BufferError, as NumPy does). The capsule holds a reference to the array until the
 consumer calls the deleter (or, when no consumer took it, until the capsule goes)."""
+from __future__ import annotations
+
 import ctypes
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ._ffi import ffi, lib
+
+if TYPE_CHECKING:
+    from ._runtime import DeviceArray
 
 KDLCUDA = 2
 # scalar -> DLPack (code, bits). Codes: 0 int, 1 uint, 2 float, 4 bfloat, 6 bool, 10/11 float8.
@@ -26,31 +32,34 @@ _NAMES = {v: int(ffi.cast("uintptr_t", lib.oxide_py_capsule_name(v))) for v in (
 
 # manager_ctx handle address -> (handle, array, managed struct, shape/strides): what a capsule
 # holds alive until its deleter runs.
-_live = {}
+_live: Dict[int, List[Any]] = {}
 
 
-def _release(m):
+def _release(m: Any) -> None:
     key = int(ffi.cast("uintptr_t", m.manager_ctx))
     m.manager_ctx = ffi.NULL
     m.deleter = ffi.NULL
     _live.pop(key, None)
 
 
-@ffi.def_extern()
-def oxide_py_dl_deleter(m):
+def oxide_py_dl_deleter(m: Any) -> None:
     _release(m)
 
 
-@ffi.def_extern()
-def oxide_py_dlv_deleter(m):
+def oxide_py_dlv_deleter(m: Any) -> None:
     _release(m)
 
 
-def device(array):
+# The deleters C calls (cffi finds them by name), registered without a decorator cffi leaves untyped.
+ffi.def_extern()(oxide_py_dl_deleter)
+ffi.def_extern()(oxide_py_dlv_deleter)
+
+
+def device(array: DeviceArray) -> Tuple[int, int]:
     return (KDLCUDA, array.device.index)
 
 
-def _consumer_stream(stream):
+def _consumer_stream(stream: object) -> int:
     if stream is None:
         return 1  # the standard's meaning of None for CUDA: the legacy default stream
     if not isinstance(stream, int):
@@ -62,9 +71,10 @@ def _consumer_stream(stream):
     return stream
 
 
-def export(array, stream=None, max_version=None, dl_device=None, copy=None):
+def export(array: DeviceArray, stream: object = None, max_version: Optional[Tuple[int, int]] = None,
+           dl_device: Optional[Tuple[int, int]] = None, copy: Optional[bool] = None) -> object:
     """The capsule of array.__dlpack__(stream=, max_version=, dl_device=, copy=)."""
-    from ._runtime import _interop
+    from . import _interop
     if dl_device is not None and tuple(dl_device) != device(array):
         raise BufferError(f"__dlpack__: the array is on CUDA device {array.device.index} and is exported there; "
                           f"dl_device={tuple(dl_device)!r} would need a copy to another device (copy it with "
@@ -97,8 +107,9 @@ def export(array, stream=None, max_version=None, dl_device=None, copy=None):
     t.dtype.code, t.dtype.bits = TO_DLPACK[array.scalar]
     t.dtype.lanes = 1
     t.shape, t.strides, t.byte_offset = shape, strides, 0
-    state = [None, array, m, shape, strides]
+    state: List[Any] = [None, array, m, shape, strides]
     handle = state[0] = ffi.new_handle(state)
     m.manager_ctx = handle
     _live[int(ffi.cast("uintptr_t", handle))] = state
-    return _PyCapsule_New(int(ffi.cast("uintptr_t", m)), ctypes.c_char_p(_NAMES[int(versioned)]), _DESTRUCTOR)
+    capsule: object = _PyCapsule_New(int(ffi.cast("uintptr_t", m)), ctypes.c_char_p(_NAMES[int(versioned)]), _DESTRUCTOR)
+    return capsule

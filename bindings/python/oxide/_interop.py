@@ -1,18 +1,33 @@
 """Interoperation with other GPU libraries: device memory described by __cuda_array_interface__
 (CuPy, PyTorch, Numba; v3 streams honoured) or DLPack (__dlpack__), and foreign streams
 (__cuda_stream__, torch's .cuda_stream, CuPy's .ptr, or a raw CUstream handle)."""
+from __future__ import annotations
+
 import ctypes
 import sys
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ._errors import LaunchError, check
 from ._ffi import ffi, lib
-from ._types import FROM_DLPACK, FROM_TORCH, FROM_TYPESTR, NUMPY, SIZE
+from ._tables import NUMPY, SIZE
+from ._types import FROM_DLPACK, FROM_TORCH, FROM_TYPESTR
+
+if TYPE_CHECKING:
+    from ._runtime import Device, Stream
+
+Shape = Tuple[int, ...]
+# What describe() finds: (ptr, elements, scalar, mutable, shape, strides in bytes or None).
+Desc = Tuple[int, int, str, bool, Shape, Optional[Shape]]
+# What tensor_view() finds: (ptr, scalar, shape, strides in elements, mutable).
+View = Tuple[int, str, Shape, Shape, bool]
+# A launch's stream context: (oxide_stream*, CUstream handle[, the framework it came from]).
+StreamCtx = Tuple[Any, ...]
 
 # ---------------------------------------------------------------------------------------------
 # streams
 
 
-def stream_handle(obj):
+def stream_handle(obj: object) -> int:
     """The CUstream handle (an int) of a foreign stream object."""
     if isinstance(obj, int):
         return obj
@@ -29,13 +44,13 @@ def stream_handle(obj):
                     f"or a raw CUstream handle (int); got {type(obj).__name__}")
 
 
-_wrapped = {}  # (device index, handle) -> oxide.Stream wrapping it
+_wrapped: Dict[Tuple[int, int], Stream] = {}  # (device index, handle) -> oxide.Stream wrapping it
 
 
 _DEFAULT = (ffi.NULL, 0)
 
 
-def foreign_stream(obj, device):
+def foreign_stream(obj: object, device: Device) -> Tuple[Any, int]:
     """(oxide_stream*, handle) for a foreign stream; wrappers are cached by handle."""
     if type(obj) is int:
         h = obj
@@ -58,12 +73,12 @@ def foreign_stream(obj, device):
     return s._h, h
 
 
-def forget_streams(device):
+def forget_streams(device: Device) -> None:
     for key in [k for k in _wrapped if k[0] == device.index]:
         del _wrapped[key]
 
 
-def _sync_event(device):
+def _sync_event(device: Device) -> Any:
     ev = device._sync_event
     if ev is None:
         out = ffi.new("oxide_event **")
@@ -72,7 +87,7 @@ def _sync_event(device):
     return ev
 
 
-def order_after(producer, sctx, device):
+def order_after(producer: int, sctx: StreamCtx, device: Device) -> None:
     """CAI v3: make the launch stream wait for the producer's stream (unless they are the same)."""
     consumer_h, consumer = sctx[0], sctx[1]
     if producer == consumer or (producer in (1, 0) and consumer == 0):
@@ -93,6 +108,10 @@ def order_after(producer, sctx, device):
 # their current streams
 
 
+def _no_stream(index: int) -> int:
+    return 0
+
+
 class Framework:
     """CuPy or PyTorch: which classes are its arrays, and its current stream on a device. The
     module is looked up in sys.modules at each use (it is imported already if one of its arrays
@@ -100,17 +119,20 @@ class Framework:
 
     __slots__ = ("name", "bases", "_mod", "_current")
 
-    def __init__(self, name, bases):
-        self.name, self.bases, self._mod, self._current = name, bases, None, None
+    def __init__(self, name: str, bases: Tuple[str, ...]) -> None:
+        self._mod: Any = None
+        self._current: Callable[[int], int] = _no_stream
+        self.name, self.bases = name, bases
 
-    def owns(self, cls):
+    def owns(self, cls: type) -> bool:
+        """Whether cls is one of the framework's array classes (or a subclass of one)."""
         for c in cls.__mro__:
             mod = getattr(c, "__module__", "") or ""
             if (mod == self.name or mod.startswith(self.name + ".")) and c.__name__ in self.bases:
                 return True
         return False
 
-    def current_stream(self, device):
+    def current_stream(self, device: Device) -> int:
         """The CUstream handle (an int) the framework queues its work on now, on device."""
         mod = sys.modules.get(self.name)
         if mod is None:
@@ -119,15 +141,16 @@ class Framework:
             self._mod, self._current = mod, self._resolve(mod)
         return self._current(device.index)
 
-    def _resolve(self, mod):
+    def _resolve(self, mod: Any) -> Callable[[int], int]:
         if self.name == "torch":
             raw = getattr(getattr(mod, "_C", None), "_cuda_getCurrentRawStream", None)
             if raw is not None:  # what torch's own compiler calls: an int, no Stream object made
-                return raw
+                current: Callable[[int], int] = raw
+                return current
             return lambda index: mod.cuda.current_stream(index).cuda_stream
         return lambda index: mod.cuda.get_current_stream().ptr  # CuPy's current device, as its CAI does
 
-    def launch_stream(self, device):
+    def launch_stream(self, device: Device) -> StreamCtx:
         """The launch context (oxide_stream*, handle, self) for a launch given no stream=."""
         sh, h = foreign_stream(self.current_stream(device), device)
         return (sh, h, self)
@@ -135,10 +158,10 @@ class Framework:
 
 CUPY = Framework("cupy", ("ndarray", "_ndarray_base"))
 TORCH = Framework("torch", ("Tensor",))
-_frameworks = {}  # type -> CUPY, TORCH or None
+_frameworks: Dict[type, Optional[Framework]] = {}  # type -> CUPY, TORCH or None
 
 
-def framework_of(cls):
+def framework_of(cls: type) -> Optional[Framework]:
     """CUPY, TORCH or None for the type of an argument (cached per type)."""
     try:
         return _frameworks[cls]
@@ -151,7 +174,7 @@ def framework_of(cls):
     return fw
 
 
-def dtype_is(dtype, which, elem, what, ok):
+def dtype_is(dtype: Any, which: int, elem: str, what: str, ok: List[object]) -> bool:
     """Whether a CuPy (which 0: a NumPy dtype) or torch (1) dtype is the scalar elem; remembered in
     ok[which] when it is. LaunchError when it is another scalar oxide knows; False when oxide
     knows none (the general path then says what it can)."""
@@ -168,7 +191,7 @@ def dtype_is(dtype, which, elem, what, ok):
     return True
 
 
-def cupy_order(sctx, device):
+def cupy_order(sctx: Optional[StreamCtx], device: Optional[Device]) -> None:
     """CuPy's __cuda_array_interface__ (v3) names its current stream as the array's; a launch on
     another stream waits for it, as the generic path does."""
     if sctx is not None and device is not None and (len(sctx) < 3 or sctx[2] is not CUPY):
@@ -179,11 +202,11 @@ def cupy_order(sctx, device):
 # device memory
 
 
-def astype_hint(elem):
+def astype_hint(elem: str) -> str:
     return f" (convert it first, e.g. x.astype(numpy.{NUMPY[elem]}) or x.to(torch.{NUMPY[elem]}))"
 
 
-def _param_var(what):
+def _param_var(what: str) -> str:
     # "vecadd(): argument 1 'a' (slice<f32>)" -> "a"
     try:
         return what.split("'")[1]
@@ -191,7 +214,7 @@ def _param_var(what):
         return "x"
 
 
-def host_memory_error(v, what):
+def host_memory_error(v: object, what: str) -> LaunchError:
     name = _param_var(what)
     kind = "a NumPy array" if type(v).__module__ == "numpy" else f"host memory ({type(v).__module__}." \
         f"{type(v).__name__})"
@@ -202,14 +225,14 @@ def host_memory_error(v, what):
         f"are accepted as they are.")
 
 
-def _prod(shape):
+def _prod(shape: Sequence[int]) -> int:
     n = 1
     for s in shape:
         n *= s
     return n
 
 
-def _contiguous(shape, strides, itemsize):
+def _contiguous(shape: Sequence[int], strides: Optional[Sequence[int]], itemsize: int) -> bool:
     if strides is None:
         return True
     expect = itemsize
@@ -220,7 +243,8 @@ def _contiguous(shape, strides, itemsize):
     return True
 
 
-def describe(v, what, device, sctx, keep=None, kname=None):
+def describe(v: Any, what: str, device: Optional[Device], sctx: Optional[StreamCtx],
+             keep: Optional[List[object]] = None, kname: Optional[str] = None) -> Desc:
     """(ptr, elements, scalar, mutable, shape, strides) of device memory given as v, or LaunchError."""
     try:
         cai = v.__cuda_array_interface__
@@ -242,7 +266,7 @@ def describe(v, what, device, sctx, keep=None, kname=None):
                       f"__cuda_array_interface__ or __dlpack__ (CuPy, PyTorch, Numba); got {type(v).__name__}")
 
 
-def _cai_scalar(cai, what):
+def _cai_scalar(cai: Dict[str, Any], what: str) -> str:
     typestr = cai["typestr"]
     scalar = FROM_TYPESTR.get(typestr[1:])
     if scalar is None or typestr[0] == ">":
@@ -252,12 +276,13 @@ def _cai_scalar(cai, what):
     return scalar
 
 
-def _from_cai(v, cai, what, device, sctx):
+def _from_cai(v: object, cai: Dict[str, Any], what: str, device: Optional[Device],
+              sctx: Optional[StreamCtx]) -> Desc:
     scalar = _cai_scalar(cai, what)
     shape = tuple(cai["shape"])
     strides = cai.get("strides")
     if not _contiguous(shape, strides, SIZE[scalar]):
-        raise LaunchError(f"{what} needs contiguous memory; the given array has strides {tuple(strides)}: pass a "
+        raise LaunchError(f"{what} needs contiguous memory; the given array has strides {tuple(strides or ())}: pass a "
                           f"contiguous copy (x.contiguous() in PyTorch, cupy.ascontiguousarray(x) in CuPy)")
     ptr, readonly = cai["data"]
     stream = cai.get("stream")
@@ -271,7 +296,7 @@ _GetPointer.restype = ctypes.c_void_p
 _GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
-def _dlpack_open(v, what, sctx):
+def _dlpack_open(v: Any, what: str, sctx: Optional[StreamCtx]) -> Tuple[object, Any, str]:
     """(capsule, DLTensor, scalar) of v's __dlpack__, made for the launch's stream."""
     consumer = sctx[1] if sctx else 0
     try:
@@ -286,7 +311,8 @@ def _dlpack_open(v, what, sctx):
     return cap, t, scalar
 
 
-def _from_dlpack(v, what, device, sctx, keep):
+def _from_dlpack(v: Any, what: str, device: Optional[Device], sctx: Optional[StreamCtx],
+                 keep: Optional[List[object]]) -> Desc:
     cap, t, scalar = _dlpack_open(v, what, sctx)
     shape = tuple(t.shape[i] for i in range(t.ndim))
     strides = None
@@ -304,7 +330,7 @@ def _from_dlpack(v, what, device, sctx, keep):
 # tensors: a strided view (pointer, dtype, shape, strides in elements, writability)
 
 
-def tensor_view(v, what, device, sctx, keep):
+def tensor_view(v: Any, what: str, device: Optional[Device], sctx: Optional[StreamCtx], keep: List[object]) -> View:
     """(ptr, scalar, shape, strides in elements, mutable) of device memory given as v, strided or
     not: a torch tensor (read directly: its fp8 dtypes have no __cuda_array_interface__), an
     object with __cuda_array_interface__, or one with __dlpack__. LaunchError otherwise."""
@@ -324,7 +350,7 @@ def tensor_view(v, what, device, sctx, keep):
     raise LaunchError(f"{what} needs a strided view of device memory, got {type(v).__name__}")
 
 
-def _c_strides(shape):
+def _c_strides(shape: Sequence[int]) -> Shape:
     """The strides (elements) of a C-contiguous array of shape."""
     strides, step = [], 1
     for dim in reversed(shape):
@@ -333,7 +359,7 @@ def _c_strides(shape):
     return tuple(reversed(strides))
 
 
-def _torch_view(v, what):
+def _torch_view(v: Any, what: str) -> View:
     if not v.is_cuda:
         raise host_memory_error(v, what)
     name = str(v.dtype).rpartition(".")[2]
@@ -343,7 +369,7 @@ def _torch_view(v, what):
     return v.data_ptr(), scalar, tuple(v.shape), tuple(v.stride()), True
 
 
-def _cai_view(cai, what, device, sctx):
+def _cai_view(cai: Dict[str, Any], what: str, device: Optional[Device], sctx: Optional[StreamCtx]) -> View:
     scalar = _cai_scalar(cai, what)
     shape = tuple(cai["shape"])
     size = SIZE[scalar]
@@ -362,7 +388,7 @@ def _cai_view(cai, what, device, sctx):
     return ptr or 0, scalar, shape, strides, not readonly
 
 
-def _dlpack_view(v, what, sctx, keep):
+def _dlpack_view(v: Any, what: str, sctx: Optional[StreamCtx], keep: List[object]) -> View:
     cap, t, scalar = _dlpack_open(v, what, sctx)
     shape = tuple(t.shape[i] for i in range(t.ndim))
     if t.strides != ffi.NULL:  # DLPack strides count elements already

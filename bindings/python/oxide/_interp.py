@@ -11,11 +11,17 @@ or fp8, so a bf16 tensor is a uint16 array of bf16 bit patterns and an fp8 tenso
 of fp8 bit patterns; ml_dtypes' bfloat16, float8_e4m3fn and float8_e5m2 arrays are accepted too.
 Scalar parameters take Python ints and floats, converted to the parameter's type.
 """
+from __future__ import annotations
+
 import re
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from ._errors import check
 from ._ffi import ffi, lib
 from ._types import SCALAR_ID, scalar_bits
+
+if TYPE_CHECKING:
+    from ._builder import IRModule
 
 # dtype name -> oxide_scalar name of the oxide_tensor's elem.
 _TENSOR_ELEM = {"float32": "f32", "float16": "f16", "int8": "i8", "uint8": "u8", "int32": "i32", "uint32": "u32",
@@ -24,7 +30,7 @@ _TENSOR_ELEM = {"float32": "f32", "float16": "f16", "int8": "i8", "uint8": "u8",
 _KERNEL = re.compile(r"^tile_kernel @([A-Za-z0-9_.$]+)\((.*?)\)(?: hints\(.*?\))? \{$", re.M)
 
 
-def _signature(module, kernel):
+def _signature(module: IRModule, kernel: str) -> Optional[List[Tuple[str, str]]]:
     """[(name, type text)] of the tile kernel's parameters, read from the module's canonical text."""
     out = ffi.new("const char **")
     check(lib.oxide_module_print(module._alive(), out))
@@ -35,7 +41,7 @@ def _signature(module, kernel):
     return None  # the library names the missing kernel
 
 
-def _tensor(arr, what, keep):
+def _tensor(arr: Any, what: str, keep: List[object]) -> Any:
     import numpy as np
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"{what} is a tensor: pass a NumPy array, got {type(arr).__name__}")
@@ -60,7 +66,8 @@ def _tensor(arr, what, keep):
     return t
 
 
-def interpret(module, kernel, grid, *args, print=None, max_steps=0, max_memory=0):
+def interpret(module: IRModule, kernel: str, grid: Union[int, Sequence[int]], *args: object,
+              print: Optional[Callable[[str], object]] = None, max_steps: int = 0, max_memory: int = 0) -> None:
     """Run tile kernel `kernel` of IRModule `module` over `grid` (an int or a tuple of up to three)
     on the CPU. print(text) receives each tile.print line; max_steps and max_memory bound the run
     (0: the library's defaults). Raises the OxideError of the failed call (LaunchError for
@@ -71,7 +78,7 @@ def interpret(module, kernel, grid, *args, print=None, max_steps=0, max_memory=0
         raise ValueError(f"grid has 1 to 3 dims, got {grid!r}")
     g = g + (1,) * (3 - len(g))
     sig = _signature(module, kernel) or []
-    keep = []
+    keep: List[object] = []
     cargs = ffi.new("oxide_arg[]", max(len(args), 1))
     for i, value in enumerate(args):
         name, ty = sig[i] if i < len(sig) else (f"#{i + 1}", None)
@@ -86,16 +93,16 @@ def interpret(module, kernel, grid, *args, print=None, max_steps=0, max_memory=0
         elif ty in SCALAR_ID:
             cargs[i].kind = lib.OXIDE_ARG_SCALAR
             cargs[i].type = SCALAR_ID[ty]
-            cargs[i].value = scalar_bits(ty, value, what)
+            cargs[i].value = scalar_bits(str(ty), value, what)
         else:  # more arguments than parameters: the library reports the count
             cargs[i].kind = lib.OXIDE_ARG_SCALAR
     opts = ffi.new("oxide_interp_options *")
     opts.struct_size = ffi.sizeof("oxide_interp_options")
     opts.max_steps = max_steps
     opts.max_memory = max_memory
-    failure = []
+    failure: List[BaseException] = []
     if print is not None:
-        def on_print(_user, text):
+        def on_print(_user: Any, text: Any) -> None:
             if not failure:
                 try:
                     print(ffi.string(text).decode("utf-8", "replace"))

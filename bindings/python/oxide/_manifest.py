@@ -1,12 +1,16 @@
 """The manifest a module's PTX carries: its kernels, their parameters and launch attributes."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator, List, Optional, Tuple, Union
+
 from ._errors import check
 from ._ffi import ffi, lib
 from ._tables import PARAM_KINDS as KINDS
-from ._types import SCALARS
+from ._tables import SCALARS
 
 
-def _s(p):
-    return ffi.string(p).decode() if p != ffi.NULL else ""
+def _s(p: Any) -> str:
+    return str(ffi.string(p).decode()) if p != ffi.NULL else ""
 
 
 class Param:
@@ -16,13 +20,15 @@ class Param:
 
     __slots__ = ("name", "kind", "type", "mutable", "size", "align", "rank")
 
-    def __init__(self, name, kind, type, mutable, size, align, rank=0):
+    def __init__(self, name: str, kind: str, type: Optional[str], mutable: bool, size: int, align: int,
+                 rank: int = 0) -> None:
         self.name, self.kind, self.type, self.mutable, self.size, self.align = name, kind, type, mutable, size, align
         self.rank = rank
 
-    def describe(self):
+    def describe(self) -> str:
+        """The parameter's type as the manifest and error messages spell it ("slice<mut f32>")."""
         if self.kind == "scalar":
-            return self.type
+            return str(self.type)
         if self.kind in ("slice", "ptr"):
             return f"{self.kind}<{'mut ' if self.mutable else ''}{self.type}>"
         if self.kind == "bytes":
@@ -31,10 +37,10 @@ class Param:
             return f"tensor<{'mut ' if self.mutable else ''}{self.rank} x {self.type}>"
         return self.kind
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Param({self.name}: {self.describe()})"
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Param) and all(getattr(self, a) == getattr(other, a) for a in self.__slots__)
 
 
@@ -44,26 +50,28 @@ class KernelInfo:
 
     __slots__ = ("name", "entry", "params", "launch_bounds", "cluster", "dyn_smem", "block")
 
-    def __init__(self, name, entry, params, launch_bounds, cluster, dyn_smem, block=None):
+    def __init__(self, name: str, entry: str, params: Tuple[Param, ...], launch_bounds: Tuple[int, int],
+                 cluster: Tuple[int, int, int], dyn_smem: int, block: Optional[Tuple[int, ...]] = None) -> None:
         self.name, self.entry, self.params = name, entry, params
         self.launch_bounds, self.cluster, self.dyn_smem, self.block = launch_bounds, cluster, dyn_smem, block
 
-    def signature(self):
+    def signature(self) -> str:
+        """"name(a: slice<f32>, n: u64)", as the kernel is declared."""
         return f"{self.name}({', '.join(f'{p.name}: {p.describe()}' for p in self.params)})"
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<KernelInfo {self.signature()}>"
 
 
-def read_manifest(m):
+def read_manifest(m: Any) -> Tuple[str, List[KernelInfo]]:
     """Read a C oxide_manifest into (target, [KernelInfo])."""
-    kernels = []
+    kernels: List[KernelInfo] = []
     name_p, kind_p, scalar_p = ffi.new("const char **"), ffi.new("oxide_param_kind *"), ffi.new("oxide_scalar *")
     mut_p, size_p, align_p = ffi.new("int *"), ffi.new("uint32_t *"), ffi.new("uint32_t *")
     lb, cl, ds = ffi.new("uint32_t[2]"), ffi.new("uint32_t[3]"), ffi.new("uint32_t *")
     rank_p, block = ffi.new("uint32_t *"), ffi.new("uint32_t[3]")
     for k in range(lib.oxide_manifest_kernel_count(m)):
-        params = []
+        params: List[Param] = []
         for p in range(lib.oxide_manifest_param_count(m, k)):
             check(lib.oxide_manifest_param(m, k, p, name_p, kind_p, scalar_p, mut_p, size_p, align_p))
             check(lib.oxide_manifest_param_rank(m, k, p, rank_p))
@@ -82,13 +90,14 @@ def read_manifest(m):
 class Manifest:
     """The manifest of PTX text: `Manifest.from_ptx(ptx)`; `.target`, `.kernels`, `m["name"]`."""
 
-    def __init__(self, target, kernels):
+    def __init__(self, target: str, kernels: Iterable[KernelInfo]) -> None:
         self.target = target
         self.kernels = tuple(kernels)
         self._by_name = {k.name: k for k in self.kernels}
 
     @classmethod
-    def from_ptx(cls, ptx):
+    def from_ptx(cls, ptx: Union[str, bytes]) -> Manifest:
+        """The manifest line of PTX text (ManifestError if it has none or a malformed one)."""
         data = ptx.encode() if isinstance(ptx, str) else bytes(ptx)
         out = ffi.new("oxide_manifest **")
         check(lib.oxide_manifest_parse(data, len(data), out))
@@ -97,20 +106,20 @@ class Manifest:
         finally:
             lib.oxide_manifest_destroy(out[0])
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> KernelInfo:
         try:
             return self._by_name[name]
         except KeyError:
             raise KeyError(f"no kernel {name!r} in the manifest; it has: {', '.join(self._by_name)}") from None
 
-    def __contains__(self, name):
+    def __contains__(self, name: object) -> bool:
         return name in self._by_name
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[KernelInfo]:
         return iter(self.kernels)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.kernels)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<Manifest target={self.target} kernels=[{', '.join(k.signature() for k in self.kernels)}]>"

@@ -1,48 +1,60 @@
 """Devices, streams, events, device arrays, loaded modules and kernel launches."""
+from __future__ import annotations
+
 import os
 import threading
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
 from . import _dlpack, _graph, _interop
 from ._errors import LaunchError, NoDeviceError, NoDriverError, check, error_for
 from ._ffi import ffi, lib
-from ._handle import Owned
+from ._handle import Layout, Owned
 from ._manifest import Manifest, read_manifest
 from ._args import _UNSEEN, ArgPacker, buffer_arg
 from ._types import SIZE, TO_TYPESTR, numpy_dtype, scalar_name
+
+if TYPE_CHECKING:
+    import numpy
+
+    from ._graph import Capture, Graph, HostArray, Task
+    from ._manifest import KernelInfo, Param
+
+# A grid or block: an int, or 1 to 3 ints.
+Dims = Union[int, Sequence[int]]
 
 
 # ---------------------------------------------------------------------------------------------
 # devices
 
 
-def driver_version():
+def driver_version() -> int:
     """CUDA version the driver supports (e.g. 13000). Raises NoDriverError without a driver."""
     v = ffi.new("int *")
     check(lib.oxide_driver_version(v))
-    return v[0]
+    return int(v[0])
 
 
-def device_count():
+def device_count() -> int:
     """Number of GPUs the driver sees; 0 without a driver or GPU."""
     n = ffi.new("int *")
     st = lib.oxide_device_count(n)
     if st in (lib.OXIDE_ERROR_NO_DRIVER, lib.OXIDE_ERROR_NO_DEVICE):
         return 0
     check(st)
-    return n[0]
+    return int(n[0])
 
 
-def is_available():
+def is_available() -> bool:
     """True when a CUDA driver and at least one GPU are present."""
     return device_count() > 0
 
 
-def devices():
+def devices() -> List[Device]:
     """All GPUs, as Device objects ([] without a driver or GPU)."""
     return [Device(i) for i in range(device_count())]
 
 
-def no_gpu_reason():
+def no_gpu_reason() -> Optional[str]:
     """Why no GPU can be used here (a sentence), or None when one can."""
     n = ffi.new("int *")
     st = lib.oxide_device_count(n)
@@ -51,7 +63,7 @@ def no_gpu_reason():
     return error_for(st).message if st else "the driver sees no GPU"
 
 
-_devices = {}
+_devices: Dict[int, Device] = {}
 _devices_lock = threading.Lock()
 
 
@@ -60,8 +72,12 @@ class Device:
     lives as long as the process. Raises NoDriverError / NoDeviceError when there is none."""
 
     __slots__ = ("_h", "index", "_default_stream", "_sync_event", "__weakref__")
+    _h: Any
+    index: int
+    _default_stream: Optional[Stream]
+    _sync_event: Optional[Event]
 
-    def __new__(cls, index=0):
+    def __new__(cls, index: Union[int, Device] = 0) -> Device:
         if isinstance(index, Device):
             return index
         index = int(index)
@@ -78,25 +94,27 @@ class Device:
                 _devices[index] = d
         return d
 
-    def _get(self, fn, ctype="int *"):
+    def _get(self, fn: Any, ctype: str = "int *") -> int:
         v = ffi.new(ctype)
         check(fn(self._h, v))
-        return v[0]
+        return int(v[0])
 
     @property
-    def name(self):
+    def name(self) -> str:
+        """The GPU's name ("NVIDIA H200")."""
         p = ffi.new("const char **")
         check(lib.oxide_device_name(self._h, p))
-        return ffi.string(p[0]).decode()
+        return str(ffi.string(p[0]).decode())
 
     @property
-    def compute_capability(self):
+    def compute_capability(self) -> Tuple[int, int]:
+        """(major, minor): (9, 0) on an H200."""
         a, b = ffi.new("int *"), ffi.new("int *")
         check(lib.oxide_device_compute_capability(self._h, a, b))
         return (a[0], b[0])
 
     @property
-    def target(self):
+    def target(self) -> str:
         """The oxide target for this GPU ("sm_90a" on an H200)."""
         major, minor = self.compute_capability
         if (major, minor) in ((9, 0), (10, 0)):
@@ -104,43 +122,48 @@ class Device:
         return f"sm_{major}{minor}"
 
     @property
-    def sm_count(self):
+    def sm_count(self) -> int:
+        """Number of streaming multiprocessors."""
         return self._get(lib.oxide_device_sm_count)
 
     @property
-    def total_memory(self):
+    def total_memory(self) -> int:
+        """Device memory in bytes."""
         return self._get(lib.oxide_device_total_memory, "size_t *")
 
-    def memory_info(self):
+    def memory_info(self) -> Tuple[int, int]:
         """(free_bytes, total_bytes) now."""
         f, t = ffi.new("size_t *"), ffi.new("size_t *")
         check(lib.oxide_device_memory_info(self._h, f, t))
         return (f[0], t[0])
 
-    def attribute(self, cu_attribute):
+    def attribute(self, cu_attribute: int) -> int:
+        """A CUdevice_attribute's value (cuDeviceGetAttribute)."""
         v = ffi.new("int *")
         check(lib.oxide_device_attribute(self._h, int(cu_attribute), v))
-        return v[0]
+        return int(v[0])
 
-    def synchronize(self):
+    def synchronize(self) -> None:
+        """Wait for all work queued on the device."""
         check(lib.oxide_device_synchronize(self._h))
 
-    def check(self):
+    def check(self) -> None:
         """Raise DeviceFailedError if a kernel fault has failed this device."""
         check(lib.oxide_device_check(self._h))
 
-    def reset(self):
+    def reset(self) -> None:
         """Reset the primary context (clears a failed state; invalidates every handle made on it)."""
         check(lib.oxide_device_reset(self._h))
         self._default_stream = None
         self._sync_event = None
         _interop.forget_streams(self)
 
-    def make_current(self):
+    def make_current(self) -> None:
+        """Make the device's primary context current on this thread (for other CUDA libraries)."""
         check(lib.oxide_device_make_current(self._h))
 
     @property
-    def default_stream(self):
+    def default_stream(self) -> Stream:
         """The device's default (legacy NULL) stream."""
         if self._default_stream is None:
             out = ffi.new("oxide_stream **")
@@ -148,29 +171,30 @@ class Device:
             self._default_stream = Stream._adopt(out[0], self, owned=False)
         return self._default_stream
 
-    def create_stream(self, non_blocking=False):
+    def create_stream(self, non_blocking: bool = False) -> Stream:
+        """A new Stream on this device."""
         return Stream(self, non_blocking=non_blocking)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         try:
             return f"<oxide.Device {self.index}: {self.name} (sm_{''.join(map(str, self.compute_capability))})>"
         except Exception:
             return f"<oxide.Device {self.index}>"
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Device) and other.index == self.index
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(("oxide.Device", self.index))
 
 
-def _device(d):
+def _device(d: Union[None, int, Device]) -> Device:
     if d is None:
         return Device(0)
     return d if isinstance(d, Device) else Device(d)
 
 
-def synchronize(device=None):
+def synchronize(device: Union[None, int, Device] = None) -> None:
     """Wait for all work on a device (default: device 0)."""
     _device(device).synchronize()
 
@@ -185,27 +209,31 @@ class Stream(Owned):
     `__cuda_stream__`, `.cuda_stream` or `.ptr`). `__cuda_stream__` lets other libraries use it."""
 
     __slots__ = ("_h", "device", "handle", "_owned", "_keep", "__weakref__")
+    device: Device
+    handle: int
+    _owned: bool
+    _keep: object
 
-    def __init__(self, device=None, non_blocking=False):
+    def __init__(self, device: Union[None, int, Device] = None, non_blocking: bool = False) -> None:
         dev = _device(device)
         out = ffi.new("oxide_stream **")
         check(lib.oxide_stream_create(dev._h, lib.OXIDE_STREAM_NON_BLOCKING if non_blocking else 0, out))
         self._init(out[0], dev, True)
 
-    def _init(self, h, dev, owned):
+    def _init(self, h: Any, dev: Device, owned: bool) -> None:
         self._h, self.device, self._owned, self._keep = h, dev, owned, None
         p = ffi.new("void **")
         check(lib.oxide_stream_native(h, p))
         self.handle = int(ffi.cast("uintptr_t", p[0]))
 
     @classmethod
-    def _adopt(cls, h, dev, owned):
+    def _adopt(cls, h: Any, dev: Device, owned: bool) -> Stream:
         s = object.__new__(cls)
         s._init(h, dev, owned)
         return s
 
     @classmethod
-    def wrap(cls, stream, device=None):
+    def wrap(cls, stream: object, device: Union[None, int, Device] = None) -> Stream:
         """Wrap a foreign stream (raw CUstream int, or an object with __cuda_stream__, .cuda_stream
         or .ptr) without taking ownership; the object is kept alive while the wrapper lives."""
         dev = _device(device)
@@ -217,23 +245,26 @@ class Stream(Owned):
             s._keep = stream
         return s
 
-    def __cuda_stream__(self):
+    def __cuda_stream__(self) -> Tuple[int, int]:
+        """(0, CUstream handle): the CUDA stream protocol, for other libraries."""
         return (0, self.handle)
 
     @property
-    def ptr(self):
+    def ptr(self) -> int:
+        """The CUstream handle (as CuPy spells it)."""
         return self.handle
 
-    def synchronize(self):
+    def synchronize(self) -> None:
+        """Wait for all work queued on the stream."""
         check(lib.oxide_stream_synchronize(self._h))
 
-    def query(self):
+    def query(self) -> bool:
         """True when all work queued so far has completed."""
         d = ffi.new("int *")
         check(lib.oxide_stream_query(self._h, d))
         return bool(d[0])
 
-    def wait(self, what):
+    def wait(self, what: Union[Event, Stream]) -> None:
         """Make later work here wait for an Event, or for everything queued so far on another Stream."""
         if isinstance(what, Stream):
             ev = Event(self.device, timing=False)
@@ -241,35 +272,37 @@ class Stream(Owned):
             what = ev
         check(lib.oxide_stream_wait_event(self._h, what._h))
 
-    def record(self, event=None):
+    def record(self, event: Optional[Event] = None) -> Event:
         """Record an event (a new one if none is given) here and return it."""
         ev = event if event is not None else Event(self.device)
         ev.record(self)
         return ev
 
-    def begin_capture(self):
+    def begin_capture(self) -> None:
         """Record the work queued here from now on into a graph instead of running it (not on the
         default stream); end_capture() gives the Graph."""
         _graph.begin_capture(self)
 
-    def end_capture(self):
+    def end_capture(self) -> Graph:
+        """End the capture begin_capture() started and return the captured Graph."""
         return _graph.end_capture(self)
 
-    def capture(self):
+    def capture(self) -> Capture:
         """`with stream.capture() as cap: ...` then `cap.graph.launch(stream)`."""
         return _graph.Capture(self)
 
-    def _release(self, h):
+    def _release(self, h: Any) -> None:
         if self._owned:
             lib.oxide_stream_destroy(h)
 
-    def close(self):
+    def close(self) -> None:
+        """Destroy the stream now (after its work completes); also on garbage collection."""
         self._close()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.synchronize()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<oxide.Stream 0x{self.handle:x} on device {self.device.index}>"
 
 
@@ -278,7 +311,8 @@ class Event(Owned):
 
     __slots__ = ("_h", "device", "__weakref__")
 
-    def __init__(self, device=None, timing=True, blocking_sync=False):
+    def __init__(self, device: Union[None, int, Device] = None, timing: bool = True,
+                 blocking_sync: bool = False) -> None:
         self.device = _device(device)
         flags = (0 if timing else lib.OXIDE_EVENT_DISABLE_TIMING) | (
             lib.OXIDE_EVENT_BLOCKING_SYNC if blocking_sync else 0)
@@ -286,59 +320,63 @@ class Event(Owned):
         check(lib.oxide_event_create(self.device._h, flags, out))
         self._h = out[0]
 
-    def record(self, stream=None):
+    def record(self, stream: object = None) -> Event:
+        """Record the event on stream (None: the default stream); returns the event."""
         sh, _ = resolve_stream(stream, self.device)
         check(lib.oxide_event_record(self._h, sh))
         return self
 
-    def synchronize(self):
+    def synchronize(self) -> None:
+        """Wait until the work before the event's last record has completed."""
         check(lib.oxide_event_synchronize(self._h))
 
-    def query(self):
+    def query(self) -> bool:
+        """True when the work before the event's last record has completed."""
         d = ffi.new("int *")
         check(lib.oxide_event_query(self._h, d))
         return bool(d[0])
 
-    def elapsed_ms(self, end):
+    def elapsed_ms(self, end: Event) -> float:
         """Milliseconds from this (recorded, completed) event to end."""
         ms = ffi.new("float *")
         check(lib.oxide_event_elapsed_ms(self._h, end._h, ms))
-        return ms[0]
+        return float(ms[0])
 
-    def _release(self, h):
+    def _release(self, h: Any) -> None:
         lib.oxide_event_destroy(h)
 
-    def close(self):
+    def close(self) -> None:
+        """Destroy the event now (also on garbage collection)."""
         self._close()
 
 
-def resolve_stream(stream, device):
+def resolve_stream(stream: object, device: Optional[Device]) -> Tuple[Any, int]:
     """(oxide_stream* or NULL, native handle) for stream=None, a Stream, or a foreign stream."""
     if stream is None:
         return ffi.NULL, 0
     if type(stream) is Stream:
         return stream._h, stream.handle
-    return _interop.foreign_stream(stream, device)
+    return _interop.foreign_stream(stream, _device(device))
 
 
 # ---------------------------------------------------------------------------------------------
 # device memory
 
 
-def _shape(shape):
+def _shape(shape: Union[int, Sequence[int]]) -> Tuple[int, ...]:
     if isinstance(shape, int):
         return (shape,)
     return tuple(int(s) for s in shape)
 
 
-def _prod(shape):
+def _prod(shape: Sequence[int]) -> int:
     n = 1
     for s in shape:
         n *= s
     return n
 
 
-class DeviceArray(Owned):
+class DeviceArray(Owned, Layout):
     """Device memory holding a C-contiguous array of one scalar type.
 
     `DeviceArray.from_numpy(x)`, `.empty(shape, dtype)`, `.zeros(...)`; `.to_numpy()` copies back.
@@ -347,8 +385,12 @@ class DeviceArray(Owned):
 
     __slots__ = ("_h", "ptr", "shape", "scalar", "size", "nbytes", "device", "_readonly", "_owner", "_arg",
                  "__weakref__")
+    _readonly: bool
+    _owner: object
+    _arg: Any
 
-    def __init__(self, shape, dtype="f32", device=None, *, readonly=False):
+    def __init__(self, shape: Union[int, Sequence[int]], dtype: object = "f32",
+                 device: Union[None, int, Device] = None, *, readonly: bool = False) -> None:
         dev = _device(device)
         self.shape = _shape(shape)
         self.scalar = scalar_name(dtype)
@@ -361,17 +403,22 @@ class DeviceArray(Owned):
         self.readonly = readonly
 
     @classmethod
-    def empty(cls, shape, dtype="f32", device=None):
+    def empty(cls, shape: Union[int, Sequence[int]], dtype: object = "f32",
+              device: Union[None, int, Device] = None) -> DeviceArray:
+        """A new, uninitialised device array."""
         return cls(shape, dtype, device)
 
     @classmethod
-    def zeros(cls, shape, dtype="f32", device=None):
+    def zeros(cls, shape: Union[int, Sequence[int]], dtype: object = "f32",
+              device: Union[None, int, Device] = None) -> DeviceArray:
+        """A new device array of zeros."""
         a = cls(shape, dtype, device)
         a.zero()
         return a
 
     @classmethod
-    def from_numpy(cls, array, device=None, stream=None, readonly=False):
+    def from_numpy(cls, array: object, device: Union[None, int, Device] = None, stream: object = None,
+                   readonly: bool = False) -> DeviceArray:
         """Copy a NumPy array (or anything np.asarray takes) to a new device array."""
         import numpy as np
         host = np.ascontiguousarray(array)
@@ -380,7 +427,7 @@ class DeviceArray(Owned):
         return a
 
     @classmethod
-    def wrap(cls, obj, device=None):
+    def wrap(cls, obj: object, device: Union[None, int, Device] = None) -> DeviceArray:
         """A DeviceArray viewing the memory of an object with __cuda_array_interface__ or __dlpack__
         (no copy; obj is kept alive)."""
         ptr, n, scalar, mutable, shape, _ = _interop.describe(obj, "wrap()", None, None)
@@ -394,28 +441,31 @@ class DeviceArray(Owned):
         return a
 
     @property
-    def readonly(self):
+    def readonly(self) -> bool:
         """True: launches pass it as read-only (a kernel's mut parameters refuse it)."""
         return self._readonly
 
     @readonly.setter
-    def readonly(self, value):
+    def readonly(self, value: bool) -> None:
         self._readonly = bool(value)
         # The oxide_arg this array becomes in a launch, made once (the launch path copies it).
         self._arg = buffer_arg(self.scalar, self.ptr, self.size, not self._readonly)
 
     @property
-    def dtype(self):
+    def dtype(self) -> numpy.dtype[Any]:
+        """The NumPy dtype of the elements."""
         return numpy_dtype(self.scalar)
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
+        """Number of dimensions."""
         return len(self.shape)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.shape[0] if self.shape else 1
 
-    def copy_from_numpy(self, array, stream=None):
+    def copy_from_numpy(self, array: object, stream: object = None) -> DeviceArray:
+        """Copy a host array of the same size in bytes into this one (waits for the copy); returns self."""
         import numpy as np
         host = np.ascontiguousarray(array)
         if host.nbytes != self.nbytes:
@@ -429,7 +479,7 @@ class DeviceArray(Owned):
             check(lib.oxide_stream_synchronize(sh))
         return self
 
-    def to_numpy(self, out=None, stream=None):
+    def to_numpy(self, out: Optional[numpy.ndarray[Any, Any]] = None, stream: object = None) -> numpy.ndarray[Any, Any]:
         """Copy to a new (or the given) NumPy array and return it. With a stream, the copy is
         ordered after the work queued there (and waited for)."""
         import numpy as np
@@ -448,19 +498,19 @@ class DeviceArray(Owned):
 
     numpy = to_numpy
 
-    def copy_from_host(self, host, stream=None):
+    def copy_from_host(self, host: HostArray, stream: object = None) -> DeviceArray:
         """Copy a pinned oxide.HostArray of the same size in; with a stream the copy is queued there
         and the call returns at once (keep host alive and unchanged until the stream gets there)."""
         _host_copy(self, host, stream, True)
         return self
 
-    def copy_to_host(self, host, stream=None):
+    def copy_to_host(self, host: HostArray, stream: object = None) -> HostArray:
         """Copy into a pinned oxide.HostArray of the same size; with a stream the copy is queued there
         and the call returns at once (read host after synchronizing the stream)."""
         _host_copy(self, host, stream, False)
         return host
 
-    def copy_to(self, other, stream=None):
+    def copy_to(self, other: DeviceArray, stream: object = None) -> DeviceArray:
         """Device-to-device copy into another DeviceArray of the same size."""
         if other.nbytes != self.nbytes:
             raise ValueError("size mismatch")
@@ -471,11 +521,13 @@ class DeviceArray(Owned):
             check(lib.oxide_memcpy_dtod_async(sh, other.ptr, self.ptr, self.nbytes))
         return other
 
-    def copy(self):
+    def copy(self) -> DeviceArray:
+        """A new device array holding a copy of this one."""
         c = DeviceArray(self.shape, self.scalar, self.device)
         return self.copy_to(c)
 
-    def zero(self, stream=None):
+    def zero(self, stream: object = None) -> DeviceArray:
+        """Set every byte to 0 (queued on stream when one is given); returns self."""
         if self.nbytes:
             if stream is None:
                 check(lib.oxide_memset(self.device._h, self.ptr, 0, self.nbytes, 1))
@@ -484,45 +536,49 @@ class DeviceArray(Owned):
                 check(lib.oxide_memset_async(sh, self.ptr, 0, self.nbytes, 1))
         return self
 
-    def reshape(self, *shape):
-        shape = _shape(shape[0] if len(shape) == 1 else shape)
-        if _prod(shape) != self.size:
-            raise ValueError(f"cannot reshape {self.size} elements into {shape}")
+    def reshape(self, *shape: Union[int, Sequence[int]]) -> DeviceArray:
+        """A view of the same memory with another shape of as many elements."""
+        dims = _shape(shape[0] if len(shape) == 1 else shape)  # type: ignore[arg-type]  # ints, or one sequence
+        if _prod(dims) != self.size:
+            raise ValueError(f"cannot reshape {self.size} elements into {dims}")
         v = object.__new__(DeviceArray)
-        v._h, v.ptr, v.shape, v.scalar, v.size = None, self.ptr, shape, self.scalar, self.size
+        v._h, v.ptr, v.shape, v.scalar, v.size = None, self.ptr, dims, self.scalar, self.size
         v.nbytes, v.device, v._owner = self.nbytes, self.device, self
         v.readonly = self.readonly
         return v
 
     @property
-    def __cuda_array_interface__(self):
+    def __cuda_array_interface__(self) -> Dict[str, Any]:
+        """The CUDA array interface (version 3), for CuPy, PyTorch and Numba."""
         if self.scalar not in TO_TYPESTR:
             raise AttributeError(f"{self.scalar} has no __cuda_array_interface__ type string")
         return {"shape": self.shape, "typestr": TO_TYPESTR[self.scalar], "data": (self.ptr, self.readonly),
                 "version": 3, "strides": None, "stream": None}
 
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    def __dlpack__(self, *, stream: Optional[int] = None, max_version: Optional[Tuple[int, int]] = None,
+                   dl_device: Optional[Tuple[int, int]] = None, copy: Optional[bool] = None) -> object:
         """A DLPack capsule of this array (the array API standard's protocol): versioned (DLPack 1.0,
         with the read-only flag) when max_version allows it. stream is the consumer's CUstream
         (None or 1: the legacy default, 2: per-thread, -1: no ordering); work queued before on the
         default stream is ordered before it. copy=True exports a copy."""
         return _dlpack.export(self, stream, max_version, dl_device, copy)
 
-    def __dlpack_device__(self):
+    def __dlpack_device__(self) -> Tuple[int, int]:
         """(kDLCUDA = 2, device index)."""
         return _dlpack.device(self)
 
-    def _release(self, h):
+    def _release(self, h: Any) -> None:
         lib.oxide_buffer_free(h)
 
-    def free(self):
+    def free(self) -> None:
+        """Free the device memory now (wait for work that uses it first); also on garbage collection."""
         self._close()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<oxide.DeviceArray shape={self.shape} dtype={self.scalar} ptr=0x{self.ptr:x}>"
 
 
-def _host_copy(dev, host, stream, in_):
+def _host_copy(dev: DeviceArray, host: HostArray, stream: object, in_: bool) -> None:
     if type(host) is not _graph.HostArray:
         raise TypeError(f"DeviceArray.{'copy_from_host' if in_ else 'copy_to_host'}() takes an oxide.HostArray "
                         f"(pinned memory; NumPy arrays go through copy_from_numpy / to_numpy), got "
@@ -543,10 +599,10 @@ def _host_copy(dev, host, stream, in_):
 # loaded modules and kernels
 
 
-_dims_cache = {}
+_dims_cache: Dict[Any, Any] = {}
 
 
-def _dims(d):
+def _dims(d: Any) -> Any:
     if isinstance(d, list):
         d = tuple(d)
     c = _dims_cache.get(d)
@@ -554,7 +610,7 @@ def _dims(d):
         if isinstance(d, int):
             t = (d, 1, 1)
         else:
-            t = tuple(int(x) for x in d) + (1,) * (3 - len(d))
+            t = tuple(int(x) for x in d) + (1,) * (3 - len(d))  # type: ignore[assignment]  # checked next
             if len(t) != 3:
                 raise ValueError(f"grid and block take 1 to 3 dimensions, got {d!r}")
         if min(t) < 1:
@@ -570,14 +626,15 @@ class Module(Owned):
     """A module loaded on a device: `Module.load(path)` (PTX, or a cubin with `manifest=`),
     `Module.from_ptx(text)`. Kernels are attributes (`mod.vecadd`) or items (`mod["map<f32>"]`)."""
 
-    def __init__(self, handle, device):
+    def __init__(self, handle: Any, device: Device) -> None:
         self._h, self.device = handle, device
-        self._kernels = {}
+        self._kernels: Dict[str, Kernel] = {}
         m = lib.oxide_loaded_module_manifest(handle)
         self.manifest = Manifest(*read_manifest(m)) if m != ffi.NULL else None
 
     @classmethod
-    def from_ptx(cls, ptx, device=None):
+    def from_ptx(cls, ptx: Union[str, bytes], device: Union[None, int, Device] = None) -> Module:
+        """Load PTX text (JIT-compiled by the driver); its manifest gives the kernels' checked signatures."""
         dev = _device(device)
         data = ptx.encode() if isinstance(ptx, str) else bytes(ptx)
         out = ffi.new("oxide_loaded_module **")
@@ -585,7 +642,8 @@ class Module(Owned):
         return cls(out[0], dev)
 
     @classmethod
-    def from_cubin(cls, image, manifest=None, device=None):
+    def from_cubin(cls, image: bytes, manifest: Union[None, str, bytes] = None,
+                   device: Union[None, int, Device] = None) -> Module:
         """Load a cubin or fatbin; manifest is the PTX it came from (or its manifest line)."""
         dev = _device(device)
         data = bytes(image)
@@ -596,7 +654,7 @@ class Module(Owned):
         return cls(out[0], dev)
 
     @classmethod
-    def load(cls, path, device=None, manifest=None):
+    def load(cls, path: str, device: Union[None, int, Device] = None, manifest: Union[None, str, bytes] = None) -> Module:
         """Load a .ptx file, or a cubin/fatbin (manifest: path to or text of the PTX it came from)."""
         with open(path, "rb") as f:
             data = f.read()
@@ -608,15 +666,17 @@ class Module(Owned):
         return cls.from_ptx(data, device)
 
     @property
-    def kernels(self):
+    def kernels(self) -> Tuple[str, ...]:
         """Names of the kernels the manifest declares."""
         return tuple(k.name for k in self.manifest.kernels) if self.manifest else ()
 
     @property
-    def jit_log(self):
-        return ffi.string(lib.oxide_loaded_module_jit_log(self._h)).decode("utf-8", "replace")
+    def jit_log(self) -> str:
+        """The JIT compiler's info log of the load ("" if none)."""
+        return str(ffi.string(lib.oxide_loaded_module_jit_log(self._h)).decode("utf-8", "replace"))
 
-    def kernel(self, name):
+    def kernel(self, name: str) -> Kernel:
+        """The kernel named name (by manifest name, else .entry name); NotFoundError lists the kernels."""
         k = self._kernels.get(name)
         if k is None:
             out = ffi.new("oxide_kernel **")
@@ -631,7 +691,7 @@ class Module(Owned):
 
     __getitem__ = kernel
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Kernel:
         if name.startswith("_"):
             raise AttributeError(name)
         try:
@@ -639,17 +699,18 @@ class Module(Owned):
         except Exception as e:
             raise AttributeError(f"module has no kernel {name!r}; it has: {', '.join(self.kernels) or 'none'}") from e
 
-    def __dir__(self):
+    def __dir__(self) -> List[str]:
         return list(super().__dir__()) + [k for k in self.kernels if k.isidentifier()]
 
-    def _release(self, h):
+    def _release(self, h: Any) -> None:
         self._kernels = {}
         lib.oxide_loaded_module_destroy(h)
 
-    def unload(self):
+    def unload(self) -> None:
+        """Unload the module now (its kernels die with it); also on garbage collection."""
         self._close()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<oxide.Module kernels={list(self.kernels)} on device {self.device.index}>"
 
 
@@ -663,7 +724,7 @@ class Kernel:
     Arguments are checked against the manifest: count, kind, scalar and element type, mutability;
     a NumPy array where device memory is needed raises LaunchError showing the copy to make."""
 
-    def __init__(self, module, handle, info):
+    def __init__(self, module: Module, handle: Any, info: Optional[KernelInfo]) -> None:
         self.module, self._h, self.info = module, handle, info
         # The block the compiler chose (tile kernels): launches give only the grid.
         self._block = _dims(info.block) if info is not None and info.block else None
@@ -671,28 +732,32 @@ class Kernel:
         self.entry = ffi.string(lib.oxide_kernel_entry(handle)).decode()
         self.device = module.device
         self._packer = ArgPacker(info, self.device) if info else None
-        self._n = self._packer.n if info else 0
-        self._convs = self._packer.convs if info else ()
+        self._n = self._packer.n if self._packer else 0
+        self._convs = self._packer.convs if self._packer else ()
         # The parameters an array can be given for (where a framework's current stream is looked for).
         self._arrays = tuple(i for i, p in enumerate(self.params) if p.kind in ("slice", "ptr", "tensor"))
-        self._kinds = self._packer.kinds if info else _NULL
+        self._kinds = self._packer.kinds if self._packer else _NULL
 
     @property
-    def params(self):
+    def params(self) -> Tuple[Param, ...]:
+        """The kernel's parameters, as its manifest declares them."""
         return self.info.params if self.info else ()
 
-    def signature(self):
+    def signature(self) -> str:
+        """"name(a: slice<f32>, ...)", as the manifest declares it."""
         return self.info.signature() if self.info else f"{self.name}(?)"
 
-    def _bad_call(self, args, grid, block):
+    def _bad_call(self, args: Sequence[object], grid: object, block: object) -> NoReturn:
         if grid is None or (block is None and self._block is None):
             raise TypeError(f"{self.name}(): give the launch shape: grid=... and block=... (ints or tuples)")
         if self._packer is None:
             raise LaunchError(f"{self.name}: the module has no manifest, so its kernels cannot be called with "
                               f"checked arguments")
         self._packer.check_count(args)
+        raise LaunchError(f"{self.name}(): the launch was refused ({len(args)} arguments, grid={grid!r}, "
+                          f"block={block!r})")
 
-    def _framework_stream(self, args):
+    def _framework_stream(self, args: Sequence[object]) -> Tuple[Any, ...]:
         """With no stream=, the launch goes on the current stream of the framework (CuPy, torch)
         of the first argument that is one of its arrays, else on the default stream."""
         for i in self._arrays:
@@ -702,11 +767,14 @@ class Kernel:
                 if fw is _UNSEEN:
                     fw = _interop.framework_of(t)
                 if fw is not None:
-                    return fw.launch_stream(self.device)
+                    ctx: Tuple[Any, ...] = fw.launch_stream(self.device)  # type: ignore[attr-defined]
+                    return ctx
         return _NULL_STREAM
 
     # ---- launch (the hot path: keep it short) ----
-    def __call__(self, *args, grid=None, block=None, stream=None, smem=0, cluster=None, cooperative=False):
+    def __call__(self, *args: object, grid: Optional[Dims] = None, block: Optional[Dims] = None, stream: object = None,
+                 smem: int = 0, cluster: Optional[Dims] = None, cooperative: bool = False) -> None:
+        """Launch with args in manifest order (checked against it) and the launch shape."""
         try:
             g = _dims_cache[grid]
             b = _dims_cache[block] if block is not None or self._block is None else self._block
@@ -726,8 +794,9 @@ class Kernel:
         else:
             sctx = _interop.foreign_stream(stream, self.device)
             sh = sctx[0]
+        vals: Any  # the flat ints of the arguments (a tuple or a list), or NULL for none
         if n:
-            keep = []
+            keep: List[object] = []
             convs = self._convs
             if n == 1:
                 vals = convs[0](args[0], sctx, keep)
@@ -751,11 +820,12 @@ class Kernel:
         if st:
             raise error_for(st)
 
-    def task(self, *args, grid=None, block=None, smem=0, cluster=None, cooperative=False):
+    def task(self, *args: object, grid: Optional[Dims] = None, block: Optional[Dims] = None, smem: int = 0,
+             cluster: Optional[Dims] = None, cooperative: bool = False) -> Task:
         """This launch as a lazy oxide.Task (arguments checked now), for sequences and graphs."""
         return _graph.Task.launch(self, args, grid, block, smem, cluster, cooperative)
 
-    def __getitem__(self, cfg):
+    def __getitem__(self, cfg: Any) -> Callable[..., None]:
         """`k[grid, block]` or `k[grid, block, stream]` or `k[grid, block, stream, smem]`: a launcher.
         A kernel whose block the compiler chose (a tile kernel) takes `k[grid]`, the grid an int or
         a tuple of 1 to 3 ints."""
@@ -767,29 +837,30 @@ class Kernel:
         stream = cfg[2] if len(cfg) > 2 else None
         smem = cfg[3] if len(cfg) > 3 else 0
 
-        def launch(*args):
+        def launch(*args: object) -> None:
             return self(*args, grid=grid, block=block, stream=stream, smem=smem)
         return launch
 
-    def attribute(self, name):
+    def attribute(self, name: str) -> int:
         """Compiled resources: num_regs, shared_bytes, local_bytes, const_bytes, max_threads_per_block,
         ptx_version, binary_version, max_dynamic_shared_bytes."""
         v = ffi.new("int *")
         check(lib.oxide_kernel_get_attribute(self._h, _ATTRS[name], v))
-        return v[0]
+        return int(v[0])
 
-    def occupancy(self, block_threads, smem=0):
+    def occupancy(self, block_threads: int, smem: int = 0) -> int:
+        """Blocks of block_threads threads (with smem bytes of dynamic shared memory) that fit on one SM."""
         v = ffi.new("int *")
         check(lib.oxide_kernel_occupancy(self._h, block_threads, smem, v))
-        return v[0]
+        return int(v[0])
 
-    def suggest_block_size(self, smem=0):
+    def suggest_block_size(self, smem: int = 0) -> Tuple[int, int]:
         """(min_grid, block_threads) for the best occupancy."""
         g, b = ffi.new("int *"), ffi.new("int *")
         check(lib.oxide_kernel_suggest_block_size(self._h, smem, g, b))
         return (g[0], b[0])
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<oxide.Kernel {self.signature()}>"
 
 

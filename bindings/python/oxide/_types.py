@@ -1,9 +1,16 @@
 """Interface scalar types (oxide_scalar) and their NumPy, __cuda_array_interface__ and DLPack
 spellings, and the conversion of Python values to a scalar's bits."""
+from __future__ import annotations
+
+import importlib
 import struct
+from typing import TYPE_CHECKING, Any, Dict, Tuple
+
+if TYPE_CHECKING:
+    import numpy
 
 from ._ffi import lib
-from ._tables import NUMPY, SCALARS, SIZE
+from ._tables import NUMPY as NUMPY, SCALARS as SCALARS, SIZE as SIZE
 
 SCALAR_ID = {n: i for i, n in enumerate(SCALARS)}
 # fp8 borrows "uint8" as its NumPy name (no NumPy dtype of its own): "uint8" still means u8.
@@ -22,7 +29,7 @@ FROM_TORCH = {"float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2", "bfloat16": "b
               "float32": "f32", "float64": "f64", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
               "uint8": "u8", "bool": "bool"}
 
-_INT_RANGE = {"i8": (-(1 << 7), 1 << 7), "i16": (-(1 << 15), 1 << 15), "i32": (-(1 << 31), 1 << 31),
+_INT_RANGE: Dict[str, Tuple[int, int]] = {"i8": (-(1 << 7), 1 << 7), "i16": (-(1 << 15), 1 << 15), "i32": (-(1 << 31), 1 << 31),
               "i64": (-(1 << 63), 1 << 63), "u8": (0, 1 << 8), "u16": (0, 1 << 16), "u32": (0, 1 << 32),
               "u64": (0, 1 << 64)}
 
@@ -34,7 +41,7 @@ _f16 = struct.Struct("<e")
 _u16 = struct.Struct("<H")
 
 
-def scalar_name(s):
+def scalar_name(s: object) -> str:
     """Normalise a scalar type given as a name ("f32"), a NumPy dtype or type, or an oxide_scalar."""
     if isinstance(s, str):
         if s in SCALAR_ID:
@@ -52,25 +59,26 @@ def scalar_name(s):
     raise ValueError(f"unknown scalar type {s!r}; known: {', '.join(SCALARS)}")
 
 
-def numpy_dtype(scalar):
+def numpy_dtype(scalar: str) -> numpy.dtype[Any]:
+    """The NumPy dtype of an interface scalar (bf16 needs ml_dtypes)."""
     import numpy as np
     if scalar == "bf16":
         try:
-            import ml_dtypes  # noqa: F401
+            ml_dtypes = importlib.import_module("ml_dtypes")  # optional, and untyped
             return np.dtype(ml_dtypes.bfloat16)
         except ImportError:
             raise TypeError("bf16 has no NumPy dtype; install ml_dtypes for one") from None
     return np.dtype(NUMPY[scalar])
 
 
-def _bf16_bits(v):
-    b = _u32.unpack(_f32.pack(v))[0]
+def _bf16_bits(v: float) -> int:
+    b: int = _u32.unpack(_f32.pack(v))[0]
     if (b & 0x7F800000) == 0x7F800000 and (b & 0x7FFFFF):  # NaN stays a quiet NaN
         return (b >> 16) | 0x40
     return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF
 
 
-def scalar_bits(scalar, value, what):
+def scalar_bits(scalar: str, value: Any, what: str) -> int:
     """The bits of value as a scalar of type scalar (low-order bits of a u64), or TypeError /
     OverflowError naming `what` (e.g. "vecadd(): argument 3 'n'")."""
     if scalar in _INT_RANGE:
@@ -93,11 +101,11 @@ def scalar_bits(scalar, value, what):
     except (TypeError, ValueError):
         raise TypeError(f"{what} is a float ({scalar}), got {type(value).__name__}") from None
     if scalar == "f32":
-        return _u32.unpack(_f32.pack(f))[0]
+        return int(_u32.unpack(_f32.pack(f))[0])
     if scalar == "f64":
-        return _u64.unpack(_f64.pack(f))[0]
+        return int(_u64.unpack(_f64.pack(f))[0])
     if scalar == "f16":
-        return _u16.unpack(_f16.pack(f))[0]
+        return int(_u16.unpack(_f16.pack(f))[0])
     if scalar == "bf16":
         return _bf16_bits(f)
     raise TypeError(f"{what}: unknown scalar type {scalar}")

@@ -115,9 +115,10 @@ pub fn main(args: &[String]) -> i32 {
     };
     let ptx_dir = profile_dir.join("oxide");
     let _ = std::fs::create_dir_all(&ptx_dir);
-    let ptx_file = ptx_dir.join(format!("{}.ptx", prog));
-    let key_file = ptx_dir.join(format!("{}.ptx.key", prog));
-    let sm = std::env::var("OXIDE_SM").unwrap_or_else(|_| "sm_90a".into());
+    let sm = crate::targets::chosen();
+    let ptx_file = crate::targets::embedded_file(&ptx_dir, &prog, &sm);
+    // one cache entry per kind of build (one target, a bundle): cargo keeps both programs
+    let key_file = PathBuf::from(format!("{}.key", ptx_file.display()));
     let lineinfo = std::env::var("OXIDE_LINEINFO").is_ok();
     let lib_path = match std::env::var("OXIDE_LIB") {
         Ok(p) => PathBuf::from(p),
@@ -155,10 +156,19 @@ pub fn main(args: &[String]) -> i32 {
     // relink with nothing new: liboxide is not even opened), then what the kernels are
     // (liboxide's kernel key, which reads only the units that define kernels and hashes what
     // their kernels reach): an edit to host-only code reuses the PTX.
+    // The key file's second line names the PTX text it was written with: <program>.ptx is also
+    // the copy a bundle's link writes of its newest target, which a one-target entry must not
+    // take for its own.
+    let targets = match crate::targets::parse(&sm) {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
     let quick = quick_key(&units, &std_rlibs, &lib_path, &sm, lineinfo);
     let stored = std::fs::read_to_string(&key_file).unwrap_or_default();
-    let (stored_quick, stored_key) = stored.split_once('\n').unwrap_or(("", ""));
-    let old_ptx = std::fs::read_to_string(&ptx_file).ok();
+    let mut lines = stored.splitn(3, '\n');
+    let (stored_quick, stored_text, stored_key) =
+        (lines.next().unwrap_or(""), lines.next().unwrap_or(""), lines.next().unwrap_or(""));
+    let old_ptx = std::fs::read_to_string(&ptx_file).ok().filter(|p| text_line(p) == stored_text);
     let mut lib = None;
     let key;
     let cached = if old_ptx.is_some() && stored_quick == quick {
@@ -172,8 +182,10 @@ pub fn main(args: &[String]) -> i32 {
                 return 1;
             }
         };
-        key = match l.kernel_key(&units, &sm, lineinfo) {
-            Ok(k) => cache_key(&k, &std_rlibs),
+        // what the kernels are does not depend on the target (liboxide's key names the target
+        // it is asked for): one kernel key, with the whole list beside it
+        key = match l.kernel_key(&units, &targets[0], lineinfo) {
+            Ok(k) => cache_key(&k, &targets, &std_rlibs),
             Err(e) => return fail(e),
         };
         lib = Some(l);
@@ -202,14 +214,7 @@ pub fn main(args: &[String]) -> i32 {
             }
             units.extend(libs);
             let lib = lib.take().expect("opened for the kernel key");
-            let session = match lib.session(&sm, lineinfo) {
-                Ok(s) => s,
-                Err(e) => return fail(e),
-            };
-            if let Err(e) = session.import(&units) {
-                return fail(e);
-            }
-            match session.compile() {
+            match crate::targets::compile(&lib, &units, &sm, lineinfo) {
                 Ok(p) => p,
                 Err(e) => return fail(e),
             }
@@ -222,8 +227,15 @@ pub fn main(args: &[String]) -> i32 {
             return 1;
         }
     }
-    if stored_quick != quick || stored_key != key {
-        let _ = std::fs::write(&key_file, format!("{}\n{}", quick, key));
+    // a bundle's copies (rewritten on a reuse too: a one-target build of the same program in
+    // between wrote its own <program>.ptx)
+    if let Err(e) = crate::targets::write_copies(&ptx_dir, &prog, &ptx) {
+        eprintln!("cargo-oxide linker: the PTX copies in {}: {}", ptx_dir.display(), e);
+        return 1;
+    }
+    let text = text_line(&ptx);
+    if stored_quick != quick || stored_text != text || stored_key != key {
+        let _ = std::fs::write(&key_file, format!("{}\n{}\n{}", quick, text, key));
     }
     let obj = match ptx_object(&ptx_dir, &prog, &ptx_file, ptx.len(), cache_hit) {
         Ok(o) => o,
@@ -246,7 +258,7 @@ pub fn main(args: &[String]) -> i32 {
             if cache_hit { " (unchanged: reused)" } else { "" }
         ),
     );
-    let kernels = ptx.matches(".entry ").count();
+    let kernels = ptx.matches(".entry ").count() / targets.len();
     crate::report::write(
         "done",
         &prog,
@@ -255,7 +267,7 @@ pub fn main(args: &[String]) -> i32 {
             prog,
             kernels,
             if kernels == 1 { "" } else { "s" },
-            sm,
+            targets.join(","),
             if cache_hit {
                 "(kernels unchanged: PTX reused)".to_string()
             } else {
@@ -290,14 +302,19 @@ pub fn export_names(ptx: &str, exports: &[String]) -> String {
 /// each rlib by a hash of the crate, so a new toolchain has new paths) and this program's version
 /// and size. Text, compared whole: no hash function of this program's own that could differ
 /// between the Rust releases it is built with.
-fn cache_key(kernel_key: &str, std_rlibs: &[&String]) -> String {
-    let mut k = format!("oxide-ptx-cache 2\nkernels {}\n", kernel_key);
+fn cache_key(kernel_key: &str, targets: &[String], std_rlibs: &[&String]) -> String {
+    let mut k = format!("oxide-ptx-cache 3\nkernels {}\ntargets {}\n", kernel_key, targets.join(","));
     for r in std_rlibs {
         k.push_str(&format!("std {} {}\n", r, std::fs::metadata(r.as_str()).map(|m| m.len()).unwrap_or(0)));
     }
     let me = std::env::current_exe().ok().and_then(|p| std::fs::metadata(p).ok()).map(|m| m.len()).unwrap_or(0);
     k.push_str(&format!("cargo-oxide {} {}\n", env!("CARGO_PKG_VERSION"), me));
     k
+}
+
+/// The key file's line for the PTX (or bundle) text of the entry.
+fn text_line(text: &str) -> String {
+    format!("text {} {:016x}", text.len(), fnv1a(0xcbf29ce484222325, text.as_bytes()))
 }
 
 /// FNV-1a (64 bits): a fixed, published function, so a key written by one build of cargo-oxide
@@ -325,7 +342,7 @@ fn quick_key(units: &[(String, Vec<u8>)], std_rlibs: &[&String], lib: &Path, sm:
         h,
         format!(
             "{}\nliboxide {} {} {}\nsm {} lineinfo {}\n",
-            cache_key("", std_rlibs),
+            cache_key("", &[], std_rlibs),
             lib.display(),
             m.map(|m| m.len()).unwrap_or(0),
             stamp.map(|d| d.as_nanos()).unwrap_or(0),
@@ -387,4 +404,13 @@ pub fn elf_section<'a>(e: &'a [u8], want: &str) -> Option<&'a [u8]> {
         }
     }
     None
+}
+
+/// The PTX (or bundle) a program built by `cargo oxide build` carries: its `.oxide_ptx` section,
+/// without the NUL that ends it.
+pub fn carried_text(program: &Path) -> Option<String> {
+    let elf = std::fs::read(program).ok()?;
+    let sec = elf_section(&elf, ".oxide_ptx")?;
+    let end = sec.iter().position(|&c| c == 0).unwrap_or(sec.len());
+    String::from_utf8(sec[..end].to_vec()).ok()
 }

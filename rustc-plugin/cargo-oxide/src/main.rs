@@ -2,7 +2,7 @@
 //!
 //!   cargo oxide doctor                 check rustc (its LLVM major), CUDA, liboxide, the driver
 //!   cargo oxide new NAME               a project that builds offline as it is
-//!   cargo oxide build [--release] [--sm sm_90a] [--lineinfo] [--module FILE.ptx [--export RUST=NAME]...] [cargo args]
+//!   cargo oxide build [--release] [--sm sm_80,sm_90a] [--lineinfo] [--module FILE.ptx [--export RUST=NAME]...] [cargo args]
 //!   cargo oxide run [PACKAGE] [-- args]  build, then run (PACKAGE: a package of the workspace)
 //!
 //! The same executable is also, inside the build, the rustc workspace wrapper (adds bitcode
@@ -11,6 +11,7 @@
 mod liboxide;
 mod link;
 mod report;
+mod targets;
 
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
@@ -44,7 +45,7 @@ fn main() {
             0
         }
         _ => {
-            eprintln!("usage: cargo oxide <doctor | new NAME | build [--release] [--sm SM] [--lineinfo] [--module FILE.ptx [--export NAME=NEW]...] | run [PACKAGE] [-- args]>\n(cargo oxide build --help: the options)");
+            eprintln!("usage: cargo oxide <doctor | new NAME | build [--release] [--sm SM[,SM...]] [--lineinfo] [--module FILE.ptx [--export NAME=NEW]...] | run [PACKAGE] [-- args]>\n(cargo oxide build --help: the options)");
             if cmd.is_empty() || cmd == "help" || cmd == "--help" {
                 0
             } else {
@@ -252,8 +253,10 @@ Usage: cargo oxide build [OPTIONS] [CARGO OPTIONS]...
        cargo oxide run [PACKAGE] [OPTIONS] [CARGO OPTIONS]... [-- PROGRAM ARGUMENTS]...
 
 Options:
-      --sm <TARGET>        the GPU target of the PTX: sm_80, sm_86, sm_89, sm_90, sm_90a (the
-                           default) or sm_100a; checked before cargo starts
+      --sm <TARGETS>       the GPU targets of the PTX, comma-separated: sm_80, sm_86, sm_89,
+                           sm_90, sm_90a, sm_100a (default sm_80,sm_90a, or the package's
+                           [package.metadata.oxide] sm list); more than one makes a PTX bundle,
+                           from which loading picks the device's; checked before cargo starts
       --lineinfo           line tables in the PTX (.file/.loc, no other debug info): ncu's source
                            view and compute-sanitizer's reports show the Rust file:line
       --module <FILE.ptx>  also write the program's PTX, with its manifest, to FILE.ptx for C, C++
@@ -263,8 +266,9 @@ Options:
   -h, --help               print this text
 
 Every other option goes to cargo (--release, -p PACKAGE, --bin NAME, --features ...).
-The PTX is also kept at target/<profile>/oxide/<program>.ptx, and <program>.log there says how
-it was made; a line `PTX <program>: ...` reports the PTX step and its time.
+The PTX is also kept at target/<profile>/oxide/<program>.ptx (a bundle: <program>.ptx-bundle,
+each target's PTX as <program>.<target>.ptx and the newest as <program>.ptx), and <program>.log
+there says how it was made; a line `PTX <program>: ...` reports the PTX step and its time.
 ";
 
 /// The options `cargo oxide build` and `run` take for themselves; the rest goes to cargo.
@@ -299,7 +303,7 @@ fn parse_build_args(args: &[String], run: bool) -> Result<BuildArgs, String> {
         };
         match name {
             "-h" | "--help" => b.help = true,
-            "--sm" => b.sm = Some(value("a target, e.g. --sm sm_90a")?),
+            "--sm" => b.sm = Some(value("a target, e.g. --sm sm_90a or --sm sm_80,sm_90a")?),
             "--lineinfo" => b.lineinfo = true,
             "--module" => {
                 let p = PathBuf::from(value("a file, e.g. --module kernels.ptx")?);
@@ -334,24 +338,25 @@ fn parse_build_args(args: &[String], run: bool) -> Result<BuildArgs, String> {
     Ok(b)
 }
 
-/// The GPU targets liboxide compiles for (lib/context.c's table); `--sm` is checked against it
-/// before cargo runs, since the target is part of every unit's hash and a bad one would first
-/// rebuild every dependency.
-const SM_TARGETS: &[&str] = &["sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a"];
-
-fn check_sm(sm: &str) -> Result<(), String> {
-    if SM_TARGETS.contains(&sm) {
-        return Ok(());
+/// `--sm` (one target or a list) checked before cargo runs, since the targets are part of every
+/// unit's hash and a bad one would first rebuild every dependency; a near miss (`90a`,
+/// `compute_80`) is named.
+fn check_sm(list: &str) -> Result<Vec<String>, String> {
+    for t in list.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        if targets::KNOWN.contains(&t) {
+            continue;
+        }
+        let near = targets::KNOWN
+            .iter()
+            .find(|k| k.trim_start_matches("sm_") == t.trim_start_matches("sm_").trim_start_matches("compute_"));
+        return Err(format!(
+            "--sm {}: not a target oxide compiles for{}; use one or more of {}, comma-separated",
+            t,
+            near.map(|k| format!(" (did you mean {}?)", k)).unwrap_or_default(),
+            targets::KNOWN.join(", ")
+        ));
     }
-    let near = SM_TARGETS
-        .iter()
-        .find(|t| t.trim_start_matches("sm_") == sm.trim_start_matches("sm_").trim_start_matches("compute_"));
-    Err(format!(
-        "--sm {}: not a target oxide compiles for{}; use one of {}",
-        sm,
-        near.map(|t| format!(" (did you mean {}?)", t)).unwrap_or_default(),
-        SM_TARGETS.join(", ")
-    ))
+    targets::parse(list)
 }
 
 fn build(args: &[String], run: bool) -> i32 {
@@ -371,7 +376,7 @@ fn build(args: &[String], run: bool) -> i32 {
         print!("{}", BUILD_HELP);
         return 0;
     }
-    let sm = b.sm.clone().unwrap_or_else(|| "sm_90a".into());
+    let sm = b.sm.clone().unwrap_or_else(|| targets::DEFAULT.into());
     if let Err(e) = check_sm(&sm) {
         eprintln!("error: cargo oxide: {}", e);
         return 2;
@@ -478,17 +483,12 @@ fn write_module(cargo_args: &[String], package: Option<String>, out: &str, expor
             all[0].clone()
         }
     };
-    // The PTX the program carries: cargo does not relink a program whose inputs are all fresh
-    // (a build with other options switched back), so the copy beside it may be another
-    // build's; the copy is the fallback.
+    // what the program itself carries (one PTX, or the bundle of several targets): cargo keeps
+    // one program per set of targets and may not relink, so the copies beside it can be another's
     let stem = ptx.file_stem().unwrap().to_string_lossy().to_string();
-    let carried = [stem.clone(), stem.replace('_', "-")]
-        .iter()
-        .filter_map(|n| std::fs::read(dir.parent().unwrap().join(n)).ok())
-        .find_map(|bin| {
-            link::elf_section(&bin, ".oxide_ptx").map(|s| String::from_utf8_lossy(s).trim_end_matches('\0').to_string())
-        });
-    let text = match carried.ok_or(()).or_else(|_| std::fs::read_to_string(&ptx)).or_else(|_| {
+    let carried =
+        [stem.clone(), stem.replace('_', "-")].iter().find_map(|n| link::carried_text(&dir.parent().unwrap().join(n)));
+    let text = match carried.map(Ok).unwrap_or_else(|| std::fs::read_to_string(&ptx)).or_else(|_| {
         std::fs::read_to_string(
             dir.join(format!("{}.ptx", ptx.file_stem().unwrap().to_string_lossy().replace('_', "-"))),
         )
@@ -499,9 +499,16 @@ fn write_module(cargo_args: &[String], package: Option<String>, out: &str, expor
             return 1;
         }
     };
-    match std::fs::write(out, link::export_names(&text, exports)) {
+    match std::fs::write(out, targets::map_parts(&text, |p| link::export_names(p, exports))) {
         Ok(()) => {
-            println!("wrote {} ({} kernels)", out, text.matches(".entry ").count());
+            let parts = targets::unbundle(&text).map(|p| p.len()).unwrap_or(1);
+            println!(
+                "wrote {} ({} kernels, {} target{})",
+                out,
+                text.matches(".entry ").count() / parts,
+                parts,
+                if parts > 1 { "s" } else { "" }
+            );
             0
         }
         Err(e) => {
@@ -558,12 +565,19 @@ mod tests {
 
     #[test]
     fn sm_is_checked_against_the_targets() {
-        for t in SM_TARGETS {
-            assert!(check_sm(t).is_ok());
+        for t in targets::KNOWN {
+            assert_eq!(check_sm(t).unwrap(), [*t]);
         }
+        assert_eq!(check_sm(targets::DEFAULT).unwrap(), ["sm_80", "sm_90a"]);
+        assert_eq!(check_sm("sm_90a, sm_86,sm_90a").unwrap(), ["sm_90a", "sm_86"]);
         let e = check_sm("sm_91").unwrap_err();
-        assert!(e.contains("sm_91") && e.contains("sm_90a, sm_100a"), "{}", e);
+        assert!(e.contains("--sm sm_91: not a target") && e.contains("sm_90a, sm_100a"), "{}", e);
         assert!(check_sm("90a").unwrap_err().contains("did you mean sm_90a?"));
-        assert!(check_sm("compute_80").unwrap_err().contains("did you mean sm_80?"));
+        assert!(check_sm("sm_80,compute_80")
+            .unwrap_err()
+            .contains("--sm compute_80: not a target oxide compiles for (did you mean sm_80?)"));
+        assert!(check_sm(" , ").unwrap_err().contains("--sm needs a target"));
+        let b = parse_build_args(&args("--sm sm_80,sm_90a -p app"), false).unwrap();
+        assert_eq!((b.sm.as_deref(), b.cargo_args), (Some("sm_80,sm_90a"), args("-p app")));
     }
 }

@@ -4,9 +4,15 @@
 //! It is a thin safe layer over liboxide's runtime library (no LLVM inside), linked statically,
 //! so a built program needs nothing but the NVIDIA driver.
 #![warn(missing_docs)]
+mod contract;
 mod ops;
+mod tensor;
 mod tma;
+pub use contract::{
+    KernelContract, LaunchConfig1D, LaunchConfig2D, LaunchConfig3D, LaunchContract, LaunchShape, PreparedLaunch,
+};
 use oxide_sys as sys;
+pub use tensor::{DeviceTensor, DeviceTensorMut};
 pub use tma::{Swizzle, TmaDescriptor, TmaElement};
 
 pub use ops::{into_future, AndThen, DeviceOperation, LaunchOp, OpFuture, ParamBuffer, Zip};
@@ -16,6 +22,16 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::os::raw::c_void;
 use std::sync::Arc;
+
+// Buffer views, pinned memory and asynchronous copies, CUDA graphs, the GPU-woken `.await`.
+mod graph;
+mod pinned;
+mod slice;
+mod wake;
+pub use graph::{Capturable, CudaGraph, GraphCapture};
+pub use pinned::{CopyOp, PinnedBuffer};
+pub use slice::{DeviceSlice, DeviceSliceMut};
+pub use wake::StreamDone;
 
 /// An error from the runtime: the status name and liboxide's message.
 #[derive(Clone, PartialEq, Eq)]
@@ -243,6 +259,8 @@ pub struct DeviceBuffer<T: Copy> {
     raw: *mut sys::oxide_buffer,
     ptr: u64,
     len: usize,
+    // The allocation once a mutable view shares it (then `raw` is null): see slice.rs.
+    shared: Option<slice::SharedAllocation>,
     _t: PhantomData<T>,
 }
 
@@ -255,7 +273,7 @@ impl<T: Copy> DeviceBuffer<T> {
         let mut b = std::ptr::null_mut();
         check(unsafe { sys::oxide_buffer_alloc(ctx.raw(), bytes, &mut b) })?;
         let ptr = unsafe { sys::oxide_buffer_ptr(b) };
-        Ok(DeviceBuffer { raw: b, ptr, len, _t: PhantomData })
+        Ok(DeviceBuffer { raw: b, ptr, len, shared: None, _t: PhantomData })
     }
     /// A buffer holding a copy of `data` (the copy is complete when this returns).
     pub fn from_host(stream: &CudaStream, data: &[T]) -> Result<Self> {

@@ -176,11 +176,14 @@ impl<A: DeviceOperation, B: DeviceOperation> DeviceOperation for Zip<A, B> {
     }
 }
 
-/// `op.await`: queues the work on the context's default stream at the first poll and completes
-/// when the stream has run it. Needs no async runtime (any executor, or `cuda_async::block_on`).
+/// `op.await`: queues the work on a stream of its own at the first poll and completes when the
+/// GPU has run it, woken by a stream callback, so the waiting thread can sleep. Needs no async
+/// runtime (any executor, or `cuda_async::block_on`). Dropped before the work completed, it waits
+/// for the GPU, so that the borrowed buffers outlive the work.
 pub struct OpFuture<O: DeviceOperation> {
     op: Option<O>,
-    stream: Option<CudaStream>,
+    // The work's stream and the callback that wakes the task (crate::wake), from the first poll.
+    stream: Option<crate::wake::Waiting>,
 }
 
 impl<O: DeviceOperation + Unpin> Future for OpFuture<O> {
@@ -189,23 +192,15 @@ impl<O: DeviceOperation + Unpin> Future for OpFuture<O> {
         let this = &mut *self;
         if this.stream.is_none() {
             let op = this.op.as_mut().expect("polled after completion");
-            let s = op.context().new_stream();
-            let s = match s {
-                Ok(s) => s,
+            match crate::wake::Waiting::start(op, cx) {
+                Ok(w) => this.stream = Some(w),
                 Err(e) => return Poll::Ready(Err(e)),
-            };
-            if let Err(e) = op.enqueue(&s) {
-                return Poll::Ready(Err(e));
             }
-            this.stream = Some(s);
         }
-        match this.stream.as_ref().unwrap().is_done() {
-            Ok(true) => Poll::Ready(Ok(this.op.take().unwrap().finish())),
-            Ok(false) => {
-                cx.waker().wake_by_ref();
-                Poll::Pending
-            }
-            Err(e) => Poll::Ready(Err(e)),
+        match this.stream.as_ref().unwrap().poll(cx) {
+            Poll::Ready(Ok(())) => Poll::Ready(Ok(this.op.take().expect("polled after completion").finish())),
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => Poll::Pending,
         }
     }
 }

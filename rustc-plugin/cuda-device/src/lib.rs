@@ -9,7 +9,7 @@
 #![warn(missing_docs)]
 #![allow(non_snake_case)]
 
-pub use cuda_macros::{cluster_launch, cuda_module, device, kernel, launch_bounds};
+pub use cuda_macros::{cluster_launch, cuda_module, device, kernel, launch_bounds, launch_contract};
 
 pub mod abi;
 pub mod atomic;
@@ -56,8 +56,18 @@ pub mod __private {
         pub launch_bounds: [u32; 2],
         pub cluster: [u32; 3],
         pub dyn_smem: u32,
+        /// `#[launch_contract]`: include/oxide.h's `oxide_launch_contract`, field for field
+        /// (fields, domain, block[3], smem_min, smem_max, smem_align, min_cc[2]); all 0: none.
+        pub contract: [u32; 10],
     }
     unsafe impl Sync for KernelDesc {}
+
+    /// The `fields` bits of a launch contract (include/oxide.h, `OXIDE_CONTRACT_*`).
+    pub const CONTRACT_DOMAIN: u32 = 1;
+    pub const CONTRACT_BLOCK: u32 = 2;
+    pub const CONTRACT_SMEM: u32 = 4;
+    pub const CONTRACT_SMEM_ALIGN: u32 = 8;
+    pub const CONTRACT_MIN_CC: u32 = 16;
 
     #[repr(C)]
     pub struct ParamDesc {

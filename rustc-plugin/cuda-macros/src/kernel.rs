@@ -1,3 +1,4 @@
+use crate::contract::{self, Contract};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -36,6 +37,15 @@ struct Kernel {
     params: Vec<Param>,
     launch_bounds: (u32, u32),
     cluster: (u32, u32, u32),
+    contract: Option<Contract>,
+}
+
+/// What the attributes beside `#[kernel]` say.
+#[derive(Default)]
+struct Attrs {
+    launch_bounds: (u32, u32),
+    cluster: Option<(u32, u32, u32)>,
+    contract: Option<Contract>,
 }
 
 fn err(span: Span, msg: &str) -> TokenStream {
@@ -221,11 +231,7 @@ pub fn marker(which: &str, attr: TokenStream, item: TokenStream) -> TokenStream 
     quote!(#[doc = #s] #item)
 }
 
-fn take_kernel_attrs(
-    attrs: &mut Vec<Attribute>,
-    lb: &mut (u32, u32),
-    cl: &mut (u32, u32, u32),
-) -> Result<bool, TokenStream> {
+fn take_kernel_attrs(attrs: &mut Vec<Attribute>, ka: &mut Attrs) -> Result<bool, TokenStream> {
     let mut is_kernel = false;
     let mut kernel_path: Option<syn::Path> = None;
     let mut keep = Vec::new();
@@ -238,7 +244,8 @@ fn take_kernel_attrs(
                     let v = s.value();
                     if let Some(rest) = v.strip_prefix("oxide:") {
                         let open = rest.find('(').unwrap_or(rest.len());
-                        let body = rest[open..].trim_start_matches('(').trim_end_matches(')');
+                        // exactly one pair: a contract's value may end in `)` too
+                        let body = rest[open..].strip_prefix('(').and_then(|b| b.strip_suffix(')')).unwrap_or("");
                         marker_args = Some((rest[..open].to_string(), body.parse().unwrap_or_default()));
                     }
                 }
@@ -250,6 +257,14 @@ fn take_kernel_attrs(
                 is_kernel = true;
                 kernel_path = Some(a.path.clone());
                 continue;
+            }
+            ("launch_contract", None) => {
+                let inner = a.tokens.clone().into_iter().next();
+                let t = match inner {
+                    Some(proc_macro2::TokenTree::Group(g)) => g.stream(),
+                    _ => TokenStream::new(),
+                };
+                (name.clone(), t)
             }
             ("launch_bounds", None) | ("cluster_launch", None) => {
                 let t = match a.parse_meta() {
@@ -263,17 +278,21 @@ fn take_kernel_attrs(
                 continue;
             }
         };
+        if what == "launch_contract" {
+            ka.contract = Some(contract::parse(args).map_err(|e| err(a.span(), &e))?);
+            continue;
+        }
         let v = ints(args).map_err(|e| err(a.span(), &e))?;
         if what == "launch_bounds" {
             if v.is_empty() || v.len() > 2 {
                 return Err(err(a.span(), "launch_bounds takes (max_threads) or (max_threads, min_blocks)"));
             }
-            *lb = (v[0], *v.get(1).unwrap_or(&0));
+            ka.launch_bounds = (v[0], *v.get(1).unwrap_or(&0));
         } else {
             if v.is_empty() || v.len() > 3 {
                 return Err(err(a.span(), "cluster_launch takes (x), (x, y) or (x, y, z)"));
             }
-            *cl = (v[0], *v.get(1).unwrap_or(&1), *v.get(2).unwrap_or(&1));
+            ka.cluster = Some((v[0], *v.get(1).unwrap_or(&1), *v.get(2).unwrap_or(&1)));
         }
     }
     if let Some(p) = kernel_path {
@@ -314,7 +333,7 @@ impl VisitMut for FindExit {
     fn visit_item_fn_mut(&mut self, _f: &mut ItemFn) {}
 }
 
-fn analyse(mut func: ItemFn, lb: (u32, u32), cl: (u32, u32, u32)) -> Result<Kernel, TokenStream> {
+fn analyse(mut func: ItemFn, ka: Attrs) -> Result<Kernel, TokenStream> {
     if func.sig.output != syn::ReturnType::Default {
         return Err(err(
             func.sig.output.span(),
@@ -358,11 +377,17 @@ fn analyse(mut func: ItemFn, lb: (u32, u32), cl: (u32, u32, u32)) -> Result<Kern
         )
         .to_compile_error());
     }
+    if let Some(c) = &ka.contract {
+        contract::check_bounds(c, ka.launch_bounds.0).map_err(|e| err(func.sig.ident.span(), &e))?;
+        let disjoint = params.iter().any(|p| matches!(p.kind, Kind::Slice { disjoint: true, .. }));
+        contract::check_indexing(c, &mut func.block, disjoint).map_err(|(span, e)| err(span, &e))?;
+    }
     MarkShared.visit_block_mut(&mut func.block);
-    Ok(Kernel { func, params, launch_bounds: lb, cluster: cl })
+    let cluster = ka.cluster.unwrap_or((1, 1, 1));
+    Ok(Kernel { func, params, launch_bounds: ka.launch_bounds, cluster, contract: ka.contract })
 }
 
-fn static_generics(g: &Generics) -> Generics {
+pub(crate) fn static_generics(g: &Generics) -> Generics {
     let mut g = g.clone();
     for p in g.params.iter_mut() {
         if let GenericParam::Type(t) = p {
@@ -374,7 +399,7 @@ fn static_generics(g: &Generics) -> Generics {
     g
 }
 
-fn type_args(g: &Generics) -> Vec<TokenStream> {
+pub(crate) fn type_args(g: &Generics) -> Vec<TokenStream> {
     g.params
         .iter()
         .filter_map(|p| match p {
@@ -489,6 +514,12 @@ fn entry(k: &Kernel) -> TokenStream {
     let np = k.params.len() as u32;
     let (lb0, lb1) = k.launch_bounds;
     let (c0, c1, c2) = k.cluster;
+    let cw = contract::desc(k.contract.as_ref());
+    // an exact size is also the default a C launch giving 0 bytes gets
+    let dyn_smem = match k.contract.as_ref().and_then(|c| c.smem) {
+        Some((lo, hi)) if lo == hi => lo,
+        _ => 0,
+    };
     let gen = generic as u32;
     let call = if targs.is_empty() { quote!(#name) } else { quote!(#name::<#(#targs),*>) };
     quote! {
@@ -506,11 +537,23 @@ fn entry(k: &Kernel) -> TokenStream {
                     params: &[#(#pdesc),*],
                     launch_bounds: [#lb0, #lb1],
                     cluster: [#c0, #c1, #c2],
-                    dyn_smem: 0,
+                    dyn_smem: #dyn_smem,
+                    contract: #cw,
                 }
             } as *const ::cuda_device::__private::KernelDesc as *const u8);
             #call(#(#conv),*)
         }
+    }
+}
+
+/// The PTX entry name of an instance, computed at run time: the kernel's name, and for a generic
+/// instance its instance tag (lib/import_kernels.c and lib/import_tile.c name them the same way).
+pub(crate) fn entry_name_expr(kname: &str, inst: &[TokenStream]) -> TokenStream {
+    if inst.is_empty() {
+        quote!(::std::borrow::Cow::Borrowed(#kname))
+    } else {
+        quote!(::std::borrow::Cow::Owned(::std::format!("{}_{:016x}", #kname,
+            ::cuda_device::__private::instance_tag::<(#(#inst,)*)>())))
     }
 }
 
@@ -574,12 +617,63 @@ fn launcher(k: &Kernel) -> TokenStream {
         }
     }
     let entry_ref = if targs.is_empty() { quote!(#entry_name) } else { quote!(#entry_name::<#(#targs),*>) };
-    let entry_str = if tonly.is_empty() {
-        quote!(::std::borrow::Cow::Borrowed(#kname))
-    } else {
-        quote!(::std::borrow::Cow::Owned(::std::format!("{}_{:016x}", #kname,
-            ::cuda_device::__private::instance_tag::<(#(#tonly,)*)>())))
+    let entry_str = entry_name_expr(&kname, &tonly);
+    let op_body = quote! {
+        let __entry: extern "C" fn(#(#etys),*) = #entry_ref;
+        ::core::hint::black_box(__entry as usize);
+        let mut __p = ::cuda_core::ParamBuffer::new();
+        #(#pushes)*
+        ::cuda_core::LaunchOp::new(&self.inner, #entry_str, cfg, __p)
     };
+    if k.contract.is_some() {
+        let prepare = format_ident!("prepare_{}", name);
+        let unchecked = format_ident!("{}_unchecked", name);
+        let op = format_ident!("__oxide_op_{}", name);
+        let brand = quote!(contract::#name);
+        let config = format_ident!("LaunchConfig{}D", k.contract.as_ref().map_or(1, |c| c.domain));
+        return quote! {
+            /// Check `cfg` against this kernel's launch contract and the device's limits, once;
+            /// the launch methods take the result.
+            pub fn #prepare(&self, cfg: ::cuda_core::#config) -> ::cuda_core::Result<::cuda_core::PreparedLaunch<#brand>> {
+                ::cuda_core::PreparedLaunch::<#brand>::prepare(&self.inner, cfg)
+            }
+
+            /// Launch this kernel on `stream` with a prepared launch and return once it is queued.
+            #[allow(clippy::too_many_arguments)]
+            pub fn #name<'__a, #impl_params>(&'__a self, stream: &::cuda_core::CudaStream,
+                launch: &::cuda_core::PreparedLaunch<#brand>, #(#hargs),*) -> ::cuda_core::Result<()> #where_c
+            {
+                ::cuda_core::DeviceOperation::launch_on(self.#name_async(launch, #(#pnames),*), stream)
+            }
+
+            /// A lazy launch with a prepared launch: runs at `.sync()`, `.await` or when composed.
+            #[allow(clippy::too_many_arguments)]
+            pub fn #name_async<'__a, #impl_params>(&'__a self, launch: &::cuda_core::PreparedLaunch<#brand>, #(#hargs),*)
+                -> ::cuda_core::LaunchOp<'__a> #where_c
+            {
+                self.#op(launch.config(), #(#pnames),*)
+            }
+
+            /// Launch with a raw configuration, without `prepare`'s checks.
+            ///
+            /// # Safety
+            /// `cfg` must keep the kernel's launch contract and fit the device (the runtime
+            /// still refuses a launch that breaks the contract's fields).
+            #[allow(clippy::too_many_arguments)]
+            pub unsafe fn #unchecked<'__a, #impl_params>(&'__a self, stream: &::cuda_core::CudaStream,
+                cfg: ::cuda_core::LaunchConfig, #(#hargs),*) -> ::cuda_core::Result<()> #where_c
+            {
+                ::cuda_core::DeviceOperation::launch_on(self.#op(cfg, #(#pnames),*), stream)
+            }
+
+            #[allow(clippy::too_many_arguments, non_snake_case)]
+            fn #op<'__a, #impl_params>(&'__a self, cfg: ::cuda_core::LaunchConfig, #(#hargs),*)
+                -> ::cuda_core::LaunchOp<'__a> #where_c
+            {
+                #op_body
+            }
+        };
+    }
     quote! {
         /// Launch this kernel on `stream` and return once it is queued.
         #[allow(clippy::too_many_arguments)]
@@ -594,11 +688,7 @@ fn launcher(k: &Kernel) -> TokenStream {
         pub fn #name_async<'__a, #impl_params>(&'__a self, cfg: ::cuda_core::LaunchConfig, #(#hargs),*)
             -> ::cuda_core::LaunchOp<'__a> #where_c
         {
-            let __entry: extern "C" fn(#(#etys),*) = #entry_ref;
-            ::core::hint::black_box(__entry as usize);
-            let mut __p = ::cuda_core::ParamBuffer::new();
-            #(#pushes)*
-            ::cuda_core::LaunchOp::new(&self.inner, #entry_str, cfg, __p)
+            #op_body
         }
     }
 }
@@ -614,12 +704,11 @@ pub fn kernel_attr(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(f) => f,
         Err(e) => return e.to_compile_error(),
     };
-    let mut lb = (0, 0);
-    let mut cl = (1, 1, 1);
-    if let Err(e) = take_kernel_attrs(&mut func.attrs, &mut lb, &mut cl) {
+    let mut ka = Attrs::default();
+    if let Err(e) = take_kernel_attrs(&mut func.attrs, &mut ka) {
         return e;
     }
-    match analyse(func, lb, cl) {
+    match analyse(func, ka) {
         Ok(k) => {
             let f = &k.func;
             let e = entry(&k);
@@ -642,20 +731,29 @@ pub fn module_attr(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let mut out: Vec<TokenStream> = Vec::new();
     let mut launchers = Vec::new();
+    let mut brands = Vec::new();
     for it in items {
         match it {
             Item::Fn(mut f) => {
-                let mut lb = (0, 0);
-                let mut cl = (1, 1, 1);
-                match take_kernel_attrs(&mut f.attrs, &mut lb, &mut cl) {
+                if let Some(args) = crate::tile::take_attr(&mut f) {
+                    let (code, launch) = crate::tile::expand(f, args);
+                    out.push(code);
+                    launchers.push(launch);
+                    continue;
+                }
+                let mut ka = Attrs::default();
+                match take_kernel_attrs(&mut f.attrs, &mut ka) {
                     Err(e) => out.push(e),
                     Ok(false) => out.push(quote!(#f)),
-                    Ok(true) => match analyse(f, lb, cl) {
+                    Ok(true) => match analyse(f, ka) {
                         Ok(k) => {
                             let f = &k.func;
                             let e = entry(&k);
                             out.push(quote!(#f #e));
                             launchers.push(launcher(&k));
+                            if let Some(c) = &k.contract {
+                                brands.push(contract::brand(&k.func.sig.ident, c));
+                            }
                         }
                         Err(e) => out.push(e),
                     },
@@ -687,6 +785,11 @@ pub fn module_attr(attr: TokenStream, item: TokenStream) -> TokenStream {
             /// edited); launches are checked against that PTX's manifest.
             pub fn load_ptx(ctx: &::cuda_core::CudaContext, ptx: &[u8]) -> ::cuda_core::Result<Module> {
                 Ok(Module { inner: ::cuda_core::Module::load_ptx(ctx, ptx)? })
+            }
+
+            /// The brands of the prepared launches of the kernels with a `#[launch_contract]`.
+            pub mod contract {
+                #(#brands)*
             }
 
             impl Module {

@@ -9,7 +9,9 @@
 #![warn(missing_docs)]
 extern crate proc_macro;
 
+mod contract;
 mod kernel;
+mod tile;
 
 use proc_macro::TokenStream;
 
@@ -43,4 +45,21 @@ pub fn launch_bounds(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn cluster_launch(attr: TokenStream, item: TokenStream) -> TokenStream {
     kernel::marker("cluster_launch", attr.into(), item.into()).into()
+}
+
+/// `#[launch_contract(domain = 1, block = (256, 1, 1), dynamic_shared = 1024,
+/// dynamic_shared_alignment = 16, min_compute_capability = (8, 0))]` on a kernel: the launch
+/// shapes it accepts (`dynamic_shared_range = (lo, hi)` for a range). Inside `#[cuda_module]`
+/// its launches take a `PreparedLaunch` from `module.prepare_NAME(LaunchConfig1D::new(..))`;
+/// see docs/rust.md, "Launch contracts".
+#[proc_macro_attribute]
+pub fn launch_contract(attr: TokenStream, item: TokenStream) -> TokenStream {
+    kernel::marker("launch_contract", attr.into(), item.into()).into()
+}
+
+/// A tile kernel (docs/rust.md, "Tile kernels in Rust"): inside a `#[cuda_module]`,
+/// `#[tile_kernel]` or `#[tile_kernel(warps = 8)]`.
+#[proc_macro_attribute]
+pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    tile::tile_kernel_attr(attr.into(), item.into()).into()
 }

@@ -46,12 +46,34 @@ opaque! {
     oxide_stream;
     /// A marker in a stream, with timing.
     oxide_event;
+    /// Work captured once from a stream, replayed with `oxide_graph_launch`.
+    oxide_graph;
     /// Device memory.
     oxide_buffer;
     /// PTX or a cubin loaded on a device.
     oxide_loaded_module;
     /// A kernel of a loaded module.
     oxide_kernel;
+}
+
+/// `oxide_launch_contract`: what every launch of a kernel must satisfy (`fields`: `OXIDE_CONTRACT_*`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct oxide_launch_contract {
+    /// Which fields the kernel declares.
+    pub fields: u32,
+    /// 1, 2 or 3.
+    pub domain: u32,
+    /// The exact block.
+    pub block: [u32; 3],
+    /// Dynamic shared memory allowed, in bytes (inclusive).
+    pub smem_min: u32,
+    /// See `smem_min`.
+    pub smem_max: u32,
+    /// Its alignment.
+    pub smem_align: u32,
+    /// The oldest compute capability (major, minor).
+    pub min_cc: [u32; 2],
 }
 
 /// Grid, block, dynamic shared memory and cluster shape of a launch.
@@ -80,6 +102,10 @@ pub struct oxide_bitcode_ref {
     /// Their number.
     pub size: usize,
 }
+
+/// Called once on a driver thread when a stream's earlier work has completed (`OXIDE_OK`) or
+/// the device failed first (`OXIDE_ERROR_CUDA`); it must not call CUDA or oxide.
+pub type oxide_stream_callback = unsafe extern "C" fn(user: *mut c_void, status: oxide_status);
 
 macro_rules! api {
     ($($(#[$m:meta])* fn $name:ident($($a:ident: $t:ty),* $(,)?) $(-> $r:ty)?;)*) => {
@@ -169,6 +195,16 @@ api! {
     fn oxide_stream_query(s: *mut oxide_stream, done: *mut c_int) -> oxide_status;
     /// Later work on `s` waits for `e`.
     fn oxide_stream_wait_event(s: *mut oxide_stream, e: *mut oxide_event) -> oxide_status;
+    /// Run `f(user, status)` once when the work queued on `s` so far has completed.
+    fn oxide_stream_add_callback(s: *mut oxide_stream, f: oxide_stream_callback, user: *mut c_void) -> oxide_status;
+    /// Record the work queued on `s` from now on into a graph instead of running it.
+    fn oxide_stream_begin_capture(s: *mut oxide_stream) -> oxide_status;
+    /// End the capture: the recorded work as an executable graph.
+    fn oxide_stream_end_capture(s: *mut oxide_stream, out: *mut *mut oxide_graph) -> oxide_status;
+    /// Queue one replay of the graph on `s`.
+    fn oxide_graph_launch(g: *mut oxide_graph, s: *mut oxide_stream) -> oxide_status;
+    /// Destroy a graph (NULL is ignored).
+    fn oxide_graph_destroy(g: *mut oxide_graph);
     /// A new event.
     fn oxide_event_create(dev: *mut oxide_device, flags: c_uint, out: *mut *mut oxide_event) -> oxide_status;
     /// Destroy an event.
@@ -188,6 +224,10 @@ api! {
     fn oxide_buffer_free(b: *mut oxide_buffer);
     /// The buffer's device address.
     fn oxide_buffer_ptr(b: *const oxide_buffer) -> u64;
+    /// Page-locked host memory of `bytes` bytes.
+    fn oxide_host_alloc(dev: *mut oxide_device, bytes: usize, out: *mut *mut c_void) -> oxide_status;
+    /// Free memory from `oxide_host_alloc` (NULL is ignored).
+    fn oxide_host_free(ptr: *mut c_void) -> oxide_status;
     /// Queue a host-to-device copy.
     fn oxide_memcpy_htod_async(s: *mut oxide_stream, dst: u64, src: *const c_void, bytes: usize) -> oxide_status;
     /// Queue a device-to-host copy.
@@ -215,5 +255,14 @@ api! {
         s: *mut oxide_stream,
         cfg: *const oxide_launch_config,
         params: *mut *mut c_void,
+    ) -> oxide_status;
+    /// Check a launch shape against a loaded kernel's contract, the device's and its own limits.
+    fn oxide_kernel_check_launch(k: *mut oxide_kernel, cfg: *const oxide_launch_config) -> oxide_status;
+    /// Check a launch shape against a launch contract and the device's limits, without launching.
+    fn oxide_launch_contract_check(
+        dev: *mut oxide_device,
+        kernel: *const c_char,
+        contract: *const oxide_launch_contract,
+        cfg: *const oxide_launch_config,
     ) -> oxide_status;
 }

@@ -2,6 +2,8 @@
 #pragma once
 #include <cstdio>
 
+#include <oxide.h>
+
 inline int g_failures = 0;
 #define CHECK(cond)                                                                                                    \
     do {                                                                                                               \
@@ -25,3 +27,13 @@ inline int g_failures = 0;
             g_failures++;                                                                                              \
         }                                                                                                              \
     } while (0)
+
+// True (after printing why) when there is no GPU: the GPU tests then exit 77, ctest's "skipped".
+inline bool skip_without_gpu() {
+    int n = 0;
+    oxide_status st = oxide_device_count(&n);
+    if (st == OXIDE_OK && n > 0)
+        return false;
+    std::printf("SKIP: no GPU (%s: %s)\n", oxide_status_name(st), st ? oxide_last_error() : "none");
+    return true;
+}

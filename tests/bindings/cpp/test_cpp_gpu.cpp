@@ -1,10 +1,13 @@
-// oxide.hpp on a GPU: buffers, launches checked against the manifest, streams, events, and a
-// module written in Rust. Exits 77 (ctest: skipped) where there is no GPU.
+// oxide.hpp on a GPU: buffers, launches checked against the manifest, streams, events, and
+// modules written in Rust (a SIMT kernel, a generic one, a tile kernel). Exits 77 (ctest:
+// skipped) where there is no GPU.
 #include "check.hpp"
 #include "oxide.hpp"
 #include "vecadd_kernel.hpp"
 
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -12,14 +15,64 @@
 #define OXIDE_BINDINGS_DATA "tests/bindings/data"
 #endif
 
+static uint16_t to_bf16(float x) {
+    uint32_t b;
+    std::memcpy(&b, &x, 4);
+    return static_cast<uint16_t>((b + 0x7fff + ((b >> 16) & 1)) >> 16);
+}
+
+static float from_bf16(uint16_t h) {
+    uint32_t b = static_cast<uint32_t>(h) << 16;
+    float x;
+    std::memcpy(&x, &b, 4);
+    return x;
+}
+
+// A tile kernel written in Rust (examples/rust/tile_matmul's #[tile_kernel], exported with cargo
+// oxide build --module): tensors for its tensor parameters, only a grid (the block is the
+// compiler's), checked against a CPU matmul of the same bf16 values.
+static void check_rust_tile(oxide::Device &dev, const std::string &data) {
+    auto mod = oxide::LoadedModule::load(dev, data + "/rust_tile_matmul.ptx");
+    const int64_t m = 100, n = 72, k = 40; // ragged: not multiples of the 64x64x32 tiles
+    std::vector<oxide::bf16> a(m * k), b(k * n), c(m * n, oxide::bf16{0x7fc1}); // c: NaN until written
+    uint32_t seed = 12345;
+    auto rnd = [&] { return (seed = seed * 1664525u + 1013904223u) / 4294967296.0f * 4.0f - 2.0f; };
+    for (auto &v : a)
+        v.bits = to_bf16(rnd());
+    for (auto &v : b)
+        v.bits = to_bf16(rnd());
+    auto da = oxide::DeviceBuffer<oxide::bf16>::from_host(dev, a);
+    auto db = oxide::DeviceBuffer<oxide::bf16>::from_host(dev, b);
+    auto dc = oxide::DeviceBuffer<oxide::bf16>::from_host(dev, c);
+    auto cfg = oxide::LaunchConfig::for_grid(oxide::Dim3((m + 63) / 64, (n + 63) / 64));
+    mod.kernel("matmul_bf16")
+        .launch(cfg, oxide::Tensor<oxide::bf16>(da, {m, k}, {}, false),
+                oxide::Tensor<oxide::bf16>(db, {k, n}, {}, false), oxide::Tensor<oxide::bf16>(dc, {m, n}));
+    auto got = dc.to_host();
+    int bad = 0;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            float want = 0, mag = 0;
+            for (int64_t x = 0; x < k; x++) {
+                float p = from_bf16(a[i * k + x].bits) * from_bf16(b[x * n + j].bits);
+                want += p, mag += std::fabs(p);
+            }
+            float tol = 8.0f * k * k * mag / 16777216.0f + std::fabs(want) / 128 + 1e-6f;
+            bad += !(std::fabs(from_bf16(got[i * n + j].bits) - want) <= tol);
+        }
+    CHECK(bad == 0);
+    // a tensor of the wrong element type is refused by the manifest check
+    oxide::DeviceBuffer<float> wrong(dev, m * k);
+    CHECK_THROWS(OXIDE_ERROR_LAUNCH, mod.kernel("matmul_bf16")
+                                         .launch(cfg, oxide::Tensor<float>(wrong, {m, k}, {}, false),
+                                                 oxide::Tensor<oxide::bf16>(db, {k, n}, {}, false),
+                                                 oxide::Tensor<oxide::bf16>(dc, {m, n})));
+}
+
 int main(int argc, char **argv) {
     const std::string data = argc > 1 ? argv[1] : OXIDE_BINDINGS_DATA; // folder of the Rust-built modules
-    if (oxide::Device::count() == 0) {
-        int n = 0;
-        oxide_status st = oxide_device_count(&n);
-        std::printf("SKIP: no GPU (%s: %s)\n", oxide_status_name(st), st ? oxide_last_error() : "none");
+    if (skip_without_gpu())
         return 77;
-    }
     oxide::Device dev(0);
     oxide::Context ctx;
     auto mod = oxide::LoadedModule::from_ptx(dev, build_vecadd(ctx, dev.target().c_str()));
@@ -80,6 +133,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n; i++)
         bad += got[i] != a[i] * k + 1.0f;
     CHECK(bad == 0);
+    check_rust_tile(dev, data);
     std::printf("test_cpp_gpu on %s: %s\n", dev.name().c_str(), g_failures ? "FAILED" : "ok");
     return g_failures ? 1 : 0;
 }

@@ -5,10 +5,11 @@
  *
  * It is no model of the hardware: work runs synchronously when it is queued (a valid order of
  * any stream schedule) and device memory is zeroed host memory. The kernels of
- * tests/gpu/data/kernels.cu, test_gpu_tensor.c's and the bindings' vecadd, saxpy and Rust map kernels are
+ * tests/gpu/data/kernels.cu, test_gpu_tensor.c's, the bindings' vecadd, saxpy, Rust map and Rust
+ * tile matmul_bf16 kernels, and those of examples/rust's graph_replay, pinned_copy and slices are
  * re-implemented in C; any other PTX entry loads, with the parameters its PTX declares, and
- * launches as a no-op. Returning an error where CUDA would is part of the contract: sticky
- * faults, bad launch shapes, cooperative grids that do not fit, PTX the JIT would refuse. */
+ * launches as a no-op. Returning an error where CUDA would is part of the contract: sticky faults,
+ * bad launch shapes, cooperative grids that do not fit, PTX the JIT would refuse. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -147,6 +148,13 @@ static void tensor_echo(void **p, const dims *d, int n) {
 static void k_tensor_echo(void **p, const dims *d) { tensor_echo(p, d, 5); }
 static void k_tensor_echo8(void **p, const dims *d) { tensor_echo(p, d, 3); }
 
+static void k_contract_fill(void **p, const dims *d) { /* tests/gpu/data/contract.ptx */
+    uint32_t *out = P(0, uint32_t *);
+    uint64_t n = threads(d), len = P(1, uint64_t);
+    for (uint64_t i = 0; i < n && i < len; i++)
+        out[i] = (uint32_t)(3 * i + 1);
+}
+
 /* The bindings' kernels (tests/bindings/python/kernels.py and the Rust examples). */
 static void k_saxpy(void **p, const dims *d) { /* a, x, xlen, y, ylen, n */
     float a = P(0, float), *x = P(1, float *), *y = P(3, float *);
@@ -162,6 +170,34 @@ static void k_map_f32(void **p, const dims *d) { /* Rust map::<f32>(move |x| x *
         o[i] = x[i] * k + 1.0f;
 }
 
+/* Rust matmul_bf16 (examples/rust/tile_matmul's tile kernel): C = A·B over bf16 tensors, each a
+ * pointer, 2 dims and 2 strides (in elements); f32 sums, rounded to the nearest even bf16. Any
+ * grid: the whole product at once. */
+static float bf16_value(uint16_t h) {
+    uint32_t b = (uint32_t)h << 16;
+    float x;
+    memcpy(&x, &b, 4);
+    return x;
+}
+
+static void k_matmul_bf16(void **p, const dims *d) {
+    (void)d;
+    const uint16_t *a = P(0, const uint16_t *), *b = P(5, const uint16_t *);
+    uint16_t *c = P(10, uint16_t *);
+    int64_t m = P(11, int64_t), n = P(12, int64_t), k = P(2, int64_t);
+    int64_t as0 = P(3, int64_t), as1 = P(4, int64_t), bs0 = P(8, int64_t), bs1 = P(9, int64_t);
+    int64_t cs0 = P(13, int64_t), cs1 = P(14, int64_t);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            float sum = 0;
+            for (int64_t x = 0; x < k; x++)
+                sum += bf16_value(a[i * as0 + x * as1]) * bf16_value(b[x * bs0 + j * bs1]);
+            uint32_t u;
+            memcpy(&u, &sum, 4);
+            c[i * cs0 + j * cs1] = (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+        }
+}
+
 static void k_map_f64(void **p, const dims *d) { /* Rust map::<f64>(move |x| x * kd - 2.0) */
     double k = P(0, double), *x = P(1, double *), *o = P(3, double *);
     uint64_t n = threads(d), len = P(4, uint64_t);
@@ -169,11 +205,38 @@ static void k_map_f64(void **p, const dims *d) { /* Rust map::<f64>(move |x| x *
         o[i] = x[i] * k - 2.0;
 }
 
+/* examples/rust: graph_replay's axpy (a, x, y: y += a * x) and bump (k, x: x = x * k + 1),
+ * pinned_copy's scale_shift (k, x: x = x * k - 3), slices' affine (a, x, out: out = a * x +
+ * len(x)); a slice is its pointer and length. */
+static uint64_t min2(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static void k_axpy(void **p, const dims *d) {
+    float a = P(0, float), *x = P(1, float *), *y = P(3, float *);
+    for (uint64_t i = 0, n = min2(min2(threads(d), P(2, uint64_t)), P(4, uint64_t)); i < n; i++)
+        y[i] += a * x[i];
+}
+static void k_bump(void **p, const dims *d) {
+    float k = P(0, float), *x = P(1, float *);
+    for (uint64_t i = 0, n = min2(threads(d), P(2, uint64_t)); i < n; i++)
+        x[i] = x[i] * k + 1.0f;
+}
+static void k_scale_shift(void **p, const dims *d) {
+    float k = P(0, float), *x = P(1, float *);
+    for (uint64_t i = 0, n = min2(threads(d), P(2, uint64_t)); i < n; i++)
+        x[i] = x[i] * k - 3.0f;
+}
+static void k_affine_len(void **p, const dims *d) {
+    float a = P(0, float), *x = P(1, float *), *o = P(3, float *);
+    uint64_t xl = P(2, uint64_t);
+    for (uint64_t i = 0, n = min2(min2(threads(d), xl), P(4, uint64_t)); i < n; i++)
+        o[i] = a * x[i] + (float)xl;
+}
+
 /* Entries emulated by the start of their name (Rust's generic kernels carry a hash). */
 static const struct {
     const char *prefix;
     kernel_fn fn;
-} by_prefix[] = {{"saxpy", k_saxpy}, {"map_dcd01ef8", k_map_f32}, {"map_44cdc478", k_map_f64}};
+} by_prefix[] = {{"saxpy", k_saxpy}, {"map_dcd01ef8", k_map_f32},    {"map_44cdc478", k_map_f64}, {"axpy", k_axpy},
+                 {"bump", k_bump},   {"scale_shift", k_scale_shift}, {"affine", k_affine_len}};
 
 #define MAX_PARAMS 32
 struct CUfunc_st {
@@ -200,6 +263,8 @@ static const struct CUfunc_st kernels[] = {
     {"empty", k_empty, 0, {0}, 0, 0, NULL},
     {"tensor_echo", k_tensor_echo, 7, {8, 8, 8, 8, 8, 8, 8}, 0, 0, NULL},
     {"tensor_echo8", k_tensor_echo8, 5, {8, 8, 8, 8, 8}, 0, 0, NULL},
+    {"contract_fill", k_contract_fill, 2, {8, 8}, 0, 0, NULL},
+    {"matmul_bf16", k_matmul_bf16, 15, {8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8}, 0, 0, NULL},
 };
 #define NKERNELS (sizeof kernels / sizeof kernels[0])
 
@@ -263,7 +328,7 @@ static void free_module(struct CUmod_st *m) {
 
 /* ---- queued work: run now, or recorded while a stream is captured ---- */
 
-typedef enum { OP_COPY, OP_SET, OP_KERNEL, OP_HOST } op_kind;
+typedef enum { OP_COPY, OP_SET, OP_KERNEL, OP_HOST, OP_CALLBACK } op_kind;
 typedef struct op {
     op_kind kind;
     void *dst;
@@ -275,6 +340,7 @@ typedef struct op {
     dims d;
     unsigned char *pbuf; /* captured parameter values */
     CUhostFn host;
+    CUstreamCallback callback;
     void *user;
 } op;
 
@@ -325,6 +391,7 @@ static void run_op(const op *o) {
         break;
     }
     case OP_HOST: o->host(o->user); break;
+    case OP_CALLBACK: o->callback(NULL, sticky, o->user); break;
     }
 }
 
@@ -416,12 +483,22 @@ EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
     snprintf(name, (size_t)len, "oxide mock GPU (CPU)");
     return CUDA_SUCCESS;
 }
+/* The compute capability: 9.0 (an H200), or OXIDE_MOCK_CC ("8.6"), for the tests of loading
+ * that depends on it. */
+static int mock_cc(int part) {
+    const char *cc = getenv("OXIDE_MOCK_CC");
+    int major = 9, minor = 0;
+    if (cc && sscanf(cc, "%d.%d", &major, &minor) != 2)
+        major = 9, minor = 0;
+    return part ? minor : major;
+}
+
 EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice d) {
     (void)d;
     switch (attr) {
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = SMS; return CUDA_SUCCESS;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; return CUDA_SUCCESS;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = mock_cc(0); return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = mock_cc(1); return CUDA_SUCCESS;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = SMEM_OPTIN; return CUDA_SUCCESS;
     default:
         if (attr < 0 || attr > 200)
@@ -770,6 +847,16 @@ EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p
 EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *user) {
     STICKY();
     op o = {.kind = OP_HOST, .host = fn, .user = user};
+    return submit(s, &o);
+}
+/* As in CUDA, not capturable. */
+EXPORT CUresult cuStreamAddCallback(CUstream s, CUstreamCallback fn, void *user, unsigned flags) {
+    STICKY();
+    if (flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (s && s->capture)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    op o = {.kind = OP_CALLBACK, .callback = fn, .user = user};
     return submit(s, &o);
 }
 EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block, size_t smem) {

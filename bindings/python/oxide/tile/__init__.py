@@ -14,6 +14,7 @@
 The function is compiled from its source (its AST), never run: ot.* calls, arithmetic on tiles
 and scalars, `for i in range(...)` and `if` become oxide tile IR.
 """
+from ._autotune import Autotuner, Config, autotune
 from ._builtins import BUILTINS as _B
 from ._gen import CompileError
 from ._kernel import Kernel, TensorSpec, kernel
@@ -57,8 +58,9 @@ max = _B["max"]
 min = _B["min"]
 print = _B["print"]
 
-__all__ = ["CompileError", "Kernel", "TensorSpec", "abs", "arange", "atomic_add", "bfloat16", "bool_", "broadcast_to", "cast",
-           "cdiv", "ceil", "constexpr", "dot", "dtype", "erf", "exp", "exp2", "expand_dims", "float16", "float32",
-           "float64", "float8_e4m3", "float8_e5m2", "floor", "fma", "full", "int16", "int32", "int64", "int8",
-           "kernel", "load", "log", "log2", "max", "maximum", "min", "minimum", "num_programs", "permute", "print",
-           "program_id", "reshape", "rsqrt", "sigmoid", "sqrt", "store", "sum", "tanh", "trans", "where", "zeros"]
+__all__ = ["Autotuner", "CompileError", "Config", "Kernel", "TensorSpec", "abs", "arange", "atomic_add", "autotune",
+           "bfloat16", "bool_", "broadcast_to", "cast", "cdiv", "ceil", "constexpr", "dot", "dtype", "erf", "exp",
+           "exp2", "expand_dims", "float16", "float32", "float64", "float8_e4m3", "float8_e5m2", "floor", "fma",
+           "full", "int16", "int32", "int64", "int8", "kernel", "load", "log", "log2", "max", "maximum", "min",
+           "minimum", "num_programs", "permute", "print", "program_id", "reshape", "rsqrt", "sigmoid", "sqrt",
+           "store", "sum", "tanh", "trans", "where", "zeros"]
