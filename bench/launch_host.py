@@ -2,17 +2,22 @@
 """The host-side cost of a Python launch, on the tests' fake CUDA driver (tests/gpu/mock), where
 the driver itself costs next to nothing, so what is left is oxide's own work per `kernel(...)`:
 
-    host_empty us                  mod.empty(grid=1, block=1)
-    host_args_devarray us          vecadd(a, b, out) on three oxide.DeviceArray
-    host_args_cai us               ... on three objects whose __cuda_array_interface__ is a property
-                                   building a new dict per access (as Numba's and CuPy's do)
-    host_args_cupylike us          ... on three CuPy-like arrays (cupy.ndarray's attributes and its
+    host_empty us [py_us]          mod.empty(grid=1, block=1)
+    host_args_devarray us [py_us]  vecadd(a, b, out) on three oxide.DeviceArray
+    host_args_scalars us [py_us]   saxpy(2.5, x, y, n) on two DeviceArrays and two Python scalars
+    host_args_cai us [py_us]       vecadd on three objects whose __cuda_array_interface__ is a
+                                   property building a new dict per access (as Numba's and CuPy's do)
+    host_args_cupylike us [py_us]  ... on three CuPy-like arrays (cupy.ndarray's attributes and its
                                    __cuda_array_interface__, v3 with a stream)
-    host_args_torchlike us         ... on three torch-like tensors (torch.Tensor's methods and its
+    host_args_torchlike us [py_us] ... on three torch-like tensors (torch.Tensor's methods and its
                                    __cuda_array_interface__, written in Python as torch's is)
+    host_floor us                  the vecadd launch with its oxide_arg rows made beforehand: what
+                                   liboxide and the fake driver (which runs vecadd) cost
 
-Medians of --rounds rounds of --iters launches, microseconds of this process's CPU time per
-launch (everything here runs on the host, and CPU time leaves out the time the shared build
+us is a launch as users make it; py_us the same launch through Kernel._call, the Python lane that
+took every launch before the C lane (bindings/python/oxide_fast.c) and still takes what
+it leaves (printed where the package has one). Medians of --rounds rounds of --iters launches,
+interleaved, microseconds of this process's CPU time per launch (everything here runs on the host, and CPU time leaves out the time the shared build
 machine gives other processes; --wall measures wall-clock time instead). The fakes stand in for
 CuPy and PyTorch where those are not installed (tests/bindings/python/fakes.py, registered as
 the modules `cupy` and `torch` only then), so the rows show oxide's side of the cost; the real libraries' attribute
@@ -67,9 +72,15 @@ def timed(fn, iters):
     return (clock() - t0) / iters * 1e6
 
 
-def row(name, fn, rounds, iters):
-    fn()
-    print(f"{name} {statistics.median(timed(fn, iters) for _ in range(rounds)):.3f}", flush=True)
+def row(name, fn, rounds, iters, python_lane=None):
+    fns = [fn] if python_lane is None else [fn, python_lane]
+    times = [[] for _ in fns]
+    for f in fns:
+        f()
+    for _ in range(rounds):
+        for f, t in zip(fns, times):
+            t.append(timed(f, iters))
+    print(name, " ".join(f"{statistics.median(t):.3f}" for t in times), flush=True)
 
 
 def main():
@@ -93,7 +104,9 @@ def main():
     dev = oxide.Device(0)
     mod = oxide.Module.from_ptx(kernels.compiled(kernels.vecadd, dev.target), dev)
     empty = oxide.Module.from_ptx(kernels.compiled(kernels.empty, dev.target), dev).empty
+    saxpy = oxide.Module.from_ptx(kernels.compiled(kernels.saxpy, dev.target), dev).saxpy
     vecadd = mod.vecadd
+    lane = getattr(oxide.Kernel, "_call", None)  # the Python lane, where the package has a C one
     n = 256
     rng = np.random.default_rng(5)
     a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
@@ -106,19 +119,26 @@ def main():
         assert (do.to_numpy() == a + b).all(), "vecadd on the fake driver gave a wrong sum"
         return xs
 
-    row("host_empty", lambda: empty(grid=1, block=1), args.rounds, args.iters)
-    xs = check(da, db, do)
-    row("host_args_devarray", lambda: vecadd(*xs, grid=1, block=n), args.rounds, args.iters)
-    xs = check(*(CAIArray(p, n) for p in ptrs))
-    row("host_args_cai", lambda: vecadd(*xs, grid=1, block=n), args.rounds, args.iters)
+    def rows(name, k, xs):
+        py = None if lane is None else lambda: lane(k, *xs, grid=1, block=n)
+        row(name, lambda: k(*xs, grid=1, block=n), args.rounds, args.iters, py)
+
+    rows("host_empty", empty, ())
+    rows("host_args_devarray", vecadd, check(da, db, do))
+    rows("host_args_scalars", saxpy, (2.5, da, do, n))
+    rows("host_args_cai", vecadd, check(*(CAIArray(p, n) for p in ptrs)))
     cp = framework("cupy")
     if cp is not None:
-        xs = check(*(cp.ndarray(p, n) for p in ptrs))
-        row("host_args_cupylike", lambda: vecadd(*xs, grid=1, block=n), args.rounds, args.iters)
+        rows("host_args_cupylike", vecadd, check(*(cp.ndarray(p, n) for p in ptrs)))
     torch = framework("torch")
     if torch is not None:
-        xs = check(*(torch.Tensor(p, n) for p in ptrs))
-        row("host_args_torchlike", lambda: vecadd(*xs, grid=1, block=n), args.rounds, args.iters)
+        rows("host_args_torchlike", vecadd, check(*(torch.Tensor(p, n) for p in ptrs)))
+    ffi, lib = oxide._ffi, oxide._lib
+    vals = ffi.new("uint64_t[]", [x for d in (da, db, do) for x in d._arg])
+    kinds = ffi.new("uint32_t[]", [lib.OXIDE_ARG_BUFFER] * 3)
+    grid, block = ffi.new("uint32_t[3]", [1, 1, 1]), ffi.new("uint32_t[3]", [n, 1, 1])
+    row("host_floor", lambda: lib.oxide_py_launch(vecadd._h, ffi.NULL, grid, block, 0, ffi.NULL, kinds, vals, 3),
+        args.rounds, args.iters)
     return 0
 
 

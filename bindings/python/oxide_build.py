@@ -211,20 +211,28 @@ oxide_status oxide_py_launch(oxide_kernel *k, oxide_stream *s, const uint32_t *g
 """
 
 
+# The launch path's fast lane (oxide.Kernel's __call__, the whole launch in C for the arguments
+# met most): oxide_fast.c, compiled into the extension after PYLAUNCH (it uses PY_MAX_ARGS).
+FAST_DECL = """
+int oxide_py_fast_install(void);
+"""
+FAST = (HERE / "oxide_fast.c").read_text()
+
+
 def make_builder():
     inc, lib = find_oxide()
     header = Path(inc, "oxide.h").read_text()
     ffibuilder = FFI()
-    ffibuilder.cdef(header_cdef(header) + DLPACK + DLPACK_EXPORT_DECL + PYLAUNCH_DECL)
+    ffibuilder.cdef(header_cdef(header) + DLPACK + DLPACK_EXPORT_DECL + PYLAUNCH_DECL + FAST_DECL)
     rpaths = ["$ORIGIN"]
     if os.environ.get("OXIDE_BUNDLE", "1") == "0":
         rpaths.append(os.path.abspath(lib))
     ffibuilder.set_source(
         "oxide._oxide_cffi",
-        '#include "oxide.h"\n' + DLPACK + DLPACK_EXPORT + PYLAUNCH,
+        '#include "oxide.h"\n' + DLPACK + DLPACK_EXPORT + PYLAUNCH + FAST,
         include_dirs=[inc],
         library_dirs=[lib],
-        libraries=["oxide"],
+        libraries=["oxide", "m"],  # m: the fast lane rounds f16 with frexp and ldexp
         extra_compile_args=["-O2"],
         define_macros=[("Py_LIMITED_API", "0x%02x%02x0000" % LIMITED_API)],
         py_limited_api=True,

@@ -7,14 +7,20 @@ CuPy arrays and torch tensors are recognised by type and read through their own 
 (pointer, dtype, size, contiguity): their __cuda_array_interface__ builds a new dict at every
 access (in Python, for torch), which cost more than the rest of the launch. Anything unusual
 about one (strided, empty, a dtype oxide has no name for) goes the general way, through
-__cuda_array_interface__ or DLPack, which give the same checks and messages."""
+__cuda_array_interface__ or DLPack, which give the same checks and messages.
+
+The fast lane (oxide_fast.c) takes most launches before any of this: in C, for
+DeviceArrays, CuPy arrays, torch tensors and Python ints, floats and bools, reading the same attributes
+and launching at once. It trusts a framework dtype only once the converter here has accepted it
+for that parameter (the `ok` lists the two share), and leaves everything else, errors included,
+to the converters, so the checks and messages stay the ones written here."""
 from __future__ import annotations
 
 import struct
 from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence, Tuple
 
 
-from . import _interop
+from . import _interop, _oxide_cffi
 from ._errors import LaunchError
 from ._ffi import ffi, lib
 from ._types import SCALAR_ID, scalar_bits
@@ -26,6 +32,14 @@ ARG_KIND = {"scalar": lib.OXIDE_ARG_SCALAR, "slice": _BUFFER, "ptr": _BUFFER, "b
 TENSOR = struct.Struct("<QQQII4q4qII")
 assert ffi.sizeof("oxide_tensor") == TENSOR.size and ffi.offsetof("oxide_tensor", "is_mutable") == 96
 _UNSEEN = object()
+# What the fast lane does with each parameter kind (oxide_fast.c: FAST_BUF, FAST_SCALAR, FAST_SLOW).
+_FAST_CODE = {"slice": 0, "ptr": 0, "scalar": 1}
+if lib.oxide_py_fast_install() != 0:  # pragma: no cover - only without memory
+    raise ImportError("oxide: the launch path's C functions could not be installed")
+# LaunchBase: the base class whose C __call__ is oxide.Kernel's (the fast lane, else Kernel._call).
+LaunchBase: type = getattr(_oxide_cffi, "LaunchBase")
+fast_setup: Callable[..., Any] = getattr(_oxide_cffi, "fast_setup")
+_fast_spec: Callable[..., Any] = getattr(_oxide_cffi, "fast_spec")
 
 # The four integers of one oxide_arg, and the converter that makes them from a Python value (value,
 # the launch's stream context, the list of objects to keep alive until the launch).
@@ -51,6 +65,9 @@ class ArgPacker:
         self.info, self.name, self.device = info, info.name if info else "?", device
         self.params = info.params if info else ()
         self.n = len(self.params)
+        # per buffer parameter, the CuPy and the torch dtype objects last found to be its element type
+        self.oks: Tuple[Optional[List[object]], ...] = tuple(
+            [None, None] if p.kind in ("slice", "ptr") else None for p in self.params)
         self.convs = tuple(self._converter(i, p) for i, p in enumerate(self.params))
         self.kinds = ffi.new("uint32_t[]", [ARG_KIND[p.kind] for p in self.params] or [0])
 
@@ -65,7 +82,7 @@ class ArgPacker:
                 return (sid, 0, scalar_bits(st, v, what), 0)
             return conv
         if p.kind in ("slice", "ptr"):
-            return self._buffer_converter(p, what)
+            return self._buffer_converter(p, what, self.oks[i] or [None, None])
         if p.kind == "tensor":
             return self._tensor_converter(p, what)
         size = p.size if p.kind == "bytes" else 128
@@ -82,11 +99,10 @@ class ArgPacker:
             return (SCALAR_ID["u8"], 0, int(ffi.cast("uintptr_t", cd)), len(cd))
         return conv_bytes
 
-    def _buffer_converter(self, p: Param, what: str) -> Conv:
+    def _buffer_converter(self, p: Param, what: str, ok: List[object]) -> Conv:
         from ._runtime import DeviceArray
         elem = str(p.type)
         eid, device = SCALAR_ID[elem], self.device
-        ok: List[object] = [None, None]  # the CuPy and the torch dtype objects last found to be elem
         fw_get, framework_of, dtype_is = _interop._frameworks.get, _interop.framework_of, _interop.dtype_is
         cupy, torch, cupy_order, describe = _interop.CUPY, _interop.TORCH, _interop.cupy_order, _interop.describe
 
@@ -141,6 +157,18 @@ class ArgPacker:
             keep.append(raw)
             return (eid, 1 if mutable else 0, int(cast("uintptr_t", cd)), size)
         return conv
+
+    def fast_spec(self, handle: Any, fixed_block: bool) -> Any:
+        """The fast lane's description of this kernel (a capsule that LaunchBase.__call__ reads from
+        Kernel._fast), or None without a device or with more parameters than the lane packs on
+        its stack (32)."""
+        if self.device is None or self.n > 32:
+            return None
+        codes = tuple(_FAST_CODE.get(p.kind, 2) for p in self.params)
+        eids = tuple(SCALAR_ID[str(p.type)] if c < 2 else 0 for p, c in zip(self.params, codes))
+        dev = self.device
+        return _fast_spec(int(ffi.cast("uintptr_t", handle)), fixed_block, dev, dev.index,
+                          _interop.stream_addrs(dev), lambda h: _interop.stream_addr(h, dev), codes, eids, self.oks)
 
     def check_count(self, args: Sequence[object]) -> None:
         """LaunchError unless args has one value per parameter."""

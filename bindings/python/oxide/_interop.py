@@ -45,6 +45,9 @@ def stream_handle(obj: object) -> int:
 
 
 _wrapped: Dict[Tuple[int, int], Stream] = {}  # (device index, handle) -> oxide.Stream wrapping it
+# Per device index, handle -> the address of the oxide_stream wrapping it: the launch path's C
+# lane reads these (each cleared in place whenever _wrapped lets go of the streams behind it).
+_addrs: Dict[int, Dict[int, int]] = {}
 
 
 _DEFAULT = (ffi.NULL, 0)
@@ -66,14 +69,29 @@ def foreign_stream(obj: object, device: Device) -> Tuple[Any, int]:
     if s is None:
         from ._runtime import Stream
         if len(_wrapped) > 256:
+            for addrs in _addrs.values():
+                addrs.clear()
             _wrapped.clear()
         out = ffi.new("oxide_stream **")
         check(lib.oxide_stream_wrap(device._h, ffi.cast("void *", h), out))
         s = _wrapped[key] = Stream._adopt(out[0], device, owned=True)
+        stream_addrs(device)[h] = int(ffi.cast("uintptr_t", s._h))
     return s._h, h
 
 
+def stream_addrs(device: Device) -> Dict[int, int]:
+    """The handle -> oxide_stream address dict of device's wrapped streams (the same dict each time)."""
+    return _addrs.setdefault(device.index, {})
+
+
+def stream_addr(h: int, device: Device) -> int:
+    """The address of the oxide_stream for the raw CUstream h (0: the default), wrapping it if new."""
+    sh, _ = foreign_stream(h, device)
+    return int(ffi.cast("uintptr_t", sh))
+
+
 def forget_streams(device: Device) -> None:
+    stream_addrs(device).clear()
     for key in [k for k in _wrapped if k[0] == device.index]:
         del _wrapped[key]
 
@@ -148,7 +166,8 @@ class Framework:
                 current: Callable[[int], int] = raw
                 return current
             return lambda index: mod.cuda.current_stream(index).cuda_stream
-        return lambda index: mod.cuda.get_current_stream().ptr  # CuPy's current device, as its CAI does
+        get = mod.cuda.get_current_stream  # CuPy's current device, as its CAI does
+        return lambda index: get().ptr
 
     def launch_stream(self, device: Device) -> StreamCtx:
         """The launch context (oxide_stream*, handle, self) for a launch given no stream=."""

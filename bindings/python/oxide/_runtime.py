@@ -10,7 +10,7 @@ from ._errors import LaunchError, NoDeviceError, NoDriverError, check, error_for
 from ._ffi import ffi, lib
 from ._handle import Layout, Owned
 from ._manifest import Manifest, read_manifest
-from ._args import _UNSEEN, ArgPacker, buffer_arg
+from ._args import _UNSEEN, ArgPacker, LaunchBase, buffer_arg, fast_setup
 from ._types import SIZE, TO_TYPESTR, numpy_dtype, scalar_name
 
 if TYPE_CHECKING:
@@ -208,11 +208,12 @@ class Stream(Owned):
     `Stream.wrap(handle)` wraps a CUstream made elsewhere (an int, or an object with
     `__cuda_stream__`, `.cuda_stream` or `.ptr`). `__cuda_stream__` lets other libraries use it."""
 
-    __slots__ = ("_h", "device", "handle", "_owned", "_keep", "__weakref__")
+    __slots__ = ("_h", "device", "handle", "_owned", "_keep", "_addr", "__weakref__")
     device: Device
     handle: int
     _owned: bool
     _keep: object
+    _addr: object  # the oxide_stream's address for the launch path's C lane; False once closed
 
     def __init__(self, device: Union[None, int, Device] = None, non_blocking: bool = False) -> None:
         dev = _device(device)
@@ -222,6 +223,7 @@ class Stream(Owned):
 
     def _init(self, h: Any, dev: Device, owned: bool) -> None:
         self._h, self.device, self._owned, self._keep = h, dev, owned, None
+        self._addr = int(ffi.cast("uintptr_t", h))
         p = ffi.new("void **")
         check(lib.oxide_stream_native(h, p))
         self.handle = int(ffi.cast("uintptr_t", p[0]))
@@ -292,6 +294,7 @@ class Stream(Owned):
         return _graph.Capture(self)
 
     def _release(self, h: Any) -> None:
+        self._addr = False
         if self._owned:
             lib.oxide_stream_destroy(h)
 
@@ -718,11 +721,13 @@ _ATTRS = {"max_threads_per_block": 0, "shared_bytes": 1, "const_bytes": 2, "loca
           "ptx_version": 5, "binary_version": 6, "max_dynamic_shared_bytes": 8}
 
 
-class Kernel:
+class Kernel(LaunchBase):  # type: ignore[misc]  # LaunchBase is made at run time
     """A kernel of a loaded module. Call it with its arguments in manifest order and the launch
-    shape: `k(a, b, out, grid=..., block=..., stream=None, smem=0)`, or `k[grid, block](...)`.
-    Arguments are checked against the manifest: count, kind, scalar and element type, mutability;
-    a NumPy array where device memory is needed raises LaunchError showing the copy to make."""
+    shape: `k(a, b, out, grid=..., block=..., stream=None, smem=0, cluster=None, cooperative=False)`,
+    or `k[grid, block](...)`. Arguments are checked against the manifest: count, kind, scalar and
+    element type, mutability; a NumPy array where device memory is needed raises LaunchError
+    showing the copy to make. The call itself is C (LaunchBase, bindings/python/oxide_fast.c) for
+    the arguments met most, and _call below for everything else."""
 
     def __init__(self, module: Module, handle: Any, info: Optional[KernelInfo]) -> None:
         self.module, self._h, self.info = module, handle, info
@@ -737,6 +742,8 @@ class Kernel:
         # The parameters an array can be given for (where a framework's current stream is looked for).
         self._arrays = tuple(i for i, p in enumerate(self.params) if p.kind in ("slice", "ptr", "tensor"))
         self._kinds = self._packer.kinds if self._packer else _NULL
+        # The launch path's C lane (see _args.py), for the launches it can take.
+        self._fast = self._packer.fast_spec(handle, self._block is not None) if self._packer else None
 
     @property
     def params(self) -> Tuple[Param, ...]:
@@ -771,9 +778,15 @@ class Kernel:
                     return ctx
         return _NULL_STREAM
 
-    # ---- launch (the hot path: keep it short) ----
-    def __call__(self, *args: object, grid: Optional[Dims] = None, block: Optional[Dims] = None, stream: object = None,
-                 smem: int = 0, cluster: Optional[Dims] = None, cooperative: bool = False) -> None:
+    if TYPE_CHECKING:
+        def __call__(self, *args: object, grid: Optional[Dims] = None, block: Optional[Dims] = None,
+                     stream: object = None, smem: int = 0, cluster: Optional[Dims] = None,
+                     cooperative: bool = False) -> None:
+            """Launch with args in manifest order (checked against it) and the launch shape."""
+
+    # ---- launch: the Python lane, for what the C lane leaves (see _args.py) ----
+    def _call(self, *args: object, grid: Optional[Dims] = None, block: Optional[Dims] = None, stream: object = None,
+              smem: int = 0, cluster: Optional[Dims] = None, cooperative: bool = False) -> None:
         """Launch with args in manifest order (checked against it) and the launch shape."""
         try:
             g = _dims_cache[grid]
@@ -868,3 +881,10 @@ _NULL = ffi.NULL
 _NULL_STREAM = (ffi.NULL, 0)
 _fw_get = _interop._frameworks.get
 _launch = lib.oxide_py_launch
+
+
+def _raise_status(st: int) -> NoReturn:
+    raise error_for(st)
+
+
+fast_setup(DeviceArray, Stream, _interop._frameworks, _interop.CUPY, _interop.TORCH, _raise_status)
