@@ -164,6 +164,11 @@ TOML
     if (cd "$TMP/seedpkg" && cargo oxide build --release 2>"$TMP/seed.log"); then
         pass "seed_map.rs builds unchanged"
         "$PTXAS" -arch="$SM" "$TMP/seedpkg/target/release/oxide/seed_map.ptx" -o "$TMP/x.cubin" && pass "seed ptxas" || bad "seed ptxas"
+        # one program, built for the default targets: --module needs no -p (the bundle's
+        # per-target copies beside its PTX are not programs)
+        (cd "$TMP/seedpkg" && cargo oxide build --release -q --module "$TMP/seed_module.ptx") | grep -qE "wrote .*seed_module.ptx \([0-9]+ kernels, 2 targets\)" \
+            && head -1 "$TMP/seed_module.ptx" | grep -q "^// oxide.ptx-bundle.v1 sm_80:[0-9]* sm_90a:[0-9]*$" \
+            && pass "--module without -p in a one-program package: the bundle" || bad "--module without -p (seed)"
         out="$("$TMP/seedpkg/target/release/seed_map" 2>&1)" && pass "seed runs: ${out:-assert passed}" || {
             grep -q "NO_DRIVER\|NO_DEVICE" <<<"$out" && pass "seed: no GPU here (built and PTX checked)" || bad "seed run: $out"; }
     else cat "$TMP/seed.log"; bad "seed_map.rs build"; fi

@@ -473,6 +473,8 @@ fn write_module(cargo_args: &[String], package: Option<String>, out: &str, expor
                     r.flatten()
                         .map(|e| e.path())
                         .filter(|p| p.extension().map(|e| e == "ptx").unwrap_or(false))
+                        // not a bundle's per-target copies (<program>.<target>.ptx)
+                        .filter(|p| p.file_stem().map(|s| !s.to_string_lossy().contains('.')).unwrap_or(false))
                         .collect()
                 })
                 .unwrap_or_default();
