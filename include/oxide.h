@@ -699,6 +699,24 @@ OXIDE_API oxide_status oxide_module_cache_key(oxide_module *mod, const oxide_opt
  * oxide_module_compile. */
 OXIDE_API oxide_status oxide_module_compile_cached(oxide_module *mod, const oxide_options *opts, const char *dir,
                                                    const char **ptx, size_t *len, int *hit);
+/* One unit of LLVM bitcode, for oxide_bitcode_kernel_key: a name for messages, the bytes. */
+typedef struct oxide_bitcode_ref {
+    const char *name;
+    const void *data;
+    size_t size;
+} oxide_bitcode_ref;
+/* A key for the PTX of these bitcode units (as oxide_module_import_bitcode would take them)
+ * compiled with opts (NULL: the defaults) that depends only on what their kernels are: a unit
+ * that defines kernels counts by the code and data its kernels reach (so an edit to host-only
+ * code keeps the key; with line info the lines count too), any other unit by its bytes; with
+ * this liboxide's identity and the options. 64 hex digits (SHA-256) and a NUL. Parses only the
+ * units with kernels (in this process, as oxide_module_compile does: check bitcode you do not
+ * trust with oxide_module_import_bitcode_isolated first), and does not store the units (a build
+ * tool asks for the key, and imports and compiles only when it changed). Errors:
+ * INVALID_ARGUMENT, PARSE (a unit with kernels that is not readable bitcode, named),
+ * OUT_OF_MEMORY. */
+OXIDE_API oxide_status oxide_bitcode_kernel_key(const oxide_bitcode_ref *units, size_t n, const oxide_options *opts,
+                                                char key[65]);
 
 /* ======================================================================================
  * Manifest: the kernels, parameters and attributes a module's PTX carries

@@ -16,6 +16,7 @@
 
 #include "cache.h"
 #include "ir.h"
+#include "llvm.h"
 
 /* Entries above this size are neither read nor written: a cache file is read whole, and a
  * corrupt size field or a planted file must not make the library allocate without bound. */
@@ -52,16 +53,15 @@ static void sha_block(sha256 *s, const unsigned char *p) {
         w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
     memcpy(v, s->h, sizeof v);
+    /* the working variables in registers (a memmove of the eight each round was most of the
+     * time a key of large bitcode took) */
+    uint32_t a = v[0], b = v[1], c = v[2], d = v[3], e = v[4], f = v[5], g = v[6], h = v[7];
     for (int i = 0; i < 64; i++) {
-        uint32_t t1 =
-            v[7] + (ror(v[4], 6) ^ ror(v[4], 11) ^ ror(v[4], 25)) + ((v[4] & v[5]) ^ (~v[4] & v[6])) + K256[i] + w[i];
-        uint32_t t2 = (ror(v[0], 2) ^ ror(v[0], 13) ^ ror(v[0], 22)) + ((v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]));
-        memmove(v + 1, v, 7 * sizeof v[0]);
-        v[4] += t1;
-        v[0] = t1 + t2;
+        uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + K256[i] + w[i];
+        uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+        h = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
     }
-    for (int i = 0; i < 8; i++)
-        s->h[i] += v[i];
+    s->h[0] += a, s->h[1] += b, s->h[2] += c, s->h[3] += d, s->h[4] += e, s->h[5] += f, s->h[6] += g, s->h[7] += h;
 }
 
 static void sha_init(sha256 *s) {
@@ -75,6 +75,11 @@ static void sha_init(sha256 *s) {
 static void sha_put(sha256 *s, const void *data, size_t n) {
     const unsigned char *p = data;
     s->len += n;
+    /* whole blocks straight from the input */
+    while (!s->nbuf && n >= 64) {
+        sha_block(s, p);
+        p += 64, n -= 64;
+    }
     while (n) {
         size_t k = 64 - s->nbuf < n ? 64 - s->nbuf : n;
         memcpy(s->buf + s->nbuf, p, k);
@@ -135,6 +140,15 @@ static void find_build_id(void) {
                  (long)st.st_mtim.tv_nsec);
 }
 
+/* The start of both keys: what they are, this liboxide, the options. */
+static void key_header(sha256 *s, const char *kind, const oxide_options *opts) {
+    pthread_once(&build_once, find_build_id);
+    sha_init(s);
+    sha_printf(s, "%s\nliboxide %s %s\n", kind, oxide_version(), build_id);
+    sha_printf(s, "target %s\nptx %d.%d\nopt %d\nfast_math %d\nline_info %d\n", opts->target, opts->ptx_major,
+               opts->ptx_minor, opts->opt_level, (int)opts->fast_math, (int)opts->line_info);
+}
+
 oxide_status oxide_module_cache_key(oxide_module *mod, const oxide_options *opts, char key[65]) {
     if (!mod || !key)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_cache_key: %s is NULL", mod ? "key" : "mod");
@@ -144,12 +158,8 @@ oxide_status oxide_module_cache_key(oxide_module *mod, const oxide_options *opts
     oxide_status st = oxide_module_print(mod, &text);
     if (st)
         return st;
-    pthread_once(&build_once, find_build_id);
     sha256 s;
-    sha_init(&s);
-    sha_printf(&s, "oxide-cache-key 1\nliboxide %s %s\n", oxide_version(), build_id);
-    sha_printf(&s, "target %s\nptx %d.%d\nopt %d\nfast_math %d\nline_info %d\n", opts->target, opts->ptx_major,
-               opts->ptx_minor, opts->opt_level, (int)opts->fast_math, (int)opts->line_info);
+    key_header(&s, "oxide-cache-key 1", opts);
     /* imported bitcode is not part of the printed text, but it is part of the PTX */
     sha_printf(&s, "bitcode %u\n", mod->bitcode.len);
     for (uint32_t i = 0; i < mod->bitcode.len; i++) {
@@ -159,6 +169,28 @@ oxide_status oxide_module_cache_key(oxide_module *mod, const oxide_options *opts
     }
     sha_printf(&s, "module %zu\n", strlen(text));
     sha_put(&s, text, strlen(text));
+    sha_hex(&s, key);
+    return OXIDE_OK;
+}
+
+static void sha_put_cb(void *s, const void *data, size_t n) { sha_put(s, data, n); }
+
+oxide_status oxide_bitcode_kernel_key(const oxide_bitcode_ref *units, size_t n, const oxide_options *opts,
+                                      char key[65]) {
+    if ((!units && n) || !key)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_bitcode_kernel_key: %s is NULL", key ? "units" : "key");
+    for (size_t i = 0; i < n; i++)
+        if (!units[i].data || !units[i].size)
+            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_bitcode_kernel_key: unit %zu (%s) is empty", i,
+                               units[i].name ? units[i].name : "unnamed");
+    oxide_options defaults;
+    opts = oxide__options_or_default(opts, &defaults);
+    sha256 s;
+    key_header(&s, "oxide-kernel-key 1", opts);
+    /* what the units' kernels reach (lib/import_key.c) */
+    oxide_status st = oxide__kernel_key_material(units, n, opts->line_info, sha_put_cb, &s);
+    if (st)
+        return st;
     sha_hex(&s, key);
     return OXIDE_OK;
 }

@@ -101,6 +101,8 @@ oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, 
     st = oxide__lower(mod, llctx, opts, &m);
     if (!st && mod->bitcode.len > 0 && mod->tile_import != OXIDE_TILE_IMPORT_TILE_ONLY)
         st = oxide__import_link(mod, m, opts, &kernels, &nkernels);
+    if (!st && mod->bitcode.len > 0 && opts->line_info)
+        st = oxide__import_line_tables(&m);
     if (!st) {
         st = oxide__emit_ptx(mod->ctx, m, opts, kernels, nkernels, &out, &out_len, &ir);
         m = NULL; /* consumed */

@@ -360,6 +360,8 @@ oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxid
         st = oxide__find_kernels(mod, dst, &ks, &nk);
     if (!st)
         st = oxide__make_wrappers(dst, ks, nk, opts ? opts->sm : 90); /* NULL opts: the default, sm_90a */
+    if (!st && opts && opts->line_info)
+        oxide__wrapper_lines(dst, ks, nk);
     if (!st) {
         oxide__drop_stub_bodies(dst);
         oxide__mark_convergent_stubs(dst);

@@ -102,4 +102,22 @@ void oxide__move_statics(LLVMModuleRef m);
  * 128-bit atomics, indirect branches), naming the Rust function: UNSUPPORTED. */
 oxide_status oxide__check_selectable(LLVMModuleRef m);
 
+/* ---- import_lineinfo.c ---- */
+
+/* Each kernel's wrapper gets a DISubprogram (in a lines-only unit) and its call of the entry a
+ * location, when the entry has debug info: NVPTX writes .loc only in functions with one. */
+void oxide__wrapper_lines(LLVMModuleRef m, const oxide_found_kernel *ks, size_t n);
+
+/* ---- import_diag.c ---- */
+
+/* UNSUPPORTED, with a message that names the kernel reaching the instruction at, the chain of
+ * calls from it (with each step's file:line:col from the debug info) and the user's line, in
+ * rustc's layout; the headline is the kernel, the function holding at (when it is not the
+ * kernel) and the formatted reason. callee, if not NULL, ends the chain (the refused call). */
+oxide_status oxide__refuse(LLVMModuleRef m, LLVMValueRef at, const char *callee, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The message of panic!("...", args) at this call of core::panicking::panic_fmt, as a vprintf
+ * format (arguments shown as {}), or false when the call's template cannot be read. */
+bool oxide__panic_fmt_text(LLVMValueRef call, char *out, size_t cap);
+
 #endif

@@ -53,38 +53,35 @@ static const char *unselectable(LLVMValueRef i) {
     return NULL;
 }
 
-/* The function of an instruction that uses v, directly or through a constant expression. */
-static LLVMValueRef user_function(LLVMValueRef v, int depth) {
+/* An instruction that uses v, directly or through a constant expression. */
+static LLVMValueRef user_instruction(LLVMValueRef v, int depth) {
     for (LLVMUseRef u = LLVMGetFirstUse(v); u; u = LLVMGetNextUse(u)) {
         LLVMValueRef user = LLVMGetUser(u);
         if (LLVMIsAInstruction(user))
-            return LLVMGetBasicBlockParent(LLVMGetInstructionParent(user));
-        LLVMValueRef f = depth < 4 && LLVMIsAConstant(user) ? user_function(user, depth + 1) : NULL;
-        if (f)
-            return f;
+            return user;
+        LLVMValueRef i = depth < 4 && LLVMIsAConstant(user) ? user_instruction(user, depth + 1) : NULL;
+        if (i)
+            return i;
     }
     return NULL;
 }
 
 oxide_status oxide__check_selectable(LLVMModuleRef m) {
-    char rb[512];
     for (LLVMValueRef g = LLVMGetFirstGlobal(m); g; g = LLVMGetNextGlobal(g)) {
         if (!LLVMIsThreadLocal(g))
             continue;
-        LLVMValueRef f = user_function(g, 0);
         size_t nl;
-        return oxide__fail(OXIDE_ERROR_UNSUPPORTED,
-                           "%s: uses the thread-local static %s (thread_local!), which has no GPU form: a GPU "
-                           "thread's own data lives in local variables, a block's in shared memory",
-                           f ? oxide__rust_name(f, rb, sizeof rb) : "a kernel",
-                           oxide__demangle(LLVMGetValueName2(g, &nl), (char[256]){0}, 256));
+        return oxide__refuse(m, user_instruction(g, 0), NULL,
+                             "uses the thread-local static %s (thread_local!), which has no GPU form: a GPU "
+                             "thread's own data lives in local variables, a block's in shared memory",
+                             oxide__demangle(LLVMGetValueName2(g, &nl), (char[256]){0}, 256));
     }
     for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
         for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
             for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i)) {
                 const char *why = unselectable(i);
                 if (why)
-                    return oxide__fail(OXIDE_ERROR_UNSUPPORTED, "%s: %s", oxide__rust_name(f, rb, sizeof rb), why);
+                    return oxide__refuse(m, i, NULL, "%s", why);
             }
     return OXIDE_OK;
 }

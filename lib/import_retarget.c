@@ -81,6 +81,10 @@ const char *oxide__panic_reason(const char *rust, LLVMValueRef f) {
 static void trap_panics(LLVMModuleRef m, LLVMTargetDataRef td, LLVMValueRef f, const char *reason,
                         LLVMValueRef vprintf_fn, LLVMTypeRef vprintf_ty) {
     LLVMContextRef c = LLVMGetModuleContext(m);
+    char rb[512];
+    size_t fl;
+    /* panic!("text {}", x) reaches panic_fmt: its message is the template's text */
+    bool fmt_panic = strstr(oxide__demangle(LLVMGetValueName2(f, &fl), rb, sizeof rb), "panicking::panic_fmt") != NULL;
     LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
     for (LLVMUseRef u = LLVMGetFirstUse(f); u; u = LLVMGetNextUse(u)) {
         LLVMValueRef call = LLVMGetUser(u);
@@ -115,12 +119,13 @@ static void trap_panics(LLVMModuleRef m, LLVMTargetDataRef td, LLVMValueRef f, c
                 break;
             }
         }
-        char msg[512];
+        char msg[512], text[256];
+        const char *why = fmt_panic && oxide__panic_fmt_text(call, text, sizeof text) ? text : reason;
         if (file[0])
-            snprintf(msg, sizeof msg, "panicked at %s:%u:%u: %s (block %%d, thread %%d)\n", file, line, col, reason);
+            snprintf(msg, sizeof msg, "panicked at %s:%u:%u: %s (block %%d, thread %%d)\n", file, line, col, why);
         else /* an optimised build merged the panic paths: the location is a run-time value */
             snprintf(msg, sizeof msg, "panicked: %s (block %%d, thread %%d; build without --release for file:line)\n",
-                     reason);
+                     why);
         LLVMPositionBuilderBefore(b, call);
         LLVMValueRef fmt = LLVMBuildGlobalStringPtr(b, msg, "oxide.panic.msg");
         /* the block and thread index as vprintf arguments */
@@ -190,7 +195,7 @@ oxide_status oxide__check_calls(LLVMModuleRef m, LLVMTargetDataRef td) {
     LLVMValueRef vprintf_fn = LLVMGetNamedFunction(m, "vprintf");
     if (!vprintf_fn)
         vprintf_fn = LLVMAddFunction(m, "vprintf", vprintf_ty);
-    char rb[512], cb[512];
+    char rb[512];
     for (LLVMValueRef f = LLVMGetFirstFunction(m), next; f; f = next) {
         next = LLVMGetNextFunction(f);
         if (!LLVMIsDeclaration(f) || !LLVMGetFirstUse(f))
@@ -201,11 +206,9 @@ oxide_status oxide__check_calls(LLVMModuleRef m, LLVMTargetDataRef td) {
             !strcmp(name, "vprintf")) {
             if (oxide__starts(name, "llvm.x86.") || oxide__starts(name, "llvm.aarch64.")) {
                 LLVMValueRef user = LLVMGetUser(LLVMGetFirstUse(f));
-                LLVMValueRef caller =
-                    LLVMIsAInstruction(user) ? LLVMGetBasicBlockParent(LLVMGetInstructionParent(user)) : NULL;
-                return oxide__fail(OXIDE_ERROR_UNSUPPORTED,
-                                   "%s: uses the x86-specific intrinsic %s (std::arch / SIMD), which has no GPU form",
-                                   caller ? oxide__rust_name(caller, cb, sizeof cb) : "a kernel", name);
+                return oxide__refuse(m, LLVMIsAInstruction(user) ? user : NULL, name,
+                                     "uses the x86-specific intrinsic %s (std::arch / SIMD), which has no GPU form",
+                                     name);
             }
             continue;
         }
@@ -230,15 +233,13 @@ oxide_status oxide__check_calls(LLVMModuleRef m, LLVMTargetDataRef td) {
             continue;
         }
         LLVMValueRef user = LLVMGetUser(LLVMGetFirstUse(f));
-        LLVMValueRef caller = LLVMIsAInstruction(user) ? LLVMGetBasicBlockParent(LLVMGetInstructionParent(user)) : NULL;
         const char *why = "host-only code (std, libc or a function whose body is not in the bitcode)";
         if (strstr(rust, "alloc::") || !strcmp(name, "malloc") || strstr(name, "__rust_alloc") ||
             strstr(name, "__rust_dealloc") || strstr(name, "__rust_realloc") || strstr(rust, "exchange_malloc"))
             why = "heap allocation (Box, Vec, String ...) is not available in kernels";
         else if (strstr(rust, "std::") || strstr(rust, "core::fmt"))
             why = "the Rust standard library's host code (I/O, formatting, threads ...) cannot run on the GPU";
-        return oxide__fail(OXIDE_ERROR_UNSUPPORTED, "%s: calls %s: %s",
-                           caller ? oxide__rust_name(caller, cb, sizeof cb) : "a kernel", rust, why);
+        return oxide__refuse(m, LLVMIsAInstruction(user) ? user : NULL, rust, "calls %s: %s", rust, why);
     }
     /* inline asm written by the user (oxide's own, from lowered oxide IR such as tile kernels
      * beside Rust kernels, carries OXIDE_ASM_MD) */
@@ -251,10 +252,9 @@ oxide_status oxide__check_calls(LLVMModuleRef m, LLVMTargetDataRef td) {
         for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
             for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i))
                 if (LLVMIsACallInst(i) && LLVMIsAInlineAsm(LLVMGetCalledValue(i)) && !LLVMGetMetadata(i, own_asm))
-                    return oxide__fail(OXIDE_ERROR_UNSUPPORTED,
-                                       "%s: uses inline assembly (asm!), which is written for the CPU; use the "
-                                       "cuda_device intrinsics instead",
-                                       oxide__rust_name(f, cb, sizeof cb));
+                    return oxide__refuse(m, i, NULL,
+                                         "uses inline assembly (asm!), which is written for the CPU; use the "
+                                         "cuda_device intrinsics instead");
     }
     return OXIDE_OK;
 }

@@ -21,6 +21,12 @@ oxide_status oxide__lower(oxide_module *mod, LLVMContextRef llctx, const oxide_o
  * the Rust front end in import.c; called only when mod->bitcode.len > 0. */
 oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxide_options *opts,
                                 oxide_iface_kernel **kernels, size_t *nkernels);
+/* With line info: *m (disposed) replaced by the same module whose compile units all ask for
+ * lines only (import_lineinfo.c), so the PTX has .file/.loc and no DWARF. */
+oxide_status oxide__import_line_tables(LLVMModuleRef *m);
+/* oxide_bitcode_kernel_key's material for the units, handed to put (import_key.c). */
+oxide_status oxide__kernel_key_material(const oxide_bitcode_ref *units, size_t n, bool line_info,
+                                        void (*put)(void *, const void *, size_t), void *ctx);
 
 /* Legalise, optimise and emit m (consumed: disposed on every path) as PTX carrying the manifest
  * line for kernels. *ptx_out is malloc'd and NUL-terminated; *llvm_ir_out (when the pointer is not

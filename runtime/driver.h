@@ -85,7 +85,8 @@ enum {
     CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
     CU_JIT_ERROR_LOG_BUFFER = 5,
     CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
-    CU_JIT_LOG_VERBOSE = 12
+    CU_JIT_LOG_VERBOSE = 12,
+    CU_JIT_GENERATE_LINE_INFO = 13
 };
 
 /* cuPointerGetAttributes, for the device a launch argument's memory lives on (runtime/peer.c). */

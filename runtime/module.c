@@ -325,11 +325,21 @@ static oxide_status load(oxide_device *dev, const void *image, bool is_ptx, cons
     lm->gen = oxide__rt_gen(dev);
     lm->manifest = manifest;
     info[0] = error[0] = 0;
-    CUjit_option opts[5] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
-                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
-    void *vals[5] = {info, (void *)(uintptr_t)JIT_LOG_SIZE, error, (void *)(uintptr_t)JIT_LOG_SIZE,
-                     (void *)(uintptr_t)0};
-    CUresult r = oxide__cu.ModuleLoadDataEx(&lm->cu, image, 5, opts, vals);
+    /* PTX with line tables (--lineinfo: .loc directives) keeps them through the JIT, which drops
+     * them unless asked, so compute-sanitizer and ncu can name the source line */
+    bool lines = false;
+    for (size_t i = 0; is_ptx && ptx && !lines && i + 6 <= ptx_len; i++)
+        lines = ptx[i] == '\t' && !memcmp(ptx + i, "\t.loc\t", 6);
+    CUjit_option opts[6] = {CU_JIT_INFO_LOG_BUFFER,  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_LOG_VERBOSE,      CU_JIT_GENERATE_LINE_INFO};
+    void *vals[6] = {info,
+                     (void *)(uintptr_t)JIT_LOG_SIZE,
+                     error,
+                     (void *)(uintptr_t)JIT_LOG_SIZE,
+                     (void *)(uintptr_t)0,
+                     (void *)(uintptr_t)1};
+    CUresult r = oxide__cu.ModuleLoadDataEx(&lm->cu, image, lines ? 6 : 5, opts, vals);
     info[JIT_LOG_SIZE - 1] = error[JIT_LOG_SIZE - 1] = 0;
     oxide_status st = OXIDE_OK;
     if (r != CUDA_SUCCESS) {

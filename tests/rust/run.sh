@@ -164,6 +164,11 @@ TOML
     if (cd "$TMP/seedpkg" && cargo oxide build --release 2>"$TMP/seed.log"); then
         pass "seed_map.rs builds unchanged"
         "$PTXAS" -arch="$SM" "$TMP/seedpkg/target/release/oxide/seed_map.ptx" -o "$TMP/x.cubin" && pass "seed ptxas" || bad "seed ptxas"
+        # one program, built for the default targets: --module needs no -p (the bundle's
+        # per-target copies beside its PTX are not programs)
+        (cd "$TMP/seedpkg" && cargo oxide build --release -q --module "$TMP/seed_module.ptx") | grep -qE "wrote .*seed_module.ptx \([0-9]+ kernels, 2 targets\)" \
+            && head -1 "$TMP/seed_module.ptx" | grep -q "^// oxide.ptx-bundle.v1 sm_80:[0-9]* sm_90a:[0-9]*$" \
+            && pass "--module without -p in a one-program package: the bundle" || bad "--module without -p (seed)"
         out="$("$TMP/seedpkg/target/release/seed_map" 2>&1)" && pass "seed runs: ${out:-assert passed}" || {
             grep -q "NO_DRIVER\|NO_DEVICE" <<<"$out" && pass "seed: no GPU here (built and PTX checked)" || bad "seed run: $out"; }
     else cat "$TMP/seed.log"; bad "seed_map.rs build"; fi
@@ -171,34 +176,40 @@ else
     echo "SKIP seed: $SEED not found (set OXIDE_SEED)"
 fi
 
-echo "== refusals"
+echo "== refusals: the kernel, the call chain, the user's file:line, rustc's layout"
 RF="$ROOT/tests/rust/crates"
-expect_refusal() { # package, substrings...
-    local p=$1; shift
-    if (cd "$RF" && cargo oxide build -p "$p" >"$TMP/r.log" 2>&1); then bad "refuse $p: it built"; return; fi
+# expect_refusal PACKAGE FILE:LINE SUBSTRING...: the build fails; liboxide's refusals (FILE:LINE
+# not "-") print `error: kernel ...` with `--> FILE:LINE:COL` at the user's line (the line of
+# the offending statement in the crate's source, read off by hand) and no linker command line;
+# #[kernel]'s come from rustc. $RFLAG: cargo flags (--release).
+expect_refusal() {
+    local p=$1 at=$2; shift 2
+    if (cd "$RF" && cargo oxide build ${RFLAG:-} -p "$p" >"$TMP/r.log" 2>&1); then bad "refuse $p: it built"; return; fi
     for s in "$@"; do grep -qF -- "$s" "$TMP/r.log" || { grep "error" "$TMP/r.log" | head -5; bad "refuse $p: no '$s'"; return; }; done
-    # liboxide's refusals come from the linker step (the line after "error: oxide"), #[kernel]'s
-    # from rustc (the first error)
-    local why
-    why="$(grep -A1 'error: oxide' "$TMP/r.log" | tail -1 | sed 's/^ *//')" || true
-    pass "refuse $p: ${why:-$(grep -m1 '^error: ' "$TMP/r.log")}"
+    if [ "$at" != - ]; then
+        grep -qE -- "^  --> $at:[0-9]+\$" "$TMP/r.log" || { cat "$TMP/r.log"; bad "refuse $p ${RFLAG:-}: no '--> $at:COL'"; return; }
+        grep -q '^error: kernel `' "$TMP/r.log" || { bad "refuse $p: no 'error: kernel' headline"; return; }
+        if grep -q "linking with\|nodefaultlibs\|rcgu\.o" "$TMP/r.log"; then cat "$TMP/r.log"; bad "refuse $p: the linker command line is shown"; return; fi
+    fi
+    pass "refuse $p ${RFLAG:-}: $(grep -m1 '^error: ' "$TMP/r.log" | cut -c1-140) $([ "$at" = - ] || echo "(--> $at)")"
 }
-expect_refusal std_call "std_call::kernels::bad_kernel" "std::io::stdio::_print" "standard library"
-expect_refusal alloc "heap allocation"
-expect_refusal x86 "llvm.x86.rdtsc" "x86-specific"
-expect_refusal inline_asm "inline_asm::kernels::bad_kernel" "inline assembly"
-expect_refusal tma_by_value "take a TMA descriptor as \`&TensorMap\`"
-expect_refusal fn_ptr_param "parameter \`f: fn(f32) -> f32\`" "function pointer, a host address" "\`F: Fn(..) -> .. + Copy\`"
-expect_refusal ref_param "parameter \`scale: &f32\`" "host address the GPU cannot read" "\`&[f32]\`"
-expect_refusal process_exit "\`std::process::exit\` in a #[kernel]" "cannot end the host process" "return from the kernel"
-expect_refusal thread_local "thread_local::CALLS" "uses the thread-local static" "CALLS" "thread_local!"
-expect_refusal wide_float "wide_float::kernels::bad_kernel" "converts a 128-bit integer to a float"
-expect_refusal contract_config "expected \`LaunchConfig1D\`, found \`LaunchConfig2D\`" "expected \`&PreparedLaunch<second>\`, found \`&PreparedLaunch<first>\`"
-expect_refusal contract_domain "domain = 1, but the kernel calls \`index_2d\`; declare \`domain = 2\`" "contract_domain/src/main.rs:12"
-expect_refusal tile_memory "tile kernel bad_tile" "a tile stored to memory" "keep tiles in local variables"
-expect_refusal tile_table "tile kernel bad_tile" "reads or writes memory" "only through its tensors"
-expect_refusal tile_full_runtime "tile kernel bad_tile at tile_full_runtime/src/main.rs:14" "Tile::full takes a constant" "Tile::splat"
-expect_refusal tile_dot_small "tile kernel bad_tile at" "'tile.dot': M, N and K must be at least 16, got M=16, N=16, K=8"
+expect_refusal std_call std_call/src/main.rs:7 "std_call::kernels::bad_kernel" "std::io::stdio::_print" "standard library"
+expect_refusal alloc alloc/src/main.rs:9 "heap allocation" "the call chain from the kernel:" "-> <alloc::raw_vec::RawVecInner>::deallocate" \
+    "-> __rustc::__rust_dealloc" "alloc::kernels::bad_kernel at alloc/src/main.rs:9:"
+expect_refusal x86 x86/src/main.rs:7 "llvm.x86.rdtsc" "x86-specific" "x86::kernels::bad_kernel"
+expect_refusal inline_asm inline_asm/src/main.rs:8 "inline_asm::kernels::bad_kernel" "inline assembly"
+expect_refusal tma_by_value - "take a TMA descriptor as \`&TensorMap\`"
+expect_refusal fn_ptr_param - "parameter \`f: fn(f32) -> f32\`" "function pointer, a host address" "\`F: Fn(..) -> .. + Copy\`"
+expect_refusal ref_param - "parameter \`scale: &f32\`" "host address the GPU cannot read" "\`&[f32]\`"
+expect_refusal process_exit - "\`std::process::exit\` in a #[kernel]" "cannot end the host process" "return from the kernel"
+expect_refusal thread_local thread_local/src/main.rs:17 "kernel \`thread_local::kernels::bad_kernel\`" "uses the thread-local static" "CALLS" "thread_local!"
+expect_refusal wide_float wide_float/src/main.rs:8 "wide_float::kernels::bad_kernel" "converts a 128-bit integer to a float"
+expect_refusal contract_config - "expected \`LaunchConfig1D\`, found \`LaunchConfig2D\`" "expected \`&PreparedLaunch<second>\`, found \`&PreparedLaunch<first>\`"
+expect_refusal contract_domain - "domain = 1, but the kernel calls \`index_2d\`; declare \`domain = 2\`" "contract_domain/src/main.rs:12"
+expect_refusal tile_memory - "tile kernel bad_tile" "a tile stored to memory" "keep tiles in local variables"
+expect_refusal tile_table - "tile kernel bad_tile" "reads or writes memory" "only through its tensors"
+expect_refusal tile_full_runtime - "tile kernel bad_tile at tile_full_runtime/src/main.rs:14" "Tile::full takes a constant" "Tile::splat"
+expect_refusal tile_dot_small - "tile kernel bad_tile at" "'tile.dot': M, N and K must be at least 16, got M=16, N=16, K=8"
 # the same bitcode through the C API: the same error on every call and at compile, and the module
 # left without a half-lifted kernel (tests/rust/tile_lift.c --refused)
 for c in tile_memory tile_table tile_full_runtime tile_dot_small; do
@@ -206,6 +217,51 @@ for c in tile_memory tile_table tile_full_runtime tile_dot_small; do
     if out="$("$BUILD/tests/rust/tile_lift" --refused "$TMP/r" "$(ls -t "$D/$c"-*.bc | head -1)" "$(ls -t "$D"/cuda_tile-*.bc | head -1)" "$(ls -t "$D"/cuda_device-*.bc | head -1)" 2>&1)"; then
         pass "tile_lift --refused $c: $(tail -1 <<<"$out")"
     else echo "$out" | tail -5; bad "tile_lift --refused $c"; fi
+done
+# release builds have no debug info of their own: cargo oxide asks rustc for line tables
+RFLAG=--release expect_refusal alloc alloc/src/main.rs:9 "heap allocation" "-> __rustc::__rust_dealloc"
+RFLAG=--release expect_refusal std_call std_call/src/main.rs:7 "std::io::stdio::_print"
+# a formatted panic keeps its text (panic_trap's `negative` kernel; built above, dev and release)
+for dir in debug release; do
+    python3 - "$RF/target/$dir/oxide/panic_trap.ptx" <<'PY' && pass "formatted panic keeps its text ($dir)" || bad "formatted panic text ($dir)"
+import re, sys
+t = open(sys.argv[1]).read()
+msgs = [bytes(int(x) for x in m.group(1).split(",")).decode() for m in re.finditer(r"panic_\$_msg\w*\[\d+\] = \{([0-9, ]+)\}", t)]
+sys.exit(0 if any("panic_trap/src/main.rs:" in m and "negative input {} at {}" in m for m in msgs) else 1)
+PY
+done
+
+# a link that fails for another reason (the real linker) keeps rustc's block: nothing is hidden
+out="$(cd "$EX" && touch vecadd/src/main.rs && OXIDE_REAL_LINKER=false cargo oxide build -p vecadd 2>&1)" && bad "a failing real linker passed" || {
+    grep -q "error: linking with" <<<"$out" && pass "a real linker's failure keeps rustc's linker block" || { echo "$out"; bad "a real linker's failure was hidden"; }; }
+(cd "$EX" && cargo oxide build -p vecadd -q) || bad "vecadd rebuild"
+
+echo "== cargo oxide build --help, a bad --sm, --export without --module"
+out="$(cargo oxide build --help)" && for o in --sm --lineinfo --module --export sm_90a; do grep -q -- "$o" <<<"$out" || bad "--help lacks $o"; done && pass "build --help documents --sm, --lineinfo, --module, --export"
+t0=$(date +%s%N)
+out="$(cd "$EX" && cargo oxide build --sm sm_91 2>&1)" && bad "--sm sm_91 accepted" || {
+    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    if grep -q "sm_91: not a target" <<<"$out" && grep -q "sm_90a" <<<"$out" && ! grep -q "Compiling" <<<"$out" && [ $ms -lt 2000 ]; then
+        pass "--sm sm_91 refused before cargo runs, in $ms ms"; else echo "$out"; bad "--sm sm_91 ($ms ms)"; fi; }
+out="$(cd "$EX" && cargo oxide build --export a=b 2>&1)" && bad "--export without --module accepted" || { grep -q "add --module" <<<"$out" && pass "--export without --module refused" || bad "--export message: $out"; }
+
+echo "== --lineinfo: .file/.loc for the Rust lines, nothing else, ptxas accepts it"
+code() { grep -vE '^\s*\.(loc|file|section)\s|^\$L__|^\s*$|^//' "$1" | sed 's/\$L__tmp[0-9]*//'; }
+for profile in dev release; do
+    flag=""; dir=debug
+    [ $profile = release ] && flag="--release" && dir=release
+    # --module: the PTX the program carries (cargo need not relink a program built before with
+    # the same options, and the copy in target/$dir/oxide is the last link's)
+    p="$TMP/with_lines.ptx"
+    (cd "$EX" && cargo oxide build $flag --lineinfo --sm "$SM" -p matmul -q --module "$p" >/dev/null 2>"$TMP/l.log") || { cat "$TMP/l.log"; bad "--lineinfo build ($profile)"; continue; }
+    if grep -qE '^\s*\.loc\s' "$p" && grep -qE '^\s*\.file\s+[0-9]+ ".*matmul/src/main\.rs"' "$p" && ! grep -q '^\.target.*debug\|\.debug_info' "$p"; then
+        pass "--lineinfo $profile: $(grep -cE '^\s*\.loc\s' "$p") .loc lines, matmul/src/main.rs among the .file, no DWARF"
+    else bad "--lineinfo $profile: no .loc/.file, or full debug info"; fi
+    "$PTXAS" -arch="$SM" "$p" -o "$TMP/x.cubin" && pass "ptxas accepts --lineinfo PTX ($profile)" || bad "ptxas --lineinfo ($profile)"
+    # line tables change no instruction
+    (cd "$EX" && cargo oxide build $flag --sm "$SM" -p matmul -q --module "$TMP/no_lines.ptx" >/dev/null) || bad "matmul --module ($profile)"
+    grep -qE '^\s*\.loc\s' "$TMP/no_lines.ptx" && bad "PTX without --lineinfo has .loc ($profile)"
+    cmp -s <(code "$TMP/no_lines.ptx") <(code "$TMP/with_lines.ptx") && pass "--lineinfo changes no instruction ($profile)" || bad "--lineinfo changed the code ($profile)"
 done
 
 echo "== toolchain newer than liboxide's LLVM"
@@ -221,6 +277,24 @@ echo "== cargo oxide build --module with export names"
 (cd "$EX" && cargo oxide build --release -p vecadd --sm "$SM" --module "$TMP/vecadd_module.ptx" --export vecadd=vector_add >/dev/null 2>&1) || bad "--module build"
 grep -q '"name":"vector_add","entry":"vecadd"' "$TMP/vecadd_module.ptx" && pass "--module exports vecadd as vector_add" || bad "--module export name"
 "$PTXAS" -arch="$SM" "$TMP/vecadd_module.ptx" -o "$TMP/x.cubin" && pass "--module PTX passes ptxas" || bad "--module ptxas"
+
+# the compute-sanitizer check's program (scripts/gpu-check.d/lineinfo): its planted store carries
+# the line of the write
+(cd "$RF" && cargo oxide build --release --lineinfo --sm "$SM" -p oob_write -q --module "$TMP/oob_write.ptx" >/dev/null) || bad "oob_write build"
+python3 - "$TMP/oob_write.ptx" "$RF/oob_write/src/main.rs" <<'PY' && pass "oob_write: the planted st.global is at its Rust line" || bad "oob_write: the store's .loc"
+import re, sys
+ptx, src = open(sys.argv[1]).read(), open(sys.argv[2]).read().splitlines()
+line = next(i + 1 for i, l in enumerate(src) if "// the planted write" in l)
+files = {m.group(1): m.group(2) for m in re.finditer(r'^\s*\.file\s+(\d+)\s+"([^"]+)"', ptx, re.M)}
+loc = None
+for l in ptx.splitlines():
+    m = re.match(r"\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)", l)
+    if m:
+        loc = (files.get(m.group(1), ""), int(m.group(2)))
+    elif re.match(r"\s*st\.global", l):
+        sys.exit(0 if loc and loc[0].endswith("oob_write/src/main.rs") and loc[1] == line else 1)
+sys.exit(1)
+PY
 
 echo "== binaries for more than one GPU (--sm lists; the default is sm_80,sm_90a)"
 CR="$ROOT/tests/rust/crates/target/release/oxide"
@@ -258,19 +332,44 @@ for t, n in parts:
 assert body == b""
 PY
 
-echo "== the PTX cache: reused when the bitcode is unchanged, remade when it changes"
-VLOG="$EX/target/release/oxide/vecadd.log"
-# a link with the default targets first: cargo keeps a program per set of targets and need not
-# relink when the set changes back, so the entry this cargo-oxide keeps for them is made here
-(cd "$EX" && touch vecadd/src/main.rs && cargo oxide build --release -p vecadd -q) || bad "vecadd build (default targets)"
-(cd "$EX" && touch vecadd/src/main.rs && cargo oxide build --release -p vecadd -q) && grep -q "unchanged: reused" "$VLOG" \
-    && pass "touched source: PTX reused" || bad "touched source: $(cat "$VLOG")"
-cp "$EX/vecadd/src/main.rs" "$TMP/vecadd_main.rs"
-echo "pub fn oxide_cache_probe() -> u32 { 7 }" >>"$EX/vecadd/src/main.rs"
-(cd "$EX" && cargo oxide build --release -p vecadd -q 2>/dev/null) && ! grep -q "reused" "$VLOG" \
-    && pass "edited source: PTX remade" || bad "edited source: $(cat "$VLOG")"
-cp "$TMP/vecadd_main.rs" "$EX/vecadd/src/main.rs"
-(cd "$EX" && cargo oxide build --release -p vecadd -q) || bad "rebuild after the cache test"
+echo "== the PTX cache: keyed by what the kernels are"
+VSRC="$EX/vecadd/src/main.rs"
+cp "$VSRC" "$TMP/vecadd_main.rs"
+for profile in dev release; do
+    flag=""; dir=debug
+    [ $profile = release ] && flag="--release" && dir=release
+    VLOG="$EX/target/$dir/oxide/vecadd.log"
+    (cd "$EX" && cargo oxide build $flag -p vecadd -q && touch vecadd/src/main.rs && cargo oxide build $flag -p vecadd -q) && grep -q "unchanged: reused" "$VLOG" \
+        && pass "touched source: PTX reused ($profile)" || bad "touched source ($profile): $(cat "$VLOG")"
+    # an edit to main (host-only code): a new string, a closure that multiplies (in a dev build
+    # the overflow check's intrinsic is then first used by host code), and a new host function
+    sed -i 's/PASSED: all {N} elements correct/PASSED: each of the {N} elements correct/' "$VSRC"
+    sed -i 's/^    let stream = ctx.default_stream();/    let stream = ctx.default_stream();\n    let f = |k: u32| k * 3 + 2;\n    println!("{}", f(N as u32));/' "$VSRC"
+    grep -q "let f = |k: u32|" "$VSRC" || bad "the host-only edit did not apply"
+    echo "pub fn oxide_cache_probe() -> u32 { 7 }" >>"$VSRC"
+    out="$(cd "$EX" && cargo oxide build $flag -p vecadd 2>&1)" && grep -q "unchanged: reused" "$VLOG" && grep -q "PTX reused" <<<"$out" \
+        && pass "host-only edit: PTX reused ($profile)" || bad "host-only edit ($profile): $(cat "$VLOG")"
+    # an edit to the kernel: the PTX is remade, with the edit in it (the constant 3.0)
+    sed -i 's/\*c_elem = a\[i\] + b\[i\];/*c_elem = a[i] + b[i] * 3.0;/' "$VSRC"
+    out="$(cd "$EX" && cargo oxide build $flag -p vecadd 2>&1)" && ! grep -q "reused" "$VLOG" && grep -qE "PTX vecadd: 1 kernel for sm_80,sm_90a in [0-9.]+ s" <<<"$out" \
+        && grep -q "0f40400000" "$EX/target/$dir/oxide/vecadd.ptx" \
+        && pass "kernel edit: PTX remade ($profile): $(grep -m1 'PTX vecadd' <<<"$out" | sed 's/^ *//')" || bad "kernel edit ($profile): $(cat "$VLOG")"
+    cp "$TMP/vecadd_main.rs" "$VSRC"
+    (cd "$EX" && cargo oxide build $flag -p vecadd -q) && ! grep -q "reused" "$VLOG" && ! grep -q "0f40400000" "$EX/target/$dir/oxide/vecadd.ptx" \
+        && pass "kernel edit undone: PTX remade ($profile)" || bad "rebuild after the cache test ($profile)"
+done
+# the targets are part of the key and each kind of build keeps its own entry; a bundle's link
+# rewrites <program>.ptx as its newest target's copy, and a one-target link after it must not
+# take that copy for its own PTX
+VDIR="$EX/target/release/oxide"
+carried() { if [ -x "$BUILD/oxide" ]; then "$BUILD/oxide" extract "$EX/target/release/vecadd" -o "$TMP/carried.ptx" && grep -q "^\.target $1\$" "$TMP/carried.ptx"; fi; }
+(cd "$EX" && touch vecadd/src/main.rs && cargo oxide build --release -p vecadd --sm sm_80 -q) && grep -q '^\.target sm_80$' "$VDIR/vecadd.ptx" && carried sm_80 \
+    && pass "--sm sm_80 after the bundle: sm_80 PTX" || bad "--sm sm_80 after the bundle: $(cat "$VLOG")"
+(cd "$EX" && touch vecadd/src/main.rs && cargo oxide build --release -p vecadd -q) && grep -q "unchanged: reused" "$VLOG" && grep -q '^\.target sm_90a$' "$VDIR/vecadd.ptx" \
+    && pass "the bundle's entry kept beside the one-target entry: reused" || bad "the bundle after --sm sm_80: $(cat "$VLOG")"
+(cd "$EX" && touch vecadd/src/main.rs && cargo oxide build --release -p vecadd --sm sm_80 -q) && grep -q '^\.target sm_80$' "$VDIR/vecadd.ptx" && carried sm_80 \
+    && pass "--sm sm_80 again: its own PTX, not the bundle's copy ($(cat "$VLOG" | sed 's/.* in //'))" || bad "--sm sm_80 again: $(cat "$VLOG")"
+(cd "$EX" && cargo oxide build --release -p vecadd -q) || bad "vecadd rebuild (default targets)"
 
 [ $fail -eq 0 ] && echo "ALL RUST TESTS PASSED" || echo "SOME RUST TESTS FAILED"
 exit $fail

@@ -101,65 +101,128 @@ impl Lib {
         self.last_error_str().unwrap_or_else(|e| e)
     }
 
-    /// Compile bitcode units to PTX (with manifest).
-    pub fn compile(&self, units: &[(String, Vec<u8>)], sm: &str, lineinfo: bool) -> Result<String, String> {
-        let ctx_create = sym!(self, oxide_context_create);
-        let ctx_destroy = sym!(self, oxide_context_destroy);
-        let mod_create = sym!(self, oxide_module_create);
-        let import = sym!(self, oxide_module_import_bitcode);
+    /// What the kernels of these bitcode units are, for `sm` and line info
+    /// (oxide_bitcode_kernel_key): the same after an edit to host-only code. Only the units
+    /// that define kernels are read.
+    pub fn kernel_key(&self, units: &[(String, Vec<u8>)], sm: &str, lineinfo: bool) -> Result<String, String> {
         let opts_create = sym!(self, oxide_options_create);
         let opts_destroy = sym!(self, oxide_options_destroy);
         let set_target = sym!(self, oxide_options_set_target);
         let set_line = sym!(self, oxide_options_set_line_info);
-        let compile = sym!(self, oxide_module_compile);
-        // SAFETY: each call passes what include/oxide.h asks for: out-pointers to locals,
-        // NUL-terminated strings that outlive the call, and handles this function created.
+        let key_fn = sym!(self, oxide_bitcode_kernel_key);
+        let names: Vec<CString> = units.iter().map(|(n, _)| CString::new(n.as_str()).unwrap()).collect();
+        let refs: Vec<oxide_sys::oxide_bitcode_ref> = units
+            .iter()
+            .zip(&names)
+            .map(|((_, d), n)| oxide_sys::oxide_bitcode_ref {
+                name: n.as_ptr(),
+                data: d.as_ptr() as *const c_void,
+                size: d.len(),
+            })
+            .collect();
+        let csm = CString::new(sm).map_err(|_| "--sm: not a target name".to_string())?;
+        let mut key = [0 as c_char; 65];
+        // SAFETY: refs point into units and names, which outlive the call; key has 65 bytes.
         unsafe {
-            let mut ctx = std::ptr::null_mut();
-            if ctx_create(&mut ctx) != 0 {
+            let mut o = std::ptr::null_mut();
+            if opts_create(&mut o) != 0 {
                 return Err(self.last_error());
             }
-            let result = (|| {
-                let mut m = std::ptr::null_mut();
-                let name = CString::new("rust").unwrap();
-                if mod_create(ctx, name.as_ptr(), &mut m) != 0 {
-                    return Err(self.last_error());
+            let ok = set_target(o, csm.as_ptr()) == 0
+                && set_line(o, lineinfo as c_int) == 0
+                && key_fn(refs.as_ptr(), refs.len(), o, key.as_mut_ptr()) == 0;
+            opts_destroy(o);
+            if !ok {
+                return Err(self.last_error());
+            }
+            Ok(CStr::from_ptr(key.as_ptr()).to_string_lossy().into_owned())
+        }
+    }
+
+    /// A compile of bitcode units for `sm`: import units, then compile.
+    pub fn session(&self, sm: &str, lineinfo: bool) -> Result<Session<'_>, String> {
+        let ctx_create = sym!(self, oxide_context_create);
+        let mod_create = sym!(self, oxide_module_create);
+        let opts_create = sym!(self, oxide_options_create);
+        let set_target = sym!(self, oxide_options_set_target);
+        let set_line = sym!(self, oxide_options_set_line_info);
+        let mut s = Session { lib: self, ctx: std::ptr::null_mut(), m: std::ptr::null_mut(), o: std::ptr::null_mut() };
+        let name = CString::new("rust").unwrap();
+        let csm = CString::new(sm).map_err(|_| "--sm: not a target name".to_string())?;
+        // SAFETY: out-pointers to the session's fields, NUL-terminated strings that outlive the
+        // calls; what was created is destroyed by the session's Drop.
+        unsafe {
+            if ctx_create(&mut s.ctx) != 0
+                || mod_create(s.ctx, name.as_ptr(), &mut s.m) != 0
+                || opts_create(&mut s.o) != 0
+                || set_target(s.o, csm.as_ptr()) != 0
+                || set_line(s.o, lineinfo as c_int) != 0
+            {
+                return Err(self.last_error());
+            }
+        }
+        Ok(s)
+    }
+}
+
+/// One compile (a context, its module and the options), destroyed on drop.
+pub struct Session<'a> {
+    lib: &'a Lib,
+    ctx: *mut oxide_sys::oxide_context,
+    m: *mut oxide_sys::oxide_module,
+    o: *mut oxide_sys::oxide_options,
+}
+
+impl Session<'_> {
+    /// Import bitcode units (name, bytes).
+    pub fn import(&self, units: &[(String, Vec<u8>)]) -> Result<(), String> {
+        let lib = self.lib;
+        let import = sym!(lib, oxide_module_import_bitcode);
+        for (n, data) in units {
+            let cn = CString::new(n.as_str()).unwrap();
+            // SAFETY: the module is live; data and the name outlive the call (it copies both).
+            if unsafe { import(self.m, data.as_ptr() as *const c_void, data.len(), cn.as_ptr()) } != 0 {
+                return Err(lib.last_error());
+            }
+        }
+        Ok(())
+    }
+
+    /// Compile everything imported to PTX (with manifest).
+    pub fn compile(&self) -> Result<String, String> {
+        let lib = self.lib;
+        let compile = sym!(lib, oxide_module_compile);
+        let mut ptx: *const c_char = std::ptr::null();
+        let mut len = 0usize;
+        // SAFETY: live handles; the PTX lives as long as the module, and is copied out here.
+        unsafe {
+            if compile(self.m, self.o, &mut ptx, &mut len) != 0 {
+                return Err(lib.last_error());
+            }
+            let bytes = std::slice::from_raw_parts(ptx as *const u8, len);
+            if let Ok(path) = std::env::var("OXIDE_DUMP_LLVM") {
+                let get_ir = sym!(lib, oxide_module_get_llvm_ir);
+                let mut ir: *const c_char = std::ptr::null();
+                if get_ir(self.m, &mut ir) == 0 && !ir.is_null() {
+                    let _ = std::fs::write(path, CStr::from_ptr(ir).to_bytes());
                 }
-                for (n, data) in units {
-                    let cn = CString::new(n.as_str()).unwrap();
-                    if import(m, data.as_ptr() as *const c_void, data.len(), cn.as_ptr()) != 0 {
-                        return Err(self.last_error());
-                    }
-                }
-                let mut o = std::ptr::null_mut();
-                if opts_create(&mut o) != 0 {
-                    return Err(self.last_error());
-                }
-                let csm = CString::new(sm).unwrap();
-                let r = (|| {
-                    if set_target(o, csm.as_ptr()) != 0 || set_line(o, lineinfo as c_int) != 0 {
-                        return Err(self.last_error());
-                    }
-                    let mut ptx: *const c_char = std::ptr::null();
-                    let mut len = 0usize;
-                    if compile(m, o, &mut ptx, &mut len) != 0 {
-                        return Err(self.last_error());
-                    }
-                    let bytes = std::slice::from_raw_parts(ptx as *const u8, len);
-                    if let Ok(path) = std::env::var("OXIDE_DUMP_LLVM") {
-                        let get_ir = sym!(self, oxide_module_get_llvm_ir);
-                        let mut ir: *const c_char = std::ptr::null();
-                        if get_ir(m, &mut ir) == 0 && !ir.is_null() {
-                            let _ = std::fs::write(path, CStr::from_ptr(ir).to_bytes());
-                        }
-                    }
-                    Ok(String::from_utf8_lossy(bytes).into_owned())
-                })();
-                opts_destroy(o);
-                r
-            })();
-            ctx_destroy(ctx);
-            result
+            }
+            Ok(String::from_utf8_lossy(bytes).into_owned())
+        }
+    }
+}
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        let lib = self.lib;
+        let destroy =
+            (|| -> Result<_, String> { Ok((sym!(lib, oxide_options_destroy), sym!(lib, oxide_context_destroy))) })();
+        if let Ok((opts_destroy, ctx_destroy)) = destroy {
+            // SAFETY: handles this session created (NULL is ignored); the module dies with ctx.
+            unsafe {
+                opts_destroy(self.o);
+                ctx_destroy(self.ctx);
+            }
         }
     }
 }

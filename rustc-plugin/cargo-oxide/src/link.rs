@@ -53,7 +53,9 @@ fn expand_response_files(args: &[String]) -> Vec<String> {
 }
 
 /// Assembles the object that carries the PTX file into the program (`OXIDE_PTX`, `OXIDE_PTX_LEN`).
-fn ptx_object(ptx_dir: &Path, prog: &str, ptx_file: &Path, ptx_len: usize) -> Result<PathBuf, String> {
+/// `reuse`: the PTX file was not rewritten, so an object assembled from the same text is current
+/// (assembling runs the C compiler: a process a warm rebuild need not pay for).
+fn ptx_object(ptx_dir: &Path, prog: &str, ptx_file: &Path, ptx_len: usize, reuse: bool) -> Result<PathBuf, String> {
     let asm = ptx_dir.join(format!("{}.oxide_ptx.s", prog));
     let obj = ptx_dir.join(format!("{}.oxide_ptx.o", prog));
     let text = format!(
@@ -61,6 +63,10 @@ fn ptx_object(ptx_dir: &Path, prog: &str, ptx_file: &Path, ptx_len: usize) -> Re
          .section .rodata.oxide_ptx_len,\"a\",@progbits\n.balign 8\n.globl OXIDE_PTX_LEN\n.type OXIDE_PTX_LEN,@object\nOXIDE_PTX_LEN:\n.quad {}\n.size OXIDE_PTX_LEN, 8\n\
          .section .note.GNU-stack,\"\",@progbits\n",
         ptx_file.display(), ptx_len);
+    if reuse && obj.exists() && std::fs::read_to_string(&asm).is_ok_and(|t| t == text) {
+        return Ok(obj);
+    }
+    let _ = std::fs::remove_file(&obj); // an object is there only when assembled from this text
     std::fs::write(&asm, text).map_err(|e| format!("{}: {}", asm.display(), e))?;
     match Command::new(real_linker()).arg("-c").arg(&asm).arg("-o").arg(&obj).status() {
         Ok(s) if s.success() => Ok(obj),
@@ -138,12 +144,56 @@ pub fn main(args: &[String]) -> i32 {
             )
         })
         .collect();
-    // Same bitcode, toolchain, liboxide and options give the same PTX: a rebuild whose crates'
-    // bitcode did not change (a touched file, an edit rustc compiles to the same code) reuses it.
-    let key = cache_key(&units, &std_rlibs, &lib_path, &sm, lineinfo);
-    let cached = match (std::fs::read_to_string(&key_file), std::fs::read_to_string(&ptx_file)) {
-        (Ok(k), Ok(p)) if k.trim() == key => Some(p),
-        _ => None,
+    let fail = |e: String| {
+        // cargo oxide shows the report file in place of rustc's linker block
+        crate::report::write("error", &prog, &e);
+        eprintln!("error: oxide could not compile the kernels of {} for the GPU:\n  {}", out_name, e);
+        1
+    };
+    let open_lib = || crate::liboxide::Lib::open(&lib_path).map_err(|e| format!("cargo-oxide linker: {}", e));
+    // The same kernels, toolchain, liboxide and options give the same PTX. Two keys, in the key
+    // file's first line and the rest: the units' bytes as at the last link (a touched file, a
+    // relink with nothing new: liboxide is not even opened), then what the kernels are
+    // (liboxide's kernel key, which reads only the units that define kernels and hashes what
+    // their kernels reach): an edit to host-only code reuses the PTX.
+    // The key file's second line names the PTX text it was written with: <program>.ptx is also
+    // the copy a bundle's link writes of its newest target, which a one-target entry must not
+    // take for its own.
+    let targets = match crate::targets::parse(&sm) {
+        Ok(t) => t,
+        Err(e) => return fail(e),
+    };
+    let quick = quick_key(&units, &std_rlibs, &lib_path, &sm, lineinfo);
+    let stored = std::fs::read_to_string(&key_file).unwrap_or_default();
+    let mut lines = stored.splitn(3, '\n');
+    let (stored_quick, stored_text, stored_key) =
+        (lines.next().unwrap_or(""), lines.next().unwrap_or(""), lines.next().unwrap_or(""));
+    let old_ptx = std::fs::read_to_string(&ptx_file).ok().filter(|p| text_line(p) == stored_text);
+    let mut lib = None;
+    let key;
+    let cached = if old_ptx.is_some() && stored_quick == quick {
+        key = stored_key.to_string();
+        old_ptx
+    } else {
+        let l = match open_lib() {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("{}", e);
+                return 1;
+            }
+        };
+        // what the kernels are does not depend on the target (liboxide's key names the target
+        // it is asked for): one kernel key, with the whole list beside it
+        key = match l.kernel_key(&units, &targets[0], lineinfo) {
+            Ok(k) => cache_key(&k, &targets, &std_rlibs),
+            Err(e) => return fail(e),
+        };
+        lib = Some(l);
+        if key == stored_key {
+            old_ptx
+        } else {
+            None
+        }
     };
     let cache_hit = cached.is_some();
     let ptx = match cached {
@@ -154,26 +204,19 @@ pub fn main(args: &[String]) -> i32 {
             // instances such as copy_from_slice::<u8> with the precompiled core instead of
             // compiling their own). liboxide parses only the units whose functions the kernels
             // turn out to need.
+            let mut libs: Vec<(String, Vec<u8>)> = Vec::new();
             for a in &std_rlibs {
                 let file = Path::new(a).file_name().unwrap().to_string_lossy().to_string();
                 let krate = file.trim_start_matches("lib").split('-').next().unwrap_or("").to_string();
                 if let Some(bc) = rlib_bitcode(Path::new(a)) {
-                    units.push((format!("library:{}", krate), bc));
+                    libs.push((format!("library:{}", krate), bc));
                 }
             }
-            let lib = match crate::liboxide::Lib::open(&lib_path) {
-                Ok(l) => l,
-                Err(e) => {
-                    eprintln!("cargo-oxide linker: {}", e);
-                    return 1;
-                }
-            };
+            units.extend(libs);
+            let lib = lib.take().expect("opened for the kernel key");
             match crate::targets::compile(&lib, &units, &sm, lineinfo) {
                 Ok(p) => p,
-                Err(e) => {
-                    eprintln!("error: oxide could not compile the kernels of {} for the GPU:\n  {}", out_name, e);
-                    return 1;
-                }
+                Err(e) => return fail(e),
             }
         }
     };
@@ -183,13 +226,18 @@ pub fn main(args: &[String]) -> i32 {
             eprintln!("cargo-oxide linker: {}: {}", ptx_file.display(), e);
             return 1;
         }
-        let _ = std::fs::write(&key_file, &key);
-        if let Err(e) = crate::targets::write_copies(&ptx_dir, &prog, &ptx) {
-            eprintln!("cargo-oxide linker: the PTX copies in {}: {}", ptx_dir.display(), e);
-            return 1;
-        }
     }
-    let obj = match ptx_object(&ptx_dir, &prog, &ptx_file, ptx.len()) {
+    // a bundle's copies (rewritten on a reuse too: a one-target build of the same program in
+    // between wrote its own <program>.ptx)
+    if let Err(e) = crate::targets::write_copies(&ptx_dir, &prog, &ptx) {
+        eprintln!("cargo-oxide linker: the PTX copies in {}: {}", ptx_dir.display(), e);
+        return 1;
+    }
+    let text = text_line(&ptx);
+    if stored_quick != quick || stored_text != text || stored_key != key {
+        let _ = std::fs::write(&key_file, format!("{}\n{}\n{}", quick, text, key));
+    }
+    let obj = match ptx_object(&ptx_dir, &prog, &ptx_file, ptx.len(), cache_hit) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("cargo-oxide linker: {}", e);
@@ -208,6 +256,23 @@ pub fn main(args: &[String]) -> i32 {
             sm,
             t_compile.as_secs_f64(),
             if cache_hit { " (unchanged: reused)" } else { "" }
+        ),
+    );
+    let kernels = ptx.matches(".entry ").count() / targets.len();
+    crate::report::write(
+        "done",
+        &prog,
+        &format!(
+            "{}: {} kernel{} for {} {}",
+            prog,
+            kernels,
+            if kernels == 1 { "" } else { "s" },
+            targets.join(","),
+            if cache_hit {
+                "(kernels unchanged: PTX reused)".to_string()
+            } else {
+                format!("in {:.2} s", t_compile.as_secs_f64())
+            }
         ),
     );
     let mut full: Vec<String> = args.to_vec();
@@ -232,35 +297,64 @@ pub fn export_names(ptx: &str, exports: &[String]) -> String {
     out
 }
 
-/// The LLVM bitcode embedded in an rlib's object (section .llvmbc), as the standard library ships.
-/// A hash of everything the PTX depends on: the crates' bitcode, the standard-library rlibs
-/// offered (by path, size and time: they change only with the toolchain), liboxide itself,
-/// this program and the device options.
-fn cache_key(units: &[(String, Vec<u8>)], std_rlibs: &[&String], lib: &Path, sm: &str, lineinfo: bool) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    let stamp = |p: &Path, h: &mut std::collections::hash_map::DefaultHasher| {
-        p.hash(h);
-        if let Ok(m) = std::fs::metadata(p) {
-            m.len().hash(h);
-            m.modified().ok().hash(h);
-        }
-    };
-    for (name, data) in units {
-        name.hash(&mut h);
-        data.hash(&mut h);
-    }
+/// The PTX cache's key, as text: liboxide's kernel key (what the kernels are, with liboxide's
+/// identity and the options), the standard-library rlibs offered (by path and size: rustc names
+/// each rlib by a hash of the crate, so a new toolchain has new paths) and this program's version
+/// and size. Text, compared whole: no hash function of this program's own that could differ
+/// between the Rust releases it is built with.
+fn cache_key(kernel_key: &str, targets: &[String], std_rlibs: &[&String]) -> String {
+    let mut k = format!("oxide-ptx-cache 3\nkernels {}\ntargets {}\n", kernel_key, targets.join(","));
     for r in std_rlibs {
-        stamp(Path::new(r.as_str()), &mut h);
+        k.push_str(&format!("std {} {}\n", r, std::fs::metadata(r.as_str()).map(|m| m.len()).unwrap_or(0)));
     }
-    stamp(lib, &mut h);
-    if let Ok(me) = std::env::current_exe() {
-        stamp(&me, &mut h);
-    }
-    (sm, lineinfo).hash(&mut h);
-    format!("{:016x}", h.finish())
+    let me = std::env::current_exe().ok().and_then(|p| std::fs::metadata(p).ok()).map(|m| m.len()).unwrap_or(0);
+    k.push_str(&format!("cargo-oxide {} {}\n", env!("CARGO_PKG_VERSION"), me));
+    k
 }
 
+/// The key file's line for the PTX (or bundle) text of the entry.
+fn text_line(text: &str) -> String {
+    format!("text {} {:016x}", text.len(), fnv1a(0xcbf29ce484222325, text.as_bytes()))
+}
+
+/// FNV-1a (64 bits): a fixed, published function, so a key written by one build of cargo-oxide
+/// means the same to any other (std's DefaultHasher may change between Rust releases).
+fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h = (h ^ b as u64).wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+/// The first-level key: the crates' units byte for byte, the standard-library rlibs, liboxide
+/// (its path, size and modification time: only to notice a rebuilt liboxide, as liboxide's own
+/// module cache does; the kernel key names liboxide's build the same way), this program and
+/// the device options. A miss only means asking liboxide for the kernel key.
+fn quick_key(units: &[(String, Vec<u8>)], std_rlibs: &[&String], lib: &Path, sm: &str, lineinfo: bool) -> String {
+    let mut h = 0xcbf29ce484222325u64;
+    for (name, data) in units {
+        h = fnv1a(h, format!("unit {} {}\n", name, data.len()).as_bytes());
+        h = fnv1a(h, data);
+    }
+    let m = std::fs::metadata(lib).ok();
+    let stamp = m.as_ref().and_then(|m| m.modified().ok()).and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+    h = fnv1a(
+        h,
+        format!(
+            "{}\nliboxide {} {} {}\nsm {} lineinfo {}\n",
+            cache_key("", &[], std_rlibs),
+            lib.display(),
+            m.map(|m| m.len()).unwrap_or(0),
+            stamp.map(|d| d.as_nanos()).unwrap_or(0),
+            sm,
+            lineinfo
+        )
+        .as_bytes(),
+    );
+    format!("units {:016x}", h)
+}
+
+/// The LLVM bitcode embedded in an rlib's object (section .llvmbc), as the standard library ships.
 fn rlib_bitcode(rlib: &Path) -> Option<Vec<u8>> {
     let data = std::fs::read(rlib).ok()?;
     if !data.starts_with(b"!<arch>\n") {
@@ -284,7 +378,8 @@ fn rlib_bitcode(rlib: &Path) -> Option<Vec<u8>> {
     None
 }
 
-fn elf_section<'a>(e: &'a [u8], want: &str) -> Option<&'a [u8]> {
+/// The bytes of section `want` of a 64-bit little-endian ELF file.
+pub fn elf_section<'a>(e: &'a [u8], want: &str) -> Option<&'a [u8]> {
     if e.len() < 64 || &e[0..4] != b"\x7fELF" || e[4] != 2 {
         return None;
     }

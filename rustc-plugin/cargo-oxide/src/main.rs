@@ -10,6 +10,7 @@
 //! every crate's bitcode with liboxide, in process, and links it in as OXIDE_PTX).
 mod liboxide;
 mod link;
+mod report;
 mod targets;
 
 use std::path::{Path, PathBuf};
@@ -44,7 +45,7 @@ fn main() {
             0
         }
         _ => {
-            eprintln!("usage: cargo oxide <doctor | new NAME | build [--release] [--sm SM] [--lineinfo] [--module FILE.ptx] | run [PACKAGE] [-- args]>");
+            eprintln!("usage: cargo oxide <doctor | new NAME | build [--release] [--sm SM[,SM...]] [--lineinfo] [--module FILE.ptx [--export NAME=NEW]...] | run [PACKAGE] [-- args]>\n(cargo oxide build --help: the options)");
             if cmd.is_empty() || cmd == "help" || cmd == "--help" {
                 0
             } else {
@@ -88,6 +89,17 @@ fn wrap_rustc(rustc: &str, args: &[String]) -> i32 {
         // barrier into both arms of the `if t == 0` after it (one copy in divergent code).
         // The option bounds only that threading (blocks of at most this size are copied).
         out.push("-Cllvm-args=-simplifycfg-max-small-block-size=0".into());
+        // Line tables in the bitcode: liboxide's refusals name the user's file:line from them,
+        // and --lineinfo turns them into the PTX's .loc. A profile that asks for debug info
+        // keeps what it asked for.
+        if !args.iter().any(|a| a.contains("debuginfo=") || a == "-g") {
+            out.push("-Cdebuginfo=line-tables-only".into());
+            // the program itself stays as the profile made it, without debug info (and its
+            // link does not write it)
+            if !args.iter().any(|a| a.contains("strip=")) {
+                out.push("-Cstrip=debuginfo".into());
+            }
+        }
     }
     match Command::new(rustc).args(&out).status() {
         Ok(s) => s.code().unwrap_or(1),
@@ -234,7 +246,141 @@ fn new_project(args: &[String]) -> i32 {
     0
 }
 
+const BUILD_HELP: &str = "\
+Build a Rust program with its GPU kernels compiled to PTX inside it (run: build, then run it)
+
+Usage: cargo oxide build [OPTIONS] [CARGO OPTIONS]...
+       cargo oxide run [PACKAGE] [OPTIONS] [CARGO OPTIONS]... [-- PROGRAM ARGUMENTS]...
+
+Options:
+      --sm <TARGETS>       the GPU targets of the PTX, comma-separated: sm_80, sm_86, sm_89,
+                           sm_90, sm_90a, sm_100a (default sm_80,sm_90a, or the package's
+                           [package.metadata.oxide] sm list); more than one makes a PTX bundle,
+                           from which loading picks the device's; checked before cargo starts
+      --lineinfo           line tables in the PTX (.file/.loc, no other debug info): ncu's source
+                           view and compute-sanitizer's reports show the Rust file:line
+      --module <FILE.ptx>  also write the program's PTX, with its manifest, to FILE.ptx for C, C++
+                           and Python callers (name the program with -p PACKAGE or --bin NAME)
+      --export <NAME=NEW>  with --module: the kernel the manifest names NAME (e.g. vecadd, or
+                           `map<f32, app::main::{closure#0}>`) is called NEW there; repeatable
+  -h, --help               print this text
+
+Every other option goes to cargo (--release, -p PACKAGE, --bin NAME, --features ...).
+The PTX is also kept at target/<profile>/oxide/<program>.ptx (a bundle: <program>.ptx-bundle,
+each target's PTX as <program>.<target>.ptx and the newest as <program>.ptx), and <program>.log
+there says how it was made; a line `PTX <program>: ...` reports the PTX step and its time.
+";
+
+/// The options `cargo oxide build` and `run` take for themselves; the rest goes to cargo.
+#[derive(Default)]
+struct BuildArgs {
+    cargo_args: Vec<String>,
+    sm: Option<String>,
+    lineinfo: bool,
+    module_out: Option<String>,
+    exports: Vec<String>,
+    package: Option<String>,
+    after_dashdash: Vec<String>,
+    help: bool,
+}
+
+fn parse_build_args(args: &[String], run: bool) -> Result<BuildArgs, String> {
+    let mut b = BuildArgs::default();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        // `--opt VALUE` and `--opt=VALUE`
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (a.as_str(), None),
+        };
+        let mut value = |what: &str| -> Result<String, String> {
+            if let Some(v) = &inline {
+                return Ok(v.clone());
+            }
+            i += 1;
+            args.get(i).filter(|v| !v.starts_with("--")).cloned().ok_or_else(|| format!("{} needs {}", name, what))
+        };
+        match name {
+            "-h" | "--help" => b.help = true,
+            "--sm" => b.sm = Some(value("a target, e.g. --sm sm_90a or --sm sm_80,sm_90a")?),
+            "--lineinfo" => b.lineinfo = true,
+            "--module" => {
+                let p = PathBuf::from(value("a file, e.g. --module kernels.ptx")?);
+                let abs = if p.is_absolute() { p } else { std::env::current_dir().unwrap().join(p) };
+                b.module_out = Some(abs.display().to_string());
+            }
+            "--export" => {
+                let e = value("NAME=NEW")?;
+                if !e.contains('=') {
+                    return Err(format!("--export {}: write NAME=NEW (the manifest's name, then the new one)", e));
+                }
+                b.exports.push(e);
+            }
+            "--" => {
+                b.after_dashdash = args[i + 1..].to_vec();
+                break;
+            }
+            s if run
+                && b.package.is_none()
+                && !s.starts_with('-')
+                && b.cargo_args.last().map(|p| !p.starts_with('-') || p == "--release").unwrap_or(true) =>
+            {
+                b.package = Some(s.to_string());
+            }
+            _ => b.cargo_args.push(a.clone()),
+        }
+        i += 1;
+    }
+    if !b.exports.is_empty() && b.module_out.is_none() {
+        return Err("--export names kernels in the --module file: add --module FILE.ptx".into());
+    }
+    Ok(b)
+}
+
+/// `--sm` (one target or a list) checked before cargo runs, since the targets are part of every
+/// unit's hash and a bad one would first rebuild every dependency; a near miss (`90a`,
+/// `compute_80`) is named.
+fn check_sm(list: &str) -> Result<Vec<String>, String> {
+    for t in list.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        if targets::KNOWN.contains(&t) {
+            continue;
+        }
+        let near = targets::KNOWN
+            .iter()
+            .find(|k| k.trim_start_matches("sm_") == t.trim_start_matches("sm_").trim_start_matches("compute_"));
+        return Err(format!(
+            "--sm {}: not a target oxide compiles for{}; use one or more of {}, comma-separated",
+            t,
+            near.map(|k| format!(" (did you mean {}?)", k)).unwrap_or_default(),
+            targets::KNOWN.join(", ")
+        ));
+    }
+    targets::parse(list)
+}
+
 fn build(args: &[String], run: bool) -> i32 {
+    let b = match parse_build_args(args, run) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!(
+                "error: cargo oxide {}: {}\n\nFor the options: cargo oxide {} --help",
+                if run { "run" } else { "build" },
+                e,
+                if run { "run" } else { "build" }
+            );
+            return 2;
+        }
+    };
+    if b.help {
+        print!("{}", BUILD_HELP);
+        return 0;
+    }
+    let sm = b.sm.clone().unwrap_or_else(|| targets::DEFAULT.into());
+    if let Err(e) = check_sm(&sm) {
+        eprintln!("error: cargo oxide: {}", e);
+        return 2;
+    }
     // `rustc -vV` through rustup's proxy takes ~30 ms: check the toolchain while cargo starts,
     // and stop cargo if the check fails (a warm rebuild is a few hundred ms in all).
     let toolchain = std::thread::spawn(check_toolchain);
@@ -242,62 +388,15 @@ fn build(args: &[String], run: bool) -> i32 {
         eprintln!("cargo oxide: liboxide.so not found: build oxide with CMake (cmake -S . -B build && cmake --build build) or set OXIDE_LIB");
         return 1;
     };
-    let mut cargo_args: Vec<String> = Vec::new();
-    let mut envs: Vec<(String, String)> = Vec::new();
-    let mut exports: Vec<String> = Vec::new();
-    let mut i = 0;
-    let mut package: Option<String> = None;
-    let mut module_out: Option<String> = None;
-    let mut after_dashdash: Vec<String> = Vec::new();
-    while i < args.len() {
-        let a = &args[i];
-        let val = |i: usize| args.get(i + 1).cloned().unwrap_or_default();
-        match a.as_str() {
-            "--sm" => {
-                envs.push(("OXIDE_SM".into(), val(i)));
-                i += 1;
-            }
-            "--lineinfo" => envs.push(("OXIDE_LINEINFO".into(), "1".into())),
-            "--module" => {
-                let p = PathBuf::from(val(i));
-                let abs = if p.is_absolute() { p } else { std::env::current_dir().unwrap().join(p) };
-                module_out = Some(abs.display().to_string());
-                i += 1;
-            }
-            "--export" => {
-                exports.push(val(i));
-                i += 1;
-            }
-            "--" => {
-                after_dashdash = args[i + 1..].to_vec();
-                break;
-            }
-            s if run
-                && package.is_none()
-                && !s.starts_with('-')
-                && cargo_args.last().map(|p| !p.starts_with('-') || p == "--release").unwrap_or(true) =>
-            {
-                package = Some(s.to_string());
-            }
-            _ => cargo_args.push(a.clone()),
-        }
-        i += 1;
-    }
-    if let Some(s) = envs.iter().find(|(k, _)| k == "OXIDE_SM").map(|(_, v)| v.clone()) {
-        if let Err(e) = targets::parse(&s) {
-            eprintln!("cargo oxide: {}", e);
-            return 2;
-        }
-    }
     let me = std::env::current_exe().unwrap();
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     c.arg(if run { "run" } else { "build" });
-    if let Some(e) = &package {
+    if let Some(e) = &b.package {
         c.arg("-p").arg(e);
     }
-    c.args(&cargo_args);
-    if run && !after_dashdash.is_empty() {
-        c.arg("--").args(&after_dashdash);
+    c.args(&b.cargo_args);
+    if run && !b.after_dashdash.is_empty() {
+        c.arg("--").args(&b.after_dashdash);
     }
     // RUSTC_WRAPPER (every crate: the oxide crates are path dependencies outside the user's
     // workspace) adds bitcode emission; the mangling flag in RUSTFLAGS changes every unit's hash,
@@ -307,19 +406,24 @@ fn build(args: &[String], run: bool) -> i32 {
         rustflags = format!("{} -Csymbol-mangling-version=v0", rustflags).trim().to_string();
     }
     // the device options in the unit hash too: changing --sm or --lineinfo relinks (new PTX)
-    let sm =
-        envs.iter().find(|(k, _)| k == "OXIDE_SM").map(|(_, v)| v.clone()).unwrap_or_else(|| targets::DEFAULT.into());
     rustflags = format!("{} --cfg oxide_sm=\"{}\"", rustflags, sm);
-    if envs.iter().any(|(k, _)| k == "OXIDE_LINEINFO") {
+    if b.lineinfo {
         rustflags.push_str(" --cfg oxide_lineinfo");
+        c.env("OXIDE_LINEINFO", "1");
     }
+    if b.sm.is_some() {
+        c.env("OXIDE_SM", &sm);
+    }
+    let mut report = report::Report::new();
     c.env("RUSTC_WRAPPER", &me)
         .env("RUSTFLAGS", rustflags)
         .env("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER", &me)
         .env("OXIDE_LINKER_MODE", "1")
-        .env("OXIDE_LIB", &lib);
-    for (k, v) in envs {
-        c.env(k, v);
+        .env("OXIDE_LIB", &lib)
+        .env(report::ENV, report.dir())
+        .stderr(std::process::Stdio::piped());
+    if report.color() && std::env::var_os("CARGO_TERM_COLOR").is_none() {
+        c.env("CARGO_TERM_COLOR", "always");
     }
     let mut child = match c.spawn() {
         Ok(child) => child,
@@ -334,6 +438,9 @@ fn build(args: &[String], run: bool) -> i32 {
         eprintln!("cargo oxide: {}", e);
         return 1;
     }
+    if let Some(err) = child.stderr.take() {
+        report.relay(err, &me.to_string_lossy());
+    }
     let code = match child.wait() {
         Ok(s) => s.code().unwrap_or(1),
         Err(e) => {
@@ -341,10 +448,10 @@ fn build(args: &[String], run: bool) -> i32 {
             1
         }
     };
-    if code != 0 || module_out.is_none() {
+    if code != 0 || b.module_out.is_none() {
         return code;
     }
-    write_module(&cargo_args, package, &module_out.unwrap(), &exports)
+    write_module(&b.cargo_args, b.package, b.module_out.as_deref().unwrap(), &b.exports)
 }
 
 /// `--module OUT`: the PTX the linker kept for the program, with the export names applied.
@@ -366,6 +473,8 @@ fn write_module(cargo_args: &[String], package: Option<String>, out: &str, expor
                     r.flatten()
                         .map(|e| e.path())
                         .filter(|p| p.extension().map(|e| e == "ptx").unwrap_or(false))
+                        // not a bundle's per-target copies (<program>.<target>.ptx)
+                        .filter(|p| p.file_stem().map(|s| !s.to_string_lossy().contains('.')).unwrap_or(false))
                         .collect()
                 })
                 .unwrap_or_default();
@@ -422,5 +531,55 @@ fn find_target_dir() -> PathBuf {
         if !d.pop() {
             return start.join("target");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn build_options_are_taken_and_the_rest_goes_to_cargo() {
+        let b = parse_build_args(&args("--release --sm=sm_80 --lineinfo -p app --module k.ptx --export a=b"), false)
+            .unwrap();
+        assert_eq!(b.sm.as_deref(), Some("sm_80"));
+        assert!(b.lineinfo && !b.help);
+        assert_eq!(b.cargo_args, args("--release -p app"));
+        assert!(b.module_out.unwrap().ends_with("/k.ptx"));
+        assert_eq!(b.exports, args("a=b"));
+        let r = parse_build_args(&args("app --release -- 1 2"), true).unwrap();
+        assert_eq!((r.package.as_deref(), r.after_dashdash), (Some("app"), args("1 2")));
+        assert!(parse_build_args(&args("-h"), false).unwrap().help);
+    }
+
+    #[test]
+    fn bad_build_options_say_what_to_write() {
+        let e = |s: &str| parse_build_args(&args(s), false).err().unwrap();
+        assert!(e("--sm").contains("--sm needs a target"), "{}", e("--sm"));
+        assert!(e("--sm --release").contains("--sm needs a target"));
+        assert!(e("--module k.ptx --export ab").contains("NAME=NEW"));
+        assert!(e("--export a=b").contains("add --module"));
+    }
+
+    #[test]
+    fn sm_is_checked_against_the_targets() {
+        for t in targets::KNOWN {
+            assert_eq!(check_sm(t).unwrap(), [*t]);
+        }
+        assert_eq!(check_sm(targets::DEFAULT).unwrap(), ["sm_80", "sm_90a"]);
+        assert_eq!(check_sm("sm_90a, sm_86,sm_90a").unwrap(), ["sm_90a", "sm_86"]);
+        let e = check_sm("sm_91").unwrap_err();
+        assert!(e.contains("--sm sm_91: not a target") && e.contains("sm_90a, sm_100a"), "{}", e);
+        assert!(check_sm("90a").unwrap_err().contains("did you mean sm_90a?"));
+        assert!(check_sm("sm_80,compute_80")
+            .unwrap_err()
+            .contains("--sm compute_80: not a target oxide compiles for (did you mean sm_80?)"));
+        assert!(check_sm(" , ").unwrap_err().contains("--sm needs a target"));
+        let b = parse_build_args(&args("--sm sm_80,sm_90a -p app"), false).unwrap();
+        assert_eq!((b.sm.as_deref(), b.cargo_args), (Some("sm_80,sm_90a"), args("-p app")));
     }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// What a build without `--sm` (and without the package's own list) targets.
 pub const DEFAULT: &str = "sm_80,sm_90a";
 /// The targets liboxide compiles for.
-const KNOWN: &[&str] = &["sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a"];
+pub const KNOWN: &[&str] = &["sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a"];
 /// The bundle's header (runtime/bundle.c reads it).
 const BUNDLE: &str = "// oxide.ptx-bundle.v1 ";
 
@@ -108,7 +108,9 @@ struct Shared<'a>(&'a crate::liboxide::Lib);
 unsafe impl Sync for Shared<'_> {}
 
 /// The PTX for each target of `list`, compiled by liboxide from the same units, the targets at
-/// once (so that two targets take about the time of one on two cores).
+/// once (so that two targets take about the time of one on two cores). A refusal is the first
+/// target's that fails, in liboxide's layout (the kernel, the call chain, the user's line); one
+/// only some targets make (an operation the others lack) names the target.
 pub fn compile(
     lib: &crate::liboxide::Lib,
     units: &[(String, Vec<u8>)],
@@ -119,7 +121,12 @@ pub fn compile(
     let shared = Shared(lib);
     let results: Vec<Result<String, String>> = std::thread::scope(|s| {
         let shared = &shared;
-        let jobs: Vec<_> = targets.iter().map(|t| s.spawn(move || shared.0.compile(units, t, lineinfo))).collect();
+        let one = move |t: &str| -> Result<String, String> {
+            let session = shared.0.session(t, lineinfo)?;
+            session.import(units)?;
+            session.compile()
+        };
+        let jobs: Vec<_> = targets.iter().map(|t| s.spawn(move || one(t))).collect();
         jobs.into_iter().map(|j| j.join().unwrap_or_else(|_| Err("liboxide's compile panicked".into()))).collect()
     });
     let mut parts = Vec::new();
@@ -137,10 +144,11 @@ pub fn embedded_file(dir: &Path, prog: &str, list: &str) -> PathBuf {
 }
 
 /// Beside a bundle, each target's PTX as `<program>.<target>.ptx` and the newest target's as
-/// `<program>.ptx` (what one reads or hands to ptxas); for plain PTX, no stale bundle.
+/// `<program>.ptx` (what one reads or hands to ptxas). A one-target link leaves a bundle in
+/// place: it is the bundle build's cache entry (cargo keeps that program too, and --module reads
+/// what the program carries).
 pub fn write_copies(dir: &Path, prog: &str, text: &str) -> std::io::Result<()> {
     let Some(parts) = unbundle(text) else {
-        let _ = std::fs::remove_file(dir.join(format!("{prog}.ptx-bundle")));
         return Ok(());
     };
     for (t, p) in &parts {

@@ -92,6 +92,17 @@ pub struct oxide_launch_config {
     pub flags: u32,
 }
 
+/// One unit of LLVM bitcode for `oxide_bitcode_kernel_key`.
+#[repr(C)]
+pub struct oxide_bitcode_ref {
+    /// A name for messages (NUL-terminated).
+    pub name: *const c_char,
+    /// The bytes.
+    pub data: *const c_void,
+    /// Their number.
+    pub size: usize,
+}
+
 /// Called once on a driver thread when a stream's earlier work has completed (`OXIDE_OK`) or
 /// the device failed first (`OXIDE_ERROR_CUDA`); it must not call CUDA or oxide.
 pub type oxide_stream_callback = unsafe extern "C" fn(user: *mut c_void, status: oxide_status);
@@ -142,6 +153,10 @@ api! {
         -> oxide_status;
     /// The textual LLVM IR of the last compile of `m`.
     fn oxide_module_get_llvm_ir(m: *mut oxide_module, out: *mut *const c_char) -> oxide_status;
+    /// A key (64 hex digits and a NUL) for bitcode units that depends only on what their kernels
+    /// are: an edit to host-only code keeps it.
+    fn oxide_bitcode_kernel_key(units: *const oxide_bitcode_ref, n: usize, opts: *const oxide_options, key: *mut c_char)
+        -> oxide_status;
 
     /// The number of GPUs.
     fn oxide_device_count(count: *mut c_int) -> oxide_status;
