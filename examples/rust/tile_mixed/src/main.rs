@@ -13,10 +13,11 @@ pub mod kernels {
 
     #[kernel]
     pub fn scale(s: f32, x: &[f32], mut y: DisjointSlice<f32>) {
+        // the grid is rounded up to whole blocks: only threads inside y (as long as x) read x
         let i = thread::index_1d();
-        let v = x[i.get()];
+        let k = i.get();
         if let Some(o) = y.get_mut(i) {
-            *o = s * v;
+            *o = s * x[k];
         }
     }
 
