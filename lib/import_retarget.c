@@ -119,7 +119,8 @@ static void trap_panics(LLVMModuleRef m, LLVMTargetDataRef td, LLVMValueRef f, c
                 break;
             }
         }
-        char msg[512], text[256];
+        /* room for the whole file name and text: printf gets it whole or not at all */
+        char text[256], msg[sizeof file + sizeof text + 96];
         const char *why = fmt_panic && oxide__panic_fmt_text(call, text, sizeof text) ? text : reason;
         if (file[0])
             snprintf(msg, sizeof msg, "panicked at %s:%u:%u: %s (block %%d, thread %%d)\n", file, line, col, why);
