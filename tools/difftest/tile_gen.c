@@ -343,15 +343,17 @@ static tg_val loop(tg_gen *g, tg_ty t, int depth) {
     tg_val x = gen(g, t, depth - 1);
     const char *op = !tg_is_float(t.e) ? (tg_rnd(g, 2) ? "add" : "xor") : tg_chance(g, 70) ? "add" : "fmax";
     /* the carried value's bounds after 0..3 trips */
+    /* a product from before the loop may be fused into the first trip's add once LLVM unrolls
+     * it (fma: the lowering contracts as nvcc does), so the carried value keeps init's prod */
     tg_val p = L.param;
     double B = init.B, E = init.E;
-    p.B = B, p.E = E;
+    p.B = B, p.E = E, p.prod = init.prod;
     for (int trip = 0; trip < 3; trip++) {
         tg_val next = tg_combine(op, t.e, p, x);
         B = fmax(B, next.B), E = fmax(E, next.E);
-        p.B = next.B, p.E = next.E;
+        p.B = next.B, p.E = next.E, p.prod = false;
     }
-    p.B = B, p.E = E, p.prod = false;
+    p.B = B, p.E = E, p.prod = init.prod;
     L.param = p;
     tg_val next = tg_combine(op, t.e, p, x);
     tg_val args[2] = {p, x};
