@@ -685,7 +685,11 @@ static oxide_status apply_attr(oxide_inst *in, oxide_type *result, const oxide_a
         /* a tile's value or pad is one of its elements */
         const oxide_type *et = result ? oxide__tile_scalar(result) : NULL;
         if (!et || (result->kind != OXIDE_TYPE_TILE && in->op != OXIDE_OP_CONST))
-            break; /* the tile check names the missing tile result */
+            break;                         /* the tile check names the missing tile result */
+        if (oxide__type_is_zeroable(et)) { /* an aggregate constant: the verifier wants 0 */
+            in->ivalue = a->i, in->fvalue = a->f;
+            break;
+        }
         if (oxide__type_is_float(et) || oxide__type_is_fp8(et)) {
             if (!oxide__round_float(et->kind, a->f, &in->fvalue))
                 return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': %g overflows %s", name, a->f, et->name);
