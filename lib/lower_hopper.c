@@ -56,16 +56,48 @@ static unsigned fragment_regs(LLVMTypeRef t) {
     return LLVMGetTypeKind(t) == LLVMVectorTypeKind ? LLVMGetVectorSize(t) : 1;
 }
 
-static LLVMValueRef lower_wgmma(lw *L, const oxide_inst *in, LLVMValueRef *ops, LLVMTypeRef rt) {
-    unsigned n = (unsigned)LLVMGetArrayLength2(rt); /* f32 accumulators per thread: N/2 */
-    size_t cap = 256 + (size_t)n * 16;
-    char *text = malloc(cap), *cons = malloc(cap);
-    LLVMValueRef *args = malloc((n + 6) * sizeof *args);
+/* Inline asm whose results are the n f32 accumulators of acc (an array), each tied to its input
+ * after the nin others (constraints cin, e.g. ",l,l,r"): the shape of wgmma and of its tied
+ * wait. In the text the accumulators are $0..$n-1 and the other inputs $n... */
+static LLVMValueRef tied_acc_asm(lw *L, const oxide_inst *in, const char *text, const char *cin, LLVMValueRef *ins,
+                                 unsigned nin, LLVMValueRef acc, LLVMTypeRef rt) {
+    unsigned n = (unsigned)LLVMGetArrayLength2(rt);
+    size_t cap = 64 + strlen(cin) + (size_t)n * 12;
+    char *cons = malloc(cap);
+    LLVMValueRef *args = malloc((n + nin) * sizeof *args), r = NULL;
     LLVMTypeRef *ft = malloc(n * sizeof *ft);
-    LLVMValueRef r = NULL;
-    if (!text || !cons || !args || !ft) {
+    if (!cons || !args || !ft) {
         lw_fail(L, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory lowering '%s'", oxide_ops[in->op].name);
         goto out;
+    }
+    size_t c = 0;
+    for (unsigned i = 0; i < n; i++)
+        c += (size_t)snprintf(cons + c, cap - c, "%s=f", i ? "," : "");
+    c += (size_t)snprintf(cons + c, cap - c, "%s", cin);
+    for (unsigned i = 0; i < n; i++)
+        c += (size_t)snprintf(cons + c, cap - c, ",%u", i);
+    snprintf(cons + c, cap - c, ",~{memory}");
+    for (unsigned i = 0; i < nin; i++)
+        args[i] = ins[i];
+    for (unsigned i = 0; i < n; i++) {
+        args[nin + i] = LLVMBuildExtractValue(L->b, acc, i, "");
+        ft[i] = L->tf32;
+    }
+    LLVMValueRef s = emit_asm_raw(L, text, cons, LLVMStructTypeInContext(L->c, ft, n, 0), args, n + nin);
+    if (s)
+        r = struct_to(L, s, rt, n);
+out:
+    free(cons), free(args), free(ft);
+    return r;
+}
+
+static LLVMValueRef lower_wgmma(lw *L, const oxide_inst *in, LLVMValueRef *ops, LLVMTypeRef rt) {
+    unsigned n = (unsigned)LLVMGetArrayLength2(rt); /* f32 accumulators per thread: N/2 */
+    size_t cap = 256 + (size_t)n * 8;
+    char *text = malloc(cap);
+    if (!text) {
+        lw_fail(L, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory lowering '%s'", oxide_ops[in->op].name);
+        return NULL;
     }
     /* ops.def's template with $N replaced. Braces are literal: NVPTX has one asm dialect, and
      * LLVM's "$(" would open a dialect alternative. */
@@ -80,12 +112,8 @@ static LLVMValueRef lower_wgmma(lw *L, const oxide_inst *in, LLVMValueRef *ops, 
     unsigned na = rs ? 4 : 1;
     size_t k = (size_t)snprintf(text, cap, "{ .reg .pred p; setp.ne.b32 p, $%u, 0; %.*s%u%s {", n + na + 1,
                                 (int)(dollar - tmpl), tmpl, n * 2, dollar + 2);
-    size_t c = 0;
-    for (unsigned i = 0; i < n; i++) {
+    for (unsigned i = 0; i < n; i++)
         k += (size_t)snprintf(text + k, cap - k, "%s$%u", i ? ", " : "", i);
-        c += (size_t)snprintf(cons + c, cap - c, "%s=f", i ? "," : "");
-        ft[i] = L->tf32;
-    }
     if (rs)
         snprintf(text + k, cap - k, "}, {$%u, $%u, $%u, $%u}, $%u, p, %d, %d, %d; }", n, n + 1, n + 2, n + 3, n + 4,
                  imm & 4 ? -1 : 1, imm & 8 ? -1 : 1, (imm >> 1) & 1);
@@ -94,52 +122,21 @@ static LLVMValueRef lower_wgmma(lw *L, const oxide_inst *in, LLVMValueRef *ops, 
     else
         snprintf(text + k, cap - k, "}, $%u, $%u, p, %d, %d, %d, %d; }", n, n + 1, imm & 4 ? -1 : 1, imm & 8 ? -1 : 1,
                  imm & 1, (imm >> 1) & 1);
-    c += (size_t)snprintf(cons + c, cap - c, rs ? ",r,r,r,r,l,r" : ",l,l,r");
-    for (unsigned i = 0; i < n; i++)
-        c += (size_t)snprintf(cons + c, cap - c, ",%u", i);
-    snprintf(cons + c, cap - c, ",~{memory}");
+    LLVMValueRef ins[6];
     for (unsigned i = 0; i < na; i++)
-        args[i] = rs ? LLVMBuildExtractElement(L->b, ops[1], const_i32(L, i), "") : ops[1];
-    args[na] = ops[2];
-    args[na + 1] = LLVMBuildZExt(L->b, ops[3], L->ti32, "");
-    for (unsigned i = 0; i < n; i++)
-        args[na + 2 + i] = LLVMBuildExtractValue(L->b, ops[0], i, "");
-    LLVMValueRef s = emit_asm_raw(L, text, cons, LLVMStructTypeInContext(L->c, ft, n, 0), args, n + na + 2);
-    if (s)
-        r = struct_to(L, s, rt, n);
-out:
-    free(text), free(cons), free(args), free(ft);
+        ins[i] = rs ? LLVMBuildExtractElement(L->b, ops[1], const_i32(L, i), "") : ops[1];
+    ins[na] = ops[2];
+    ins[na + 1] = LLVMBuildZExt(L->b, ops[3], L->ti32, "");
+    LLVMValueRef r = tied_acc_asm(L, in, text, rs ? ",r,r,r,r,l,r" : ",l,l,r", ins, na + 2, ops[0], rt);
+    free(text);
     return r;
 }
 
-/* wgmma.wait_group with the accumulators tied through it ("=f" outputs on "0".."n-1" inputs). */
+/* wgmma.wait_group with the accumulators tied through it. */
 static LLVMValueRef lower_wgmma_wait_acc(lw *L, const oxide_inst *in, LLVMValueRef *ops, LLVMTypeRef rt) {
-    unsigned n = (unsigned)LLVMGetArrayLength2(rt);
-    size_t cap = 64 + (size_t)n * 12;
-    char *text = malloc(64), *cons = malloc(cap);
-    LLVMValueRef *args = malloc(n * sizeof *args);
-    LLVMTypeRef *ft = malloc(n * sizeof *ft);
-    LLVMValueRef r = NULL;
-    if (!text || !cons || !args || !ft) {
-        lw_fail(L, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory lowering '%s'", oxide_ops[in->op].name);
-        goto out;
-    }
-    snprintf(text, 64, "%s %d;", oxide_ops[in->op].tmpl, (int)in->imm);
-    size_t c = 0;
-    for (unsigned i = 0; i < n; i++)
-        c += (size_t)snprintf(cons + c, cap - c, "%s=f", i ? "," : "");
-    for (unsigned i = 0; i < n; i++) {
-        c += (size_t)snprintf(cons + c, cap - c, ",%u", i);
-        args[i] = LLVMBuildExtractValue(L->b, ops[0], i, "");
-        ft[i] = L->tf32;
-    }
-    snprintf(cons + c, cap - c, ",~{memory}");
-    LLVMValueRef s = emit_asm_raw(L, text, cons, LLVMStructTypeInContext(L->c, ft, n, 0), args, n);
-    if (s)
-        r = struct_to(L, s, rt, n);
-out:
-    free(text), free(cons), free(args), free(ft);
-    return r;
+    char text[96];
+    snprintf(text, sizeof text, "%s %d;", oxide_ops[in->op].tmpl, (int)in->imm);
+    return tied_acc_asm(L, in, text, "", NULL, 0, ops[0], rt);
 }
 
 /* The shared-memory matrix descriptor of wgmma (PTX ISA, "Matrix Descriptor Format"): start
