@@ -18,8 +18,6 @@ typedef struct as {
 
 static bool decided(const tl_val *v) { return v->uniform || v->has_layout; }
 
-static bool is_tile(const oxide_value *v) { return v && v->type && v->type->kind == OXIDE_TYPE_TILE; }
-
 /* A broadcast that undoes a reduction (x - max(x, axis) broadcast back, as softmax does) takes
  * the layout the reduction started from: the reduced bits return to the lanes, warps and
  * registers that held them, so the result meets x without a conversion. The operand is followed
@@ -46,7 +44,7 @@ static bool assign_inst(as *A, const oxide_inst *in) {
     tl *T = A->T;
     tl_val *r = tl_val_of(T, in->result);
     const oxide_type *rt = in->result->type;
-    tl_val *a = in->noperands && is_tile(in->operands[0]) ? tl_val_of(T, in->operands[0]) : NULL;
+    tl_val *a = in->noperands && tl_is_tile(in->operands[0]) ? tl_val_of(T, in->operands[0]) : NULL;
     switch (in->op) {
     case OXIDE_OP_TILE_ARANGE: r->flex = true; /* fall through */
     case OXIDE_OP_TILE_LOAD: tl_blocked(&r->L, rt, T->warps); break;
@@ -103,7 +101,7 @@ static bool assign_inst(as *A, const oxide_inst *in) {
         const tl_val *lead = NULL, *index = NULL;
         bool waiting = false;
         for (uint32_t i = 0; i < in->noperands && !lead; i++) {
-            if (!is_tile(in->operands[i]))
+            if (!tl_is_tile(in->operands[i]))
                 continue;
             const tl_val *o = tl_val_of(T, in->operands[i]);
             waiting |= !decided(o);
@@ -128,7 +126,7 @@ static bool assign_inst(as *A, const oxide_inst *in) {
             tl_blocked(&r->L, rt, T->warps);
         r->flex = true;
         for (uint32_t i = 0; i < in->noperands; i++)
-            if (is_tile(in->operands[i])) {
+            if (tl_is_tile(in->operands[i])) {
                 const tl_val *o = tl_val_of(T, in->operands[i]);
                 r->flex &= o->uniform || o->flex;
             }
@@ -181,7 +179,7 @@ static oxide_status follow_users(as *A) {
         for (uint32_t i = 0; i < b->insts.len; i++) {
             const oxide_inst *in = b->insts.items[i];
             for (uint32_t k = 0; k < in->noperands; k++)
-                if (is_tile(in->operands[k]))
+                if (tl_is_tile(in->operands[k]))
                     start[in->operands[k]->id + 1]++, total++;
         }
     }
@@ -197,7 +195,7 @@ static oxide_status follow_users(as *A) {
         for (uint32_t i = 0; i < b->insts.len; i++) {
             const oxide_inst *in = b->insts.items[i];
             for (uint32_t k = 0; k < in->noperands; k++)
-                if (is_tile(in->operands[k])) {
+                if (tl_is_tile(in->operands[k])) {
                     uint32_t id = in->operands[k]->id;
                     user[start[id] + fill[id]++] = in;
                 }
@@ -207,12 +205,12 @@ static oxide_status follow_users(as *A) {
         const oxide_block *b = fn->blocks.items[bi];
         for (uint32_t i = b->insts.len; i-- > 0;) {
             const oxide_inst *in = b->insts.items[i];
-            if (!in->result || !is_tile(in->result) || !tl_val_of(T, in->result)->flex)
+            if (!in->result || !tl_is_tile(in->result) || !tl_val_of(T, in->result)->flex)
                 continue;
             tl_val *x = tl_val_of(T, in->result);
             for (uint32_t u = start[in->result->id]; u < start[in->result->id + 1]; u++) {
                 const oxide_inst *us = user[u];
-                const tl_val *r = us->result && is_tile(us->result) ? tl_val_of(T, us->result) : NULL;
+                const tl_val *r = us->result && tl_is_tile(us->result) ? tl_val_of(T, us->result) : NULL;
                 if (!r || !r->has_layout)
                     continue;
                 bool shape = us->op == OXIDE_OP_TILE_BROADCAST || us->op == OXIDE_OP_TILE_EXPAND_DIMS ||
@@ -242,7 +240,7 @@ static void find_siblings(as *A) {
         const oxide_block *b = fn->blocks.items[bi];
         for (uint32_t i = 0; i < b->insts.len; i++) {
             const oxide_inst *in = b->insts.items[i];
-            if (oxide__is_tile_op(in->op) || !in->result || !is_tile(in->result))
+            if (oxide__is_tile_op(in->op) || !in->result || !tl_is_tile(in->result))
                 continue;
             for (uint32_t j = 0; j < in->noperands; j++) {
                 const oxide_value *o = in->operands[j];
@@ -271,7 +269,7 @@ oxide_status tl_assign(tl *T) {
             const oxide_block *b = fn->blocks.items[bi];
             for (uint32_t p = 0; p < b->params.len; p++) {
                 const oxide_value *v = b->params.items[p];
-                if (!is_tile(v) || decided(tl_val_of(T, v)))
+                if (!tl_is_tile(v) || decided(tl_val_of(T, v)))
                     continue;
                 if (assign_param(T, b, p, false))
                     progress = true;
@@ -280,7 +278,7 @@ oxide_status tl_assign(tl *T) {
             }
             for (uint32_t i = 0; i < b->insts.len; i++) {
                 const oxide_inst *in = b->insts.items[i];
-                if (!in->result || !is_tile(in->result) || decided(tl_val_of(T, in->result)))
+                if (!in->result || !tl_is_tile(in->result) || decided(tl_val_of(T, in->result)))
                     continue;
                 if (assign_inst(&A, in))
                     progress = true;
@@ -304,7 +302,7 @@ oxide_status tl_assign(tl *T) {
         for (uint32_t bi = 0; bi < fn->blocks.len && !forced; bi++) {
             const oxide_block *b = fn->blocks.items[bi];
             for (uint32_t p = 0; p < b->params.len && !forced; p++)
-                if (is_tile(b->params.items[p]) && !decided(tl_val_of(T, b->params.items[p])))
+                if (tl_is_tile(b->params.items[p]) && !decided(tl_val_of(T, b->params.items[p])))
                     forced = assign_param(T, b, p, true);
         }
         if (!forced) {

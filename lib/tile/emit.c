@@ -179,6 +179,10 @@ oxide_value *tl_is_owner(tl *T, const tl_layout *L) {
     return tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, tl_op2(T, OXIDE_OP_OR, l, w), zero);
 }
 
+oxide_value *tl_i64(tl *T, oxide_value *v) {
+    return v && v->type != T->ti64 ? tl_cast(T, OXIDE_OP_SEXT, v, T->ti64) : v;
+}
+
 oxide_value *tl_smem_at(tl *T, uint64_t bytes) {
     if (T->smem_fixed + bytes > T->smem_need) {
         T->smem_need = T->smem_fixed + bytes;

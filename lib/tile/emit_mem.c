@@ -57,9 +57,7 @@ static void addresses(tl *T, const oxide_inst *in, const tl_layout *L, oxide_val
     oxide_value *c[3], *base[4];
     tl_thread_coords(T, L, c);
     for (uint32_t d = 0; d < t->rank; d++) {
-        oxide_value *o = tl_scalar_of(T, in->operands[1 + d]);
-        if (o && o->type != T->ti64)
-            o = tl_cast(T, OXIDE_OP_SEXT, o, T->ti64);
+        oxide_value *o = tl_i64(T, tl_scalar_of(T, in->operands[1 + d]));
         base[d] = tl_op2(T, OXIDE_OP_ADD, o, tl_cast(T, OXIDE_OP_ZEXT, c[d], T->ti64));
     }
     oxide_value *own = owner_only ? tl_is_owner(T, L) : NULL;

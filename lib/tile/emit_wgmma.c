@@ -14,8 +14,6 @@
 
 #include "lower.h"
 
-static bool is_tile(const oxide_value *v) { return v && v->type && v->type->kind == OXIDE_TYPE_TILE; }
-
 /* A dot operand that lives in shared memory: a tile.load, then (optionally) a reshape dropping
  * its leading 1s and a transposition -- the values on the way (v[0] is the dot's operand) hold no
  * registers. trans: the operand is the load's tile transposed, so its contiguous dim is the
@@ -29,7 +27,7 @@ typedef struct opchain {
 
 static bool operand_chain(const oxide_value *v, opchain *c) {
     *c = (opchain){0};
-    while (c->n < 4 && v->kind == VAL_INST && is_tile(v)) {
+    while (c->n < 4 && v->kind == VAL_INST && tl_is_tile(v)) {
         const oxide_inst *d = v->def;
         c->v[c->n++] = v;
         if (d->op == OXIDE_OP_TILE_LOAD) {
@@ -314,11 +312,11 @@ oxide_status tl_plan_wgmma(tl *T) {
             const oxide_block *b = fn->blocks.items[bi];
             for (uint32_t i = 0; i < b->insts.len; i++) {
                 const oxide_inst *in = b->insts.items[i];
-                tl_val *r = in->result && is_tile(in->result) ? tl_val_of(T, in->result) : NULL;
+                tl_val *r = in->result && tl_is_tile(in->result) ? tl_val_of(T, in->result) : NULL;
                 bool wg = r && r->wgmma, view = r && r->smem && r->smem != 3 &&
                                                 (in->op == OXIDE_OP_TILE_RESHAPE || in->op == OXIDE_OP_TILE_PERMUTE);
                 for (uint32_t k = 0; k < in->noperands; k++) {
-                    if (!is_tile(in->operands[k]))
+                    if (!tl_is_tile(in->operands[k]))
                         continue;
                     tl_val *o = tl_val_of(T, in->operands[k]);
                     bool fits = (wg && (k == 1 || (k == 0 && r->wgmma == WG_SS)) && o->smem == k + 1) ||
@@ -373,10 +371,6 @@ void tl_emit_wgmma_region(tl *T) {
     oxide_value *pad =
         tl_op2(T, OXIDE_OP_AND, tl_op2(T, OXIDE_OP_SUB, tl_int(T, T->ti32, 0), addr), tl_int(T, T->ti32, 1023));
     T->smem_tiles = tl_smem_elem(T, T->smem, pad, T->ti8);
-}
-
-static oxide_value *i64_of(tl *T, oxide_value *v) {
-    return v && v->type != T->ti64 ? tl_cast(T, OXIDE_OP_SEXT, v, T->ti64) : v;
 }
 
 /* Byte offset, in the swizzled layout, of the 16-byte chunk cq (8 elements along the contiguous
@@ -513,7 +507,7 @@ static void coords_at(tl *T, const tl_pipe *p, const oxide_inst *load, oxide_val
             tl_emit_inst(T, in);
         }
     for (uint32_t d = 1; d < load->noperands; d++)
-        at[d - 1] = i64_of(T, tl_scalar_of(T, load->operands[d]));
+        at[d - 1] = tl_i64(T, tl_scalar_of(T, load->operands[d]));
     for (uint32_t i = 0; i < p->body->insts.len; i++)
         if (mark[i])
             T->scal[((const oxide_inst *)p->body->insts.items[i])->result->id] = saved[i];
@@ -529,7 +523,7 @@ static oxide_value *ring_slot(tl *T, const oxide_inst *load, oxide_value *stage)
     return tl_smem_elem(T, T->smem_tiles, off, T->ti8);
 }
 
-static oxide_value *as_i64(tl *T, const oxide_value *v) { return i64_of(T, tl_scalar_of(T, v)); }
+static oxide_value *as_i64(tl *T, const oxide_value *v) { return tl_i64(T, tl_scalar_of(T, v)); }
 
 /* iv + d * step, and whether the loop runs that iteration */
 static oxide_value *iter_iv(tl *T, const tl_pipe *p, oxide_value *iv, int64_t d, oxide_value **active) {

@@ -101,6 +101,8 @@ typedef struct tl {
     oxide_status st;
 } tl;
 
+static inline bool tl_is_tile(const oxide_value *v) { return v && v->type && v->type->kind == OXIDE_TYPE_TILE; }
+
 /* ---- layout.c ---- */
 uint32_t tl_bits(uint32_t n);                /* log2 of a power of two */
 uint32_t tl_elem_bytes(const oxide_type *e); /* bytes an element takes in memory (i1 and fp8: 1) */
@@ -158,6 +160,8 @@ tl_val *tl_val_of(tl *T, const oxide_value *v);
 /* v's layout, or for a uniform value the blocked one (*tmp holds it). */
 const tl_layout *tl_layout_of(tl *T, const oxide_value *v, tl_layout *tmp);
 oxide_value *tl_scalar_of(tl *T, const oxide_value *v);
+/* v sign-extended to i64 (a coordinate, as tensor dims and strides are). */
+oxide_value *tl_i64(tl *T, oxide_value *v);
 /* Allocates the result registers of value v in layout L. */
 oxide_value **tl_new_regs(tl *T, const tl_layout *L);
 /* The thread's coordinate along each dim of L, for the element number bits of lanes and warps
