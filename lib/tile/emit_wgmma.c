@@ -209,21 +209,29 @@ static bool find_loop(tl *T, const oxide_inst *load, tl_pipe *p) {
 }
 
 /* Loads that feed wgmma dots inside a counted loop are issued stages - 1 iterations ahead. */
-static void plan_pipes(tl *T) {
+static oxide_status plan_pipes(tl *T) {
     uint32_t stages;
     oxide_tile_kernel_get_hint(T->src, OXIDE_TILE_HINT_STAGES, &stages);
     if (stages < 2)
-        return;
+        return OXIDE_OK;
     const oxide_function *fn = T->src;
-    bool *mark = calloc(T->nvals + 1, sizeof *mark);
-    for (uint32_t bi = 0; bi < fn->blocks.len && mark; bi++) {
+    /* chain() marks instructions of one block: room for the longest */
+    size_t most = 1;
+    for (uint32_t bi = 0; bi < fn->blocks.len; bi++)
+        most = ((const oxide_block *)fn->blocks.items[bi])->insts.len > most
+                   ? ((const oxide_block *)fn->blocks.items[bi])->insts.len
+                   : most;
+    bool *mark = calloc(most, sizeof *mark);
+    if (!mark)
+        return tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
+    for (uint32_t bi = 0; bi < fn->blocks.len; bi++) {
         const oxide_block *b = fn->blocks.items[bi];
         for (uint32_t i = 0; i < b->insts.len; i++) {
             const oxide_inst *in = b->insts.items[i];
             tl_pipe p;
             if (in->op != OXIDE_OP_TILE_LOAD || !tl_val_of(T, in->result)->smem || !find_loop(T, in, &p))
                 continue;
-            memset(mark, 0, (T->nvals + 1) * sizeof *mark);
+            memset(mark, 0, most * sizeof *mark);
             if (!chain(&p, in, mark))
                 continue;
             uint32_t k = 0;
@@ -275,6 +283,7 @@ static void plan_pipes(tl *T) {
             }
         }
     }
+    return OXIDE_OK;
 }
 
 /* Marks the values of operand k's chain with its role (k + 1), or 3 (refused) where two roles
@@ -346,7 +355,9 @@ oxide_status tl_plan_wgmma(tl *T) {
         if (x->smem == 3)
             x->smem = 0;
     }
-    plan_pipes(T);
+    oxide_status st = plan_pipes(T);
+    if (st)
+        return st;
     /* the reserved region: each operand tile (a ring of them in a pipelined loop) at a 1024-byte
      * boundary, after 1024 bytes of slack for aligning the dynamic shared memory's base */
     uint64_t off = 0;

@@ -3,6 +3,7 @@
  * pipelined over the stages hint, and that other targets and shapes keep the general path. The
  * GPU tests (tests/gpu/tile/test_gpu_tile_examples.c) check the results against the
  * interpreter. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,38 @@ static void expect(const char *example, const char *ir, const char *target, cons
     free(simt);
 }
 
+/* The example with n stores of a zero tile at the start of its loop body and the loads' K
+ * coordinate recomputed after them (the caller frees it). */
+static char *body_with_stores(const char *ir, int n) {
+    const char *body = strstr(ir, "^2:\n"), *rest = body ? body + 4 : NULL;
+    size_t cap = strlen(ir) + (size_t)n * 64 + 256;
+    char *out = rest ? malloc(cap) : NULL;
+    if (!out)
+        return NULL;
+    const char *br = strstr(ir, "  br ^1(");
+    size_t k = (size_t)snprintf(out, cap, "%.*s  %%z0 = tile.full {value=0} : tile<128x128 x bf16>\n%.*s",
+                                (int)(br - ir), ir, (int)(rest - br), br);
+    for (int i = 0; i < n; i++)
+        k += (size_t)snprintf(out + k, cap - k, "  tile.store %%c, %%om, %%on, %%z0\n");
+    k += (size_t)snprintf(out + k, cap - k, "  %%kq = add %%kk, %%zero : i32\n");
+    for (const char *p = rest; *p && k + 8 < cap;) {
+        /* on the loads' lines %kk becomes %kq; the loop's own "%next = add %kk" keeps it */
+        const char *eol = strchr(p, '\n'), *ld = strstr(p, "tile.load");
+        bool load_line = ld && (!eol || ld < eol);
+        for (; *p && *p != '\n' && k + 8 < cap;) {
+            if (load_line && !strncmp(p, "%kk", 3)) {
+                k += (size_t)snprintf(out + k, cap - k, "%%kq");
+                p += 3;
+            } else
+                out[k++] = *p++;
+        }
+        if (*p)
+            out[k++] = *p++;
+    }
+    out[k] = 0;
+    return out;
+}
+
 int main(void) {
     MUST(oxide_context_create(&ctx));
     char *mm = read_example("matmul_bf16_128"), *f8 = read_example("matmul_fp8_128");
@@ -85,6 +118,13 @@ int main(void) {
         expect("attention_fwd", att, "sm_90a", "wgmma.mma_async.rs.bf16", 4);
         /* K steps of 32 fill no 128-byte row: the general path */
         expect("matmul_bf16", small, "sm_90a", "wgmma", 0);
+        /* a loop body with more instructions before its loads' coordinates than the kernel has
+         * values (200 result-less stores, then %kq = %kk + 0): the pipeline's marks are per
+         * instruction of the body (ASan checks the bound) */
+        char *many = body_with_stores(mm, 200);
+        if (many)
+            expect("matmul_bf16_128 with 200 stores in its loop", many, "sm_90a", "cp.async.wait_group {imm=4}", 1);
+        free(many);
     }
     free(mm), free(f8), free(att), free(small);
     oxide_context_destroy(ctx);
