@@ -15,13 +15,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 /// What `#[cuda_module]` makes of `saxpy(a: f32, x: &[f32], y: DisjointSlice<f32>, n: usize)`.
 fn saxpy<'a>(m: &'a Module, a: f32, x: &'a DeviceBuffer<f32>, y: &'a mut DeviceBuffer<f32>) -> LaunchOp<'a> {
-    let mut p = ParamBuffer::new();
-    p.push_value(&a);
-    p.push_value(&x.device_ptr());
-    p.push_value(&(x.len() as u64));
-    p.push_value(&y.device_ptr());
-    p.push_value(&(y.len() as u64));
-    p.push_value(&(y.len() as u64));
+    let p = common::saxpy_params(a, x, y);
     LaunchOp::new(m, Cow::Borrowed("saxpy"), LaunchConfig::for_num_elems(y.len() as u32), p)
 }
 

@@ -2,7 +2,7 @@
 //! on each, a kernel on device 1, its result copied to device 0 after device 1's event, peer
 //! access and its refusals. Checked against the same arithmetic on the CPU with random inputs.
 mod common;
-use cuda_core::{copy_peer_async, CudaContext, DeviceBuffer, LaunchConfig, Module, ParamBuffer};
+use cuda_core::{copy_peer_async, CudaContext, DeviceBuffer, LaunchConfig, Module};
 
 fn random(n: usize, seed: u64) -> Vec<f32> {
     let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
@@ -18,13 +18,7 @@ fn random(n: usize, seed: u64) -> Vec<f32> {
 
 /// y += a * x on `m`'s device (the fake driver's saxpy).
 fn saxpy(m: &Module, s: &cuda_core::CudaStream, a: f32, x: &DeviceBuffer<f32>, y: &mut DeviceBuffer<f32>) {
-    let mut p = ParamBuffer::new();
-    p.push_value(&a);
-    p.push_value(&x.device_ptr());
-    p.push_value(&(x.len() as u64));
-    p.push_value(&y.device_ptr());
-    p.push_value(&(y.len() as u64));
-    p.push_value(&(y.len() as u64));
+    let p = common::saxpy_params(a, x, y);
     unsafe { m.launch_raw("saxpy", s, &LaunchConfig::for_num_elems(y.len() as u32), &p) }.unwrap();
 }
 

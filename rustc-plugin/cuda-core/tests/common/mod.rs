@@ -49,3 +49,20 @@ pub fn ctx() -> Option<CudaContext> {
 pub fn module(ctx: &CudaContext) -> Module {
     Module::load_ptx(ctx, PTX.as_bytes()).unwrap()
 }
+
+/// The parameters of `saxpy(a: f32, x: &[f32], y: DisjointSlice<f32>, n: usize)`, as
+/// `#[cuda_module]` packs them.
+pub fn saxpy_params(
+    a: f32,
+    x: &cuda_core::DeviceBuffer<f32>,
+    y: &cuda_core::DeviceBuffer<f32>,
+) -> cuda_core::ParamBuffer {
+    let mut p = cuda_core::ParamBuffer::new();
+    p.push_value(&a);
+    p.push_value(&x.device_ptr());
+    p.push_value(&(x.len() as u64));
+    p.push_value(&y.device_ptr());
+    p.push_value(&(y.len() as u64));
+    p.push_value(&(y.len() as u64));
+    p
+}
