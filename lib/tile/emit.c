@@ -695,7 +695,7 @@ static void emit_prologue(tl *T) {
     T->warp = tl_op2(T, OXIDE_OP_LSHR, T->tid, tl_int(T, T->ti32, 5));
     T->smem = tl_op(T, OXIDE_OP_DYN_SMEM, NULL, 0, T->tps, NULL, 0);
     if (T->smem_fixed) {
-        tl_emit_wgmma_region(T);
+        tl_emit_smem_region(T);
         T->smem = tl_smem_elem(T, T->smem, tl_int(T, T->ti32, (uint32_t)T->smem_fixed), T->ti8);
     }
     oxide_attr sym = {.key = OXIDE_ATTR_SYM, .s = "__oxide_tile_void"};

@@ -7,6 +7,8 @@
  *   emit.c     the SIMT kernel: parameters, blocks, scalar ops, elementwise ops, control flow
  *   emit_mem.c loads, stores, atomic adds, and layout conversions through shared memory
  *   emit_dot.c tile.dot as mma.sync on fragments read with ldmatrix
+ *   emit_wgmma.c tile.dot as wgmma from shared memory (sm_90a)
+ *   pipeline.c shared-memory operand tiles, their cp.async copies, pipelined loops
  *   emit_red.c reductions (registers, then shuffles, then shared memory) and shape ops
  *   emit_print.c tile.print as printf from the thread holding each element
  * Not installed. */
@@ -55,7 +57,7 @@ typedef struct tl_val {
     int8_t pipe; /* the pipelined loop it is loaded in (tl.pipes), or -1 */
 } tl_val;
 
-/* A counted loop whose shared-memory loads run `stages - 1` iterations ahead (emit_wgmma.c):
+/* A counted loop whose shared-memory loads run `stages - 1` iterations ahead (pipeline.c):
  * head(iv, ..) tests iv <pred> ub and enters body, which branches back with iv + step; pre is
  * the only other way into head. Each load of the body has a ring of `stages` tiles. */
 #define TL_MAX_PIPES 4
@@ -198,14 +200,25 @@ void tl_emit_dot(tl *T, const oxide_inst *in);
 void tl_wgmma_layout(tl_layout *L, const oxide_type *tile, uint32_t warps);
 /* Marks the dots that take the wgmma path and the loads that feed them (before layouts). */
 oxide_status tl_plan_wgmma(tl *T);
-void tl_emit_wgmma_region(tl *T); /* the entry's aligned base of the reserved region */
+void tl_emit_inst(tl *T, const oxide_inst *in); /* emit.c: one non-terminator */
+void tl_emit_dot_wgmma(tl *T, const oxide_inst *in);
+
+/* ---- pipeline.c: shared-memory operand tiles and pipelined loops (for the dot paths) ---- */
+/* Puts the smem loads of counted loops in rings (tl_val.pipe; after the smem marks). */
+oxide_status tl_plan_pipes(tl *T);
+/* Takes a dot's operand loads (la NULL: A from registers) out of rings they cannot share. */
+void tl_pipe_pair(tl *T, const oxide_inst *dot, const oxide_inst *la, const oxide_inst *lb);
+/* Offsets of the smem loads' tiles in the reserved region; sets T->smem_fixed. */
+void tl_place_smem_tiles(tl *T);
+void tl_emit_smem_region(tl *T); /* the entry's aligned base of the reserved region */
 void tl_emit_load_smem(tl *T, const oxide_inst *in);
 /* At the end of block b (before its branch): the first stages of a pipelined loop it enters;
  * at the start of b: the drain of a pipelined loop it leaves. */
 void tl_emit_pipe_prologue(tl *T, const oxide_block *b);
 void tl_emit_pipe_drain(tl *T, const oxide_block *b);
-void tl_emit_inst(tl *T, const oxide_inst *in); /* emit.c: one non-terminator */
-void tl_emit_dot_wgmma(tl *T, const oxide_inst *in);
+/* The swizzled tile of load's in ring slot stage (i32), and the slot of iteration now + d. */
+oxide_value *tl_ring_slot(tl *T, const oxide_inst *load, oxide_value *stage);
+oxide_value *tl_pipe_stage(tl *T, const tl_pipe *p, uint32_t d);
 
 /* ---- emit_red.c ---- */
 void tl_emit_reduce(tl *T, const oxide_inst *in);
