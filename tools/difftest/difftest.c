@@ -3,7 +3,7 @@
  *   oxide-difftest [--seed S] [--count N] [--gpu | --compile] [--batch B] [--jobs J] [--opt L]
  *                  [--target SM]
  *   oxide-difftest --print S
- *   oxide-difftest --tile [the same options] | --tile --print S | --tile --json [--seed S] [--count N]
+ *   oxide-difftest --tile [the same options] [--simt] | --tile --print S | --tile --json [--seed S] [--count N]
  *
  * Program i of a run is generated from seed S+i (gen.h), run in the interpreter (interp.h),
  * and with --gpu compiled (B kernels per module), run on GPU 0 and compared: integers bit for
@@ -19,7 +19,10 @@
  * --count (for scripts/gpu-check). Exit status: 0 all agree, 1 a mismatch or error, 2 bad usage,
  * 77 --gpu without a GPU (after the interpreter-side checks).
  * --tile runs tile programs instead (tile_gen.h, tile_run.c) through the same workers and summary;
- * --tile --json prints each program's structure as one JSON line (for the NumPy evaluator). */
+ * --tile --json prints each program's structure as one JSON line (for the NumPy evaluator);
+ * --tile --simt also lowers each program to SIMT IR for sm_80 and sm_90a and runs that in the
+ * reference interpreter (interp.h), compared with the tile interpreter: the lowering checked
+ * without a GPU. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -75,10 +78,10 @@ static int interp_program(oxide_function *fn, const dt_program *p, host_run *h, 
     dt_arg args[DT_MAX_INPUTS + 2];
     size_t n = 0;
     for (uint32_t k = 0; k < p->ninputs; k++)
-        args[n++] = (dt_arg){1, 0, &h->in[k]};
-    args[n++] = (dt_arg){0, p->scalar, NULL};
-    args[n++] = (dt_arg){1, 0, &h->out};
-    dt_launch L = {{p->grid, 1, 1}, {p->block, 1, 1}, 0, 20000000, 64u << 20};
+        args[n++] = (dt_arg){.is_buffer = 1, .buf = &h->in[k]};
+    args[n++] = (dt_arg){.bits = p->scalar};
+    args[n++] = (dt_arg){.is_buffer = 1, .buf = &h->out};
+    dt_launch L = {.grid = {p->grid, 1, 1}, .block = {p->block, 1, 1}, .step_limit = 20000000, .mem_limit = 64u << 20};
     return dt_interp_run(fn, &L, args, n, err, errlen);
 }
 
@@ -328,8 +331,8 @@ static int self_test(oxide_context *ctx) {
         uint8_t tol[8] = {0};
         memset(out, OUT_FILL, sizeof out);
         dt_buffer ob = {(uint8_t *)out, 8, 8, tol};
-        dt_arg arg = {1, 0, &ob};
-        dt_launch L = {{h->grid, 1, 1}, {h->block, 1, 1}, 0, 100000, 1u << 20};
+        dt_arg arg = {.is_buffer = 1, .buf = &ob};
+        dt_launch L = {.grid = {h->grid, 1, 1}, .block = {h->block, 1, 1}, .step_limit = 100000, .mem_limit = 1u << 20};
         char err[512];
         int rc = dt_interp_run((oxide_function *)m->functions.items[0], &L, &arg, 1, err, sizeof err);
         bool ok = h->error ? rc != 0 && strstr(err, h->error) : rc == 0 && !memcmp(out, h->want, h->nwant * 8);
@@ -609,7 +612,8 @@ static int work(const opts *o, uint32_t w, tally *t, char *skip, size_t skiplen)
 static void usage(void) {
     fprintf(stderr,
             "usage: oxide-difftest [--seed S] [--count N] [--gpu | --compile] [--batch B] [--jobs J] [--opt 0-3] "
-            "[--target SM]\n       oxide-difftest --print SEED\n");
+            "[--target SM]\n       oxide-difftest --print SEED\n       oxide-difftest --tile [the same options] "
+            "[--simt] | --tile --print SEED | --tile --json\n");
 }
 
 static bool num(const char *s, uint64_t *out) {
@@ -645,8 +649,13 @@ static int parse_args(int argc, char **argv, opts *o, bool *json) {
     uint64_t v;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--gpu") || !strcmp(a, "--compile") || !strcmp(a, "--tile") || !strcmp(a, "--json")) {
-            *(a[2] == 'g' ? &o->gpu : a[2] == 'c' ? &o->compile : a[2] == 't' ? &o->tile : json) = true;
+        if (!strcmp(a, "--gpu") || !strcmp(a, "--compile") || !strcmp(a, "--tile") || !strcmp(a, "--json") ||
+            !strcmp(a, "--simt")) {
+            *(a[2] == 'g'   ? &o->gpu
+              : a[2] == 'c' ? &o->compile
+              : a[2] == 't' ? &o->tile
+              : a[2] == 's' ? &o->simt
+                            : json) = true;
             continue;
         }
         if (!val || !strcmp(a, "--target")) {
@@ -746,6 +755,7 @@ static int run_workers(const opts *o, tally *total, char *skip, size_t skiplen) 
         st.t_interp += msg.s.t_interp;
         st.t_compile += msg.s.t_compile;
         st.t_gpu += msg.s.t_gpu;
+        st.t_simt += msg.s.t_simt;
         failures += msg.rc != 0;
         if (msg.skip[0])
             snprintf(skip, skiplen, "%s", msg.skip);
@@ -785,6 +795,8 @@ static int summary(const opts *o, const tally *total, double wall, int failures,
     else if (o->gpu && !skipped)
         printf(", compile %.3f ms, load+run+compare %.3f ms (%.0f programs/s)\n", 1e3 * st.t_compile / n,
                1e3 * st.t_gpu / n, total->programs / wall);
+    if (o->simt)
+        printf("difftest: lowering + SIMT interpreter %.3f ms per program\n", 1e3 * st.t_simt / n);
     printf("difftest programs=%" PRIu64 " mismatches=%" PRIu64 " errors=%" PRIu64 "%s\n", total->programs,
            total->mismatches, total->errors, skipped ? " (interpreter only)" : "");
     bool pass = !failures && !total->mismatches && !total->errors;
@@ -799,7 +811,7 @@ static int summary(const opts *o, const tally *total, double wall, int failures,
 }
 
 int main(int argc, char **argv) {
-    opts o = {1, 1000, 64, 1, false, false, 3, NULL, false};
+    opts o = {1, 1000, 64, 1, false, false, 3, NULL, false, false};
     bool json = false;
     int rc = parse_args(argc, argv, &o, &json);
     if (rc >= 0)

@@ -15,6 +15,7 @@ typedef struct dt_opts {
     int opt_level;
     const char *target;
     bool tile; /* --tile: tile programs (tile_gen.h) instead of SIMT ones */
+    bool simt; /* --tile --simt: also lower each program and run it in the SIMT interpreter */
 } dt_opts;
 
 typedef struct dt_tally {
@@ -22,7 +23,7 @@ typedef struct dt_tally {
 } dt_tally;
 
 typedef struct dt_stats {
-    double t_gen, t_interp, t_compile, t_gpu;
+    double t_gen, t_interp, t_compile, t_gpu, t_simt;
 } dt_stats;
 
 extern dt_stats dt_st;

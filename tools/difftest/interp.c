@@ -1,6 +1,6 @@
 /* Reference interpreter for oxide's SIMT IR (interp.h says what it models). Independent of the
  * compiler: it reads lib/ir.h's structures and nothing of lib/lower.c or LLVM. */
-#include "interp.h"
+#include "interp_priv.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -13,53 +13,13 @@
 #include "ir.h"
 #include "tile/floatfmt.h"
 
-/* A pointer is (region << 40) | byte offset; region 0 is null. Regions: the arguments' buffers,
- * then the module's globals, then dynamic shared memory. */
-#define REGION_SHIFT 40
-#define OFFSET_MASK ((1ull << REGION_SHIFT) - 1)
+#define failf dt__failf
 
-typedef struct region {
-    uint8_t *data;
-    uint8_t *written; /* shared memory: 1 where a thread of this block stored */
-    uint8_t *tol;     /* argument buffers: the caller's tolerance map (per element) */
-    uint64_t size;
-    uint32_t elem_size;
-    bool is_shared;
-} region;
-
-enum { T_RUN, T_WAIT, T_SHFL, T_DONE }; /* WAIT: at a barrier; SHFL: at a warp shuffle */
-
-typedef struct thread {
-    uint64_t *regs;
-    uint8_t *tol;
-    oxide_block *block;
-    uint32_t pc;
-    int state;
-    uint32_t tid[3];
-} thread;
-
-typedef struct interp {
-    oxide_function *fn;
-    const dt_launch *L;
-    region *regions;
-    uint32_t nregions, first_global, dyn_region;
-    uint32_t nvals;
-    uint64_t steps, step_limit, mem, mem_limit;
-    uint32_t ctaid[3];
-    char *err;
-    size_t errlen;
-    bool failed;
-    uint64_t *argtmp; /* branch arguments are read before any parameter is written */
-    uint8_t *argtol;
-    thread *threads;
-    uint64_t nthreads;
-} interp;
-
-static int failf(interp *I, const oxide_inst *in, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int failf(interp *I, const oxide_inst *in, const char *fmt, ...) {
+int dt__failf(interp *I, const oxide_inst *in, const char *fmt, ...) {
     if (I->failed)
         return -1;
     I->failed = true;
+    I->unmodelled = strstr(fmt, "not modelled") != NULL;
     size_t n = 0;
     if (in)
         n = (size_t)snprintf(I->err, I->errlen, "@%s ^%u '%s': ", I->fn->name, in->block->index, oxide_op_name(in->op));
@@ -100,10 +60,16 @@ static unsigned tbits(const oxide_type *t) {
     case OXIDE_TYPE_I64:
     case OXIDE_TYPE_F64:
     case OXIDE_TYPE_PTR: return 64;
+    case OXIDE_TYPE_I128: return 128;
+    case OXIDE_TYPE_VECTOR: {
+        unsigned e = t->elem->kind == OXIDE_TYPE_I1 ? 0 : tbits(t->elem);
+        return e && t->count * e <= 128 ? (unsigned)t->count * e : 0;
+    }
     default: return 0;
     }
 }
 static bool is_flt(const oxide_type *t) { return t->kind == OXIDE_TYPE_F32 || t->kind == OXIDE_TYPE_F64; }
+static bool is_half(const oxide_type *t) { return t->kind == OXIDE_TYPE_F16 || t->kind == OXIDE_TYPE_BF16; }
 
 /* Bytes of a type in memory (C layout); 0 for what the interpreter does not model. */
 static uint64_t tsize(const oxide_type *t) {
@@ -126,12 +92,49 @@ static int64_t sx(uint64_t v, unsigned w) {
     v = mask(v, w);
     return (int64_t)((v ^ m) - m);
 }
-static double fget(const oxide_type *t, uint64_t b) { return t->kind == OXIDE_TYPE_F32 ? dt_f32(b) : dt_f64(b); }
-static uint64_t fput(const oxide_type *t, double d) { return t->kind == OXIDE_TYPE_F32 ? dt_b32((float)d) : dt_b64(d); }
+/* bf16 of d, rounded once: d to f32 rounding to odd (which keeps the sticky bit), then to nearest
+ * even at bf16's last bit. */
+static uint64_t bf16_of(double d) {
+    if (isnan(d))
+        return signbit(d) ? 0xffc0 : 0x7fc0;
+    float f = (float)d;
+    if (isfinite(f) && (double)f != d) {
+        if (fabs((double)f) > fabs(d))
+            f = nextafterf(f, 0.0f);
+        f = dt_f32(dt_b32(f) | 1);
+    }
+    uint32_t u = dt_b32(f);
+    return (u + 0x7fff + ((u >> 16) & 1)) >> 16;
+}
+/* The C compiler's own _Float16 conversions: nothing shared with the tile interpreter's. */
+static double fget(const oxide_type *t, uint64_t b) {
+    switch (t->kind) {
+    case OXIDE_TYPE_F32: return dt_f32(b);
+    case OXIDE_TYPE_BF16: return dt_f32((b & 0xffff) << 16);
+    case OXIDE_TYPE_F16: {
+        uint16_t u = (uint16_t)b;
+        _Float16 h;
+        memcpy(&h, &u, 2);
+        return (double)h;
+    }
+    default: return dt_f64(b);
+    }
+}
+static uint64_t fput(const oxide_type *t, double d) {
+    switch (t->kind) {
+    case OXIDE_TYPE_F32: return dt_b32((float)d);
+    case OXIDE_TYPE_BF16: return bf16_of(d);
+    case OXIDE_TYPE_F16: {
+        _Float16 h = (_Float16)d;
+        uint16_t u;
+        memcpy(&u, &h, 2);
+        return u;
+    }
+    default: return dt_b64(d);
+    }
+}
 
 /* ---- values ---- */
-
-static uint32_t vidx(const oxide_value *v) { return (uint32_t)(uintptr_t)v->scratch; }
 
 static void number_values(interp *I) {
     oxide_function *fn = I->fn;
@@ -153,7 +156,7 @@ static void number_values(interp *I) {
 
 /* ---- memory ---- */
 
-static region *resolve(interp *I, const oxide_inst *in, uint64_t ptr, uint64_t size, uint64_t *off) {
+region *dt__resolve(interp *I, const oxide_inst *in, uint64_t ptr, uint64_t size, uint64_t *off) {
     uint64_t r = ptr >> REGION_SHIFT;
     *off = ptr & OFFSET_MASK;
     if (r == 0 || r >= I->nregions || !I->regions[r].data) {
@@ -169,12 +172,9 @@ static region *resolve(interp *I, const oxide_inst *in, uint64_t ptr, uint64_t s
     return g;
 }
 
-static int do_load(interp *I, thread *t, const oxide_inst *in, uint64_t *out, uint8_t *tol) {
-    const oxide_type *ty = in->result->type;
-    uint64_t size = tsize(ty), off;
-    if (!tbits(ty))
-        return failf(I, in, "loads of %s are not modelled", ty->name);
-    region *g = resolve(I, in, t->regs[vidx(in->operands[0])], size, &off);
+int dt__read(interp *I, const oxide_inst *in, uint64_t ptr, uint64_t size, void *out) {
+    uint64_t off;
+    region *g = dt__resolve(I, in, ptr, size, &off);
     if (!g)
         return -1;
     if (g->written)
@@ -182,9 +182,19 @@ static int do_load(interp *I, thread *t, const oxide_inst *in, uint64_t *out, ui
             if (!g->written[off + i])
                 return failf(I, in, "reads shared byte %llu, which no thread of the block wrote",
                              (unsigned long long)(off + i));
-    uint64_t v = 0;
-    memcpy(&v, g->data + off, size); /* little-endian, like the GPU */
-    *out = mask(v, tbits(ty));
+    memcpy(out, g->data + off, size); /* little-endian, like the GPU */
+    return 0;
+}
+
+static int do_load(interp *I, thread *t, const oxide_inst *in, uint64_t *out, uint8_t *tol) {
+    const oxide_type *ty = in->result->type;
+    uint64_t size = tsize(ty), off, ptr = t->regs[vidx(in->operands[0])];
+    if (!tbits(ty))
+        return failf(I, in, "loads of %s are not modelled", ty->name);
+    out[0] = out[1] = 0;
+    if (dt__read(I, in, ptr, size, out))
+        return -1;
+    region *g = dt__resolve(I, in, ptr, size, &off);
     *tol = g->tol && g->elem_size ? g->tol[off / g->elem_size] : 0;
     return 0;
 }
@@ -194,15 +204,15 @@ static int do_store(interp *I, thread *t, const oxide_inst *in) {
     uint64_t size = tsize(val->type), off;
     if (!tbits(val->type))
         return failf(I, in, "stores of %s are not modelled", val->type->name);
-    region *g = resolve(I, in, t->regs[vidx(in->operands[1])], size, &off);
+    region *g = dt__resolve(I, in, t->regs[vidx(in->operands[1])], size, &off);
     if (!g)
         return -1;
-    uint64_t v = t->regs[vidx(val)];
-    memcpy(g->data + off, &v, size);
+    memcpy(g->data + off, &t->regs[vidx(val)], size); /* the value's slots are contiguous */
     if (g->written)
         memset(g->written + off, 1, size);
     if (g->tol && g->elem_size)
-        g->tol[off / g->elem_size] = t->tol[vidx(val)];
+        for (uint64_t k = 0; k * g->elem_size < size; k++)
+            g->tol[off / g->elem_size + k] = t->tol[vidx(val)];
     else if (t->tol[vidx(val)] && !g->tol)
         return failf(I, in, "an approximate math result stored where its tolerance cannot be recorded");
     return 0;
@@ -249,7 +259,7 @@ static bool math1(oxide_op op, bool is32, double x, double *r) {
  * up; r and tol are where a group leaves the result and its tolerance. */
 typedef struct step {
     const oxide_value *const *o;
-    uint64_t a, b, r;
+    uint64_t a, b, r, r2; /* r2: a result's high 64 bits */
     const oxide_type *rt, *ot;
     unsigned w, ow;
     bool fl;
@@ -277,7 +287,10 @@ static int exec_ids(interp *I, thread *t, const oxide_inst *in, step *s) {
     case OXIDE_OP_LANEID:
         s->r = (t->tid[0] + I->L->block[0] * (t->tid[1] + (uint64_t)I->L->block[1] * t->tid[2])) % 32;
         break;
-    case OXIDE_OP_CONST: s->r = s->fl ? fput(s->rt, in->fvalue) : (uint64_t)in->ivalue; break;
+    case OXIDE_OP_CONST:
+        s->r = s->fl || is_half(s->rt) ? fput(s->rt, in->fvalue) : (uint64_t)in->ivalue;
+        s->r2 = in->ivalue < 0 ? ~0ull : 0;
+        break;
     default: return OTHER_GROUP;
     }
     return 0;
@@ -348,7 +361,7 @@ static int exec_arith(interp *I, thread *t, const oxide_inst *in, step *s) {
         break;
     }
     case OXIDE_OP_FCMP: {
-        if (!is_flt(ot))
+        if (!is_flt(ot) && !is_half(ot))
             return failf(I, in, "fcmp of %s is not modelled", ot->name);
         int c = oxide__fcmp(in->pred, fget(ot, a), fget(ot, b));
         if (c < 0)
@@ -356,10 +369,13 @@ static int exec_arith(interp *I, thread *t, const oxide_inst *in, step *s) {
         r = (uint64_t)c;
         break;
     }
-    case OXIDE_OP_SELECT:
-        r = (a & 1) ? b : t->regs[vidx(s->o[2])];
-        s->tol = (a & 1) ? t->tol[vidx(s->o[1])] : t->tol[vidx(s->o[2])];
+    case OXIDE_OP_SELECT: {
+        uint32_t k = vidx(s->o[(a & 1) ? 1 : 2]);
+        r = t->regs[k];
+        s->r2 = t->regs[k + 1];
+        s->tol = t->tol[k];
         break;
+    }
     case OXIDE_OP_SMIN: r = sx(a, w) < sx(b, w) ? a : b; break;
     case OXIDE_OP_SMAX: r = sx(a, w) > sx(b, w) ? a : b; break;
     case OXIDE_OP_UMIN: r = mask(a, w) < mask(b, w) ? a : b; break;
@@ -387,13 +403,13 @@ static int exec_cast(interp *I, const oxide_inst *in, step *s) {
     case OXIDE_OP_SEXT: r = (uint64_t)sx(a, ow); break;
     case OXIDE_OP_FPTRUNC:
     case OXIDE_OP_FPEXT:
-        if (!is_flt(ot) || !s->fl)
+        if (!(is_flt(ot) || is_half(ot)) || !(is_flt(rt) || is_half(rt)))
             return failf(I, in, "%s to %s is not modelled", ot->name, rt->name);
         r = fput(rt, fget(ot, a));
         break;
     case OXIDE_OP_FPTOSI:
     case OXIDE_OP_FPTOUI: {
-        if (!is_flt(ot))
+        if (!is_flt(ot) && !is_half(ot))
             return failf(I, in, "from %s is not modelled", ot->name);
         double x = trunc(fget(ot, a));
         bool sg = in->op == OXIDE_OP_FPTOSI;
@@ -405,15 +421,17 @@ static int exec_cast(interp *I, const oxide_inst *in, step *s) {
     }
     case OXIDE_OP_SITOFP:
     case OXIDE_OP_UITOFP:
-        if (!s->fl)
+        if (!s->fl && !is_half(rt))
             return failf(I, in, "to %s is not modelled", rt->name);
-        /* Convert straight to the result type: going through double would round twice. */
-        if (in->op == OXIDE_OP_SITOFP)
+        /* Convert straight to the result type: going through double would round twice (for
+         * f16 and bf16, double holds the integers the tiles have exactly). */
+        if (is_half(rt))
+            r = fput(rt, in->op == OXIDE_OP_SITOFP ? (double)sx(a, ow) : (double)mask(a, ow));
+        else if (in->op == OXIDE_OP_SITOFP)
             r = rt->kind == OXIDE_TYPE_F32 ? dt_b32((float)sx(a, ow)) : dt_b64((double)sx(a, ow));
         else
             r = rt->kind == OXIDE_TYPE_F32 ? dt_b32((float)mask(a, ow)) : dt_b64((double)mask(a, ow));
         break;
-    case OXIDE_OP_BITCAST:
     case OXIDE_OP_PTRTOINT:
     case OXIDE_OP_INTTOPTR:
     case OXIDE_OP_ADDRSPACECAST:
@@ -427,9 +445,71 @@ static int exec_cast(interp *I, const oxide_inst *in, step *s) {
     return 0;
 }
 
+/* Bits [at, at + n) of a value's slots (n <= 64 and a power of two, so one slot holds them). */
+static uint64_t get_bits(const uint64_t *v, unsigned at, unsigned n) { return mask(v[at / 64] >> (at % 64), n); }
+
+/* extract, insert, bitcast: a value's bits as its slots hold them. */
+static int exec_vector(interp *I, thread *t, const oxide_inst *in, step *s) {
+    if (in->op != OXIDE_OP_BITCAST && in->op != OXIDE_OP_EXTRACT && in->op != OXIDE_OP_INSERT)
+        return OTHER_GROUP;
+    const uint64_t *v = &t->regs[vidx(s->o[0])];
+    switch (in->op) {
+    case OXIDE_OP_BITCAST:
+        if (s->ow != s->w || !s->w)
+            return failf(I, in, "%s to %s is not modelled", s->ot->name, s->rt->name);
+        s->r = v[0];
+        s->r2 = v[1];
+        return 0;
+    case OXIDE_OP_EXTRACT:
+    case OXIDE_OP_INSERT: {
+        const oxide_type *vt = s->ot;
+        if (vt->kind != OXIDE_TYPE_VECTOR || !s->ow)
+            return failf(I, in, "%s of %s is not modelled", oxide_op_name(in->op), vt->name);
+        if (in->imm < 0 || (uint64_t)in->imm >= vt->count)
+            return failf(I, in, "index %lld outside %s", (long long)in->imm, vt->name);
+        unsigned eb = tbits(vt->elem), at = (unsigned)in->imm * eb;
+        if (in->op == OXIDE_OP_EXTRACT) {
+            s->r = get_bits(v, at, eb);
+            return 0;
+        }
+        uint64_t w[2] = {v[0], v[1]}, m = eb >= 64 ? ~0ull : (1ull << eb) - 1;
+        w[at / 64] = (w[at / 64] & ~(m << (at % 64))) | (mask(s->b, eb) << (at % 64));
+        s->r = w[0];
+        s->r2 = w[1];
+        return 0;
+    }
+    default: return OTHER_GROUP;
+    }
+}
+
+/* atomic.add on global or shared memory: the old value. */
+static int do_atomic_add(interp *I, thread *t, const oxide_inst *in, step *s) {
+    const oxide_type *ty = s->o[1]->type;
+    uint64_t size = tsize(ty), off, old = 0;
+    if (!(ty->kind >= OXIDE_TYPE_I8 && ty->kind <= OXIDE_TYPE_I64) && !is_flt(ty))
+        return failf(I, in, "atomic adds of %s are not modelled", ty->name);
+    if (dt__read(I, in, s->a, size, &old))
+        return -1;
+    region *g = dt__resolve(I, in, s->a, size, &off);
+    uint64_t nv = is_flt(ty) ? fput(ty, fget(ty, old) + fget(ty, s->b)) : old + s->b;
+    memcpy(g->data + off, &nv, size);
+    if (g->tol && g->elem_size && t->tol[vidx(s->o[1])])
+        g->tol[off / g->elem_size] = t->tol[vidx(s->o[1])];
+    s->r = old;
+    return 0;
+}
+
 static int exec_memory(interp *I, thread *t, const oxide_inst *in, step *s) {
     switch (in->op) {
-    case OXIDE_OP_LOAD: return do_load(I, t, in, &s->r, &s->tol) ? -1 : 0;
+    case OXIDE_OP_LOAD: {
+        uint64_t v[2];
+        if (do_load(I, t, in, v, &s->tol))
+            return -1;
+        s->r = v[0];
+        s->r2 = v[1];
+        return 0;
+    }
+    case OXIDE_OP_ATOMIC_ADD: return do_atomic_add(I, t, in, s);
     case OXIDE_OP_STORE: return do_store(I, t, in);
     case OXIDE_OP_OFFSET: {
         uint64_t es = tsize(in->elem);
@@ -477,13 +557,42 @@ static int exec_math(interp *I, thread *t, const oxide_inst *in, step *s) {
         double m;
         if (s->fl && math1(in->op, rt->kind == OXIDE_TYPE_F32, fget(rt, a), &m)) {
             s->r = fput(rt, m);
-            s->tol = DT_MATH_ULPS;
+            s->tol = I->L->untracked_math ? 0 : DT_MATH_ULPS;
             break;
         }
         return failf(I, in, "not modelled by the interpreter");
     }
     }
     return 0;
+}
+
+/* The ops an approximate value may pass through (its tolerance goes with it). */
+static bool carries_tol(oxide_op op) {
+    switch (op) {
+    case OXIDE_OP_STORE:
+    case OXIDE_OP_SELECT:
+    case OXIDE_OP_FPEXT:
+    case OXIDE_OP_INSERT:
+    case OXIDE_OP_EXTRACT:
+    case OXIDE_OP_BITCAST:
+    case OXIDE_OP_ATOMIC_ADD: return true;
+    default: return false;
+    }
+}
+
+/* The ops that make f16 and bf16 values: the interpreter computes nothing in those types. */
+static bool moves_half(oxide_op op) {
+    switch (op) {
+    case OXIDE_OP_CONST:
+    case OXIDE_OP_LOAD:
+    case OXIDE_OP_SELECT:
+    case OXIDE_OP_EXTRACT:
+    case OXIDE_OP_BITCAST:
+    case OXIDE_OP_FPTRUNC:
+    case OXIDE_OP_SITOFP:
+    case OXIDE_OP_UITOFP: return true;
+    default: return false;
+    }
 }
 
 static int exec_inst(interp *I, thread *t, const oxide_inst *in) {
@@ -497,17 +606,22 @@ static int exec_inst(interp *I, thread *t, const oxide_inst *in) {
     for (uint32_t i = 0; i < in->noperands; i++)
         if (t->tol[vidx(o[i])]) {
             /* What a libdevice result may feed without its error growing out of our sight. */
-            if (in->op != OXIDE_OP_STORE && in->op != OXIDE_OP_SELECT && in->op != OXIDE_OP_FPEXT)
+            if (!carries_tol(in->op))
                 return failf(I, in, "uses an approximate math result; its error cannot be bounded");
             s.tol = t->tol[vidx(o[i])] > s.tol ? t->tol[vidx(o[i])] : s.tol;
         }
     if (s.rt && !tbits(s.rt))
         return failf(I, in, "results of type %s are not modelled", s.rt->name);
-    if (s.rt && (s.rt->kind == OXIDE_TYPE_F16 || s.rt->kind == OXIDE_TYPE_BF16))
-        return failf(I, in, "f16 and bf16 are not modelled");
+    if (s.rt && is_half(s.rt) && !moves_half(in->op))
+        return failf(I, in, "f16 and bf16 arithmetic is not modelled");
     s.fl = s.rt && is_flt(s.rt);
 
-    int rc = exec_ids(I, t, in, &s);
+    int rc = dt__exec_copy(I, t, in);
+    if (rc != OTHER_GROUP)
+        return rc;
+    rc = exec_ids(I, t, in, &s);
+    if (rc == OTHER_GROUP)
+        rc = exec_vector(I, t, in, &s);
     if (rc == OTHER_GROUP)
         rc = exec_arith(I, t, in, &s);
     if (rc == OTHER_GROUP)
@@ -520,7 +634,8 @@ static int exec_inst(interp *I, thread *t, const oxide_inst *in) {
         return rc;
     if (in->result) {
         uint32_t d = vidx(in->result);
-        R[d] = s.fl ? s.r : mask(s.r, s.w);
+        R[d] = s.w > 64 || s.fl ? s.r : mask(s.r, s.w);
+        R[d + 1] = s.w > 64 ? mask(s.r2, s.w - 64) : 0;
         t->tol[d] = s.tol;
     }
     return 0;
@@ -533,12 +648,12 @@ static int jump(interp *I, thread *t, const oxide_inst *in, const oxide_succ *s)
     if (s->nargs != dst->params.len)
         return failf(I, in, "passes %u arguments to ^%u, which takes %u", s->nargs, dst->index, dst->params.len);
     for (uint32_t i = 0; i < s->nargs; i++) {
-        I->argtmp[i] = t->regs[vidx(s->args[i])];
+        memcpy(&I->argtmp[SLOTS * i], &t->regs[vidx(s->args[i])], SLOTS * sizeof *I->argtmp);
         I->argtol[i] = t->tol[vidx(s->args[i])];
     }
     for (uint32_t i = 0; i < s->nargs; i++) {
         uint32_t d = vidx(dst->params.items[i]);
-        t->regs[d] = I->argtmp[i];
+        memcpy(&t->regs[d], &I->argtmp[SLOTS * i], SLOTS * sizeof *I->argtmp);
         t->tol[d] = I->argtol[i];
     }
     t->block = dst;
@@ -576,62 +691,16 @@ static int run_thread(interp *I, thread *t) {
         }
         case OXIDE_OP_RET: t->state = T_DONE; break;
         case OXIDE_OP_BARRIER: t->state = T_WAIT; break;
-        case OXIDE_OP_SHFL_IDX:
-        case OXIDE_OP_SHFL_UP:
-        case OXIDE_OP_SHFL_DOWN:
-        case OXIDE_OP_SHFL_XOR: t->state = T_SHFL; break;
         case OXIDE_OP_TRAP: return failf(I, in, "trap reached");
         case OXIDE_OP_UNREACHABLE: return failf(I, in, "unreachable reached");
         default:
+            if (dt__is_warp_op(in->op)) {
+                t->state = T_WARP;
+                break;
+            }
             if (exec_inst(I, t, in))
                 return -1;
             t->pc++;
-        }
-    }
-    return 0;
-}
-
-/* The shuffles every thread waits at, warp by warp, as PTX's shfl.sync computes them with a full
- * mask and full-warp segments: source lane j from the lane operand's low 5 bits (idx: it; up:
- * lane - it; down: lane + it; xor: lane ^ it), a j outside the warp reads the thread's own value. */
-static int resolve_shuffles(interp *I, thread *th, uint32_t nthreads) {
-    for (uint32_t w = 0; w * 32 < nthreads; w++) {
-        thread *t = &th[w * 32];
-        uint32_t n = 0;
-        for (uint32_t l = 0; l < 32 && w * 32 + l < nthreads; l++)
-            n += t[l].state == T_SHFL;
-        if (!n)
-            continue;
-        const oxide_inst *in = t[0].state == T_SHFL ? t[0].block->insts.items[t[0].pc] : NULL;
-        if (n != 32 || !in)
-            return failf(I, in,
-                         "a shuffle reached by %u of the 32 threads of warp %u (divergent, returned or a "
-                         "partial warp)",
-                         n, w);
-        for (uint32_t l = 1; l < 32; l++)
-            if (t[l].block->insts.items[t[l].pc] != in)
-                return failf(I, in, "lane %u of warp %u is at another shuffle", l, w);
-        if ((uint32_t)in->imm != 0xffffffffu)
-            return failf(I, in, "lane masks other than all lanes are not modelled");
-        uint32_t src = vidx(in->operands[0]), lane = vidx(in->operands[1]), dst = vidx(in->result);
-        uint64_t val[32];
-        uint8_t tol[32];
-        for (uint32_t l = 0; l < 32; l++) {
-            uint32_t b = (uint32_t)t[l].regs[lane] & 31, j;
-            switch (in->op) {
-            case OXIDE_OP_SHFL_IDX: j = b; break;
-            case OXIDE_OP_SHFL_UP: j = l >= b ? l - b : l; break;
-            case OXIDE_OP_SHFL_DOWN: j = l + b <= 31 ? l + b : l; break;
-            default: j = l ^ b; break;
-            }
-            val[l] = t[j].regs[src];
-            tol[l] = t[j].tol[src];
-        }
-        for (uint32_t l = 0; l < 32; l++) {
-            t[l].regs[dst] = val[l];
-            t[l].tol[dst] = tol[l];
-            t[l].state = T_RUN;
-            t[l].pc++;
         }
     }
     return 0;
@@ -643,9 +712,10 @@ static int run_block(interp *I, thread *th, uint32_t nthreads) {
         th[i].block = entry;
         th[i].pc = 0;
         th[i].state = T_RUN;
-        memset(th[i].tol, 0, I->nvals);
-        for (uint32_t p = 0; p < I->fn->params.len; p++) /* parameters: thread 0 holds them */
-            th[i].regs[p] = th[0].regs[p];
+        th[i].ncopies = th[i].groups = 0;
+        memset(th[i].tol, 0, (size_t)SLOTS * I->nvals);
+        /* parameters (numbered first): thread 0 holds them */
+        memcpy(th[i].regs, th[0].regs, (size_t)SLOTS * I->fn->params.len * sizeof *th[i].regs);
     }
     for (;;) {
         for (uint32_t i = 0; i < nthreads; i++)
@@ -654,12 +724,12 @@ static int run_block(interp *I, thread *th, uint32_t nthreads) {
         uint32_t done = 0, shfl = 0;
         for (uint32_t i = 0; i < nthreads; i++) {
             done += th[i].state == T_DONE;
-            shfl += th[i].state == T_SHFL;
+            shfl += th[i].state == T_WARP;
         }
         if (done == nthreads)
             return 0;
         if (shfl) { /* warps meet at shuffles first; barriers wait for them */
-            if (resolve_shuffles(I, th, nthreads))
+            if (dt__resolve_warps(I, th, nthreads))
                 return -1;
             continue;
         }
@@ -707,7 +777,7 @@ static int setup_and_run(interp *I, const dt_arg *args, size_t nargs) {
         oxide_block *bl = fn->blocks.items[b];
         maxargs = bl->params.len > maxargs ? bl->params.len : maxargs;
     }
-    if (!(I->argtmp = budget_alloc(I, (maxargs + 1) * 8)) || !(I->argtol = budget_alloc(I, maxargs + 1)))
+    if (!(I->argtmp = budget_alloc(I, (maxargs + 1) * SLOTS * 8)) || !(I->argtol = budget_alloc(I, maxargs + 1)))
         return -1;
 
     thread *th = I->threads = budget_alloc(I, nthreads * sizeof(thread));
@@ -715,7 +785,8 @@ static int setup_and_run(interp *I, const dt_arg *args, size_t nargs) {
         return -1;
     I->nthreads = nthreads;
     for (uint64_t i = 0; i < nthreads; i++) {
-        if (!(th[i].regs = budget_alloc(I, (size_t)I->nvals * 8 + 8)) || !(th[i].tol = budget_alloc(I, I->nvals + 1)))
+        if (!(th[i].regs = budget_alloc(I, ((size_t)I->nvals + 1) * SLOTS * 8)) ||
+            !(th[i].tol = budget_alloc(I, ((size_t)I->nvals + 1) * SLOTS)))
             return -1;
         th[i].tid[0] = (uint32_t)(i % L->block[0]);
         th[i].tid[1] = (uint32_t)(i / L->block[0] % L->block[1]);
@@ -724,14 +795,18 @@ static int setup_and_run(interp *I, const dt_arg *args, size_t nargs) {
     for (size_t a = 0; a < nargs; a++) {
         const oxide_iface_param *ip = fn->iface.items[a];
         uint32_t v = ip->first_value;
+        uint64_t *pr = &th[0].regs[SLOTS * v];
         if (ip->kind == OXIDE_PARAM_SCALAR) {
             if (args[a].is_buffer)
                 return failf(I, NULL, "@%s: argument %zu (%%%s) is a scalar, given a buffer", fn->name, a, ip->name);
             const oxide_value *pv = fn->params.items[v];
-            th[0].regs[v] = mask(args[a].bits, tbits(pv->type));
+            pr[0] = mask(args[a].bits, tbits(pv->type));
             continue;
         }
-        if (ip->kind != OXIDE_PARAM_SLICE && ip->kind != OXIDE_PARAM_PTR)
+        if (ip->kind == OXIDE_PARAM_TENSOR && (args[a].rank != ip->rank || !args[a].shape || !args[a].strides))
+            return failf(I, NULL, "@%s: argument %zu (%%%s) needs a tensor of rank %u", fn->name, a, ip->name,
+                         ip->rank);
+        if (ip->kind != OXIDE_PARAM_SLICE && ip->kind != OXIDE_PARAM_PTR && ip->kind != OXIDE_PARAM_TENSOR)
             return failf(I, NULL, "@%s: parameter %%%s: bytes and tma_desc parameters are not modelled", fn->name,
                          ip->name);
         if (!args[a].is_buffer || !args[a].buf)
@@ -742,9 +817,17 @@ static int setup_and_run(interp *I, const dt_arg *args, size_t nargs) {
         g->tol = bf->tol;
         g->elem_size = bf->elem_size;
         g->size = bf->len * bf->elem_size;
-        th[0].regs[v] = (uint64_t)(1 + a) << REGION_SHIFT;
+        pr[0] = (uint64_t)(1 + a) << REGION_SHIFT;
         if (ip->kind == OXIDE_PARAM_SLICE)
-            th[0].regs[v + 1] = bf->len;
+            pr[SLOTS] = bf->len;
+        /* the element pointer, then the shape and the strides: one value each */
+        if (ip->kind == OXIDE_PARAM_TENSOR) {
+            pr[0] += args[a].byte_offset;
+            for (uint32_t d = 0; d < ip->rank; d++) {
+                pr[SLOTS * (1 + d)] = (uint64_t)args[a].shape[d];
+                pr[SLOTS * (1 + ip->rank + d)] = (uint64_t)args[a].strides[d];
+            }
+        }
     }
     /* Global-space globals live for the launch; shared ones are reset for each block below. */
     for (uint32_t gi = 0; gi < mod->globals.len; gi++) {
@@ -804,10 +887,11 @@ int dt_interp_run(oxide_function *fn, const dt_launch *launch, const dt_arg *arg
     for (uint64_t i = 0; I.threads && i < I.nthreads; i++) {
         free(I.threads[i].regs);
         free(I.threads[i].tol);
+        free(I.threads[i].copies);
     }
     free(I.threads);
     free(I.regions);
     free(I.argtmp);
     free(I.argtol);
-    return rc;
+    return rc && I.unmodelled ? -2 : rc;
 }

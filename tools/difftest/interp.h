@@ -18,8 +18,18 @@
  *    and their results carry a tolerance in ulps (DT_MATH_ULPS), which a store records in the
  *    buffer's tolerance map so that the comparison knows which elements are approximate.
  *  - Bounded: step and memory limits; exceeding one is an error, never a hang.
- * Unsupported constructs (vectors, f16/bf16, i128, calls, atomics, warp ops other than shuffles)
- * are errors that name the op. */
+ *  - Vectors of up to 128 bits and i128 are values like any other (loads, stores, insert,
+ *    extract, bitcast). f16 and bf16 are bit patterns that only moves, compares and conversions
+ *    (fpext, fptrunc, int to float) touch; arithmetic on them is not modelled.
+ *  - Atomic adds are a read, an add and a write (threads run one at a time).
+ *  - Warp ops (shuffles, ldmatrix, mma.sync m16n8k16 f16/bf16) meet like a barrier of the warp:
+ *    each computes what PTX defines for the 32 lanes at once. mma accumulates in double and
+ *    rounds once (tensor cores round differently: compare dot results with a tolerance).
+ *  - cp.async copies read their source when issued and land in shared memory only at a
+ *    cp.async.wait_group that covers their group, so a read the wait does not cover sees the
+ *    old bytes, as it may on the GPU.
+ * Unsupported constructs (calls, other atomics and warp ops, wgmma, TMA) are errors that name the
+ * op. */
 #ifndef OXIDE_DIFFTEST_INTERP_H
 #define OXIDE_DIFFTEST_INTERP_H
 
@@ -44,7 +54,11 @@ typedef struct dt_buffer {
 typedef struct dt_arg {
     int is_buffer;
     uint64_t bits;  /* scalar: the value, zero-extended */
-    dt_buffer *buf; /* slice or ptr parameter */
+    dt_buffer *buf; /* slice, ptr or tensor parameter */
+    /* tensor parameter: the view of buf (strides in elements, any sign) */
+    uint32_t rank;
+    const int64_t *shape, *strides;
+    uint64_t byte_offset; /* of element [0, ..] in buf */
 } dt_arg;
 
 typedef struct dt_launch {
@@ -52,10 +66,14 @@ typedef struct dt_launch {
     uint32_t dyn_smem;
     uint64_t step_limit; /* instructions over all threads; 0: 100 million */
     uint64_t mem_limit;  /* bytes of interpreter state; 0: 256 MiB */
+    /* math results carry no tolerance (the caller has its own bound for them), so they may feed
+     * any op */
+    int untracked_math;
 } dt_launch;
 
 /* Run kernel fn (one per interface parameter in args) over the launch. Returns 0, or -1 with a
- * message in err naming the instruction (block index and op) and what went wrong. */
+ * message in err naming the instruction (block index and op) and what went wrong, or -2 (with
+ * the message) when the kernel uses what the interpreter does not model. */
 int dt_interp_run(oxide_function *fn, const dt_launch *launch, const dt_arg *args, size_t nargs, char *err,
                   size_t errlen);
 

@@ -13,6 +13,8 @@
 #include "bits.h"
 #include "buf.h"
 #include "driver.h"
+#include "interp.h"
+#include "ir.h"
 #include "tile_gen.h"
 
 typedef struct th_run {
@@ -190,6 +192,105 @@ static int compare(const tg_program *p, const th_run *want, uint8_t *const *got,
     return bad;
 }
 
+/* ---- --simt: the lowered program in the SIMT reference interpreter ---- */
+
+static const char *const simt_targets[] = {"sm_80", "sm_90a"};
+static uint64_t simt_runs, simt_unmodelled;
+static char simt_first_unmodelled[1200];
+
+/* The lowered kernel on a fresh fill of p's tensors, into h. Returns dt_interp_run's status (err
+ * says why), or -1 with err set when the lowering fails. */
+static int simt_run(oxide_context *ctx, const tg_program *p, const char *target, th_run *h, char *err, size_t errlen) {
+    const tg_program *one[1] = {p};
+    char *text = module_text(one, 1);
+    oxide_module *m = NULL, *low = NULL;
+    oxide_options *o = NULL;
+    int rc = -1;
+    dt_buffer bufs[TG_MAX_TENSORS] = {0};
+    if (fill(p, h) || !text || oxide_module_parse(ctx, text, strlen(text), &m) || oxide_options_create(&o) ||
+        oxide_options_set_target(o, target) || oxide_module_lower_tile(m, o, &low)) {
+        snprintf(err, errlen, "lowering for %s: %s", target, oxide_last_error());
+        goto out;
+    }
+    oxide_function *fn = NULL;
+    for (uint32_t i = 0; i < low->functions.len && !fn; i++)
+        if (!strcmp(((oxide_function *)low->functions.items[i])->name, p->name))
+            fn = low->functions.items[i];
+    dt_arg args[TG_MAX_TENSORS + 2];
+    size_t n = 0;
+    for (uint32_t i = 0; fn && i < p->ntensors; i++) {
+        const tg_tensor *t = &p->t[i];
+        uint32_t es = tg_elem_size(t->elem);
+        bufs[i] = (dt_buffer){h->buf[i], (uint64_t)t->storage, es, calloc((size_t)t->storage + 1, 1)};
+        if (!bufs[i].tol)
+            fn = NULL;
+        args[n++] = (dt_arg){.is_buffer = 1,
+                             .buf = &bufs[i],
+                             .rank = t->rank,
+                             .shape = t->dim,
+                             .strides = t->stride,
+                             .byte_offset = (uint64_t)t->base * es};
+    }
+    if (!fn) {
+        snprintf(err, errlen, "lowering for %s: no kernel %s, or out of memory", target, p->name);
+        goto out;
+    }
+    args[n++] = (dt_arg){.bits = (uint32_t)p->n};
+    args[n++] = (dt_arg){.bits = dt_b32(p->x)};
+    dt_launch L = {.grid = {p->grid[0], p->grid[1], p->grid[2]},
+                   .block = {fn->block[0], fn->block[1], fn->block[2]},
+                   .dyn_smem = fn->dyn_smem,
+                   .step_limit = 400000000,
+                   .mem_limit = 1ull << 30,
+                   .untracked_math = 1};
+    rc = dt_interp_run(fn, &L, args, n, err, errlen);
+out:
+    for (uint32_t i = 0; i < TG_MAX_TENSORS; i++)
+        free(bufs[i].tol);
+    oxide_options_destroy(o);
+    oxide_module_destroy(low);
+    oxide_module_destroy(m);
+    free(text);
+    return rc;
+}
+
+/* p lowered for each of simt_targets and run by the SIMT interpreter, compared with the tile
+ * interpreter's results want. A program using what that interpreter does not model is counted
+ * (simt_unmodelled), not failed. Returns the number of mismatches and errors (reported). */
+static int simt_check(oxide_context *ctx, const tg_program *p, const th_run *want) {
+    int bad = 0;
+    for (uint32_t k = 0; k < sizeof simt_targets / sizeof *simt_targets; k++) {
+        th_run h;
+        char err[1024], side[64];
+        double t0 = dt_now();
+        int rc = simt_run(ctx, p, simt_targets[k], &h, err, sizeof err);
+        dt_st.t_simt += dt_now() - t0;
+        simt_runs++;
+        if (rc == -2) {
+            if (!simt_unmodelled++)
+                snprintf(simt_first_unmodelled, sizeof simt_first_unmodelled, "seed %" PRIu64 " %s: %s", p->seed,
+                         simt_targets[k], err);
+        } else if (rc) {
+            char what[1100];
+            snprintf(what, sizeof what, "SIMT interpreter (%s): %s", simt_targets[k], err);
+            report(p, what);
+            bad++;
+        } else {
+            snprintf(side, sizeof side, "SIMT interpreter (%s)", simt_targets[k]);
+            bad += compare(p, want, h.buf, side) != 0;
+        }
+        unfill(p, &h);
+    }
+    return bad;
+}
+
+/* The summary line of --simt (this process's runs). */
+static void simt_summary(void) {
+    printf("difftile simt: %" PRIu64 " lowered runs (sm_80, sm_90a), %" PRIu64 " use what the SIMT interpreter does "
+           "not model%s%s\n",
+           simt_runs, simt_unmodelled, simt_unmodelled ? "; the first: " : "", simt_first_unmodelled);
+}
+
 static void cpu_range(oxide_context *ctx, const dt_opts *o, uint64_t first, uint32_t stride, dt_tally *t) {
     for (uint64_t i = first; i < o->count; i += stride) {
         tg_program p;
@@ -208,8 +309,11 @@ static void cpu_range(oxide_context *ctx, const dt_opts *o, uint64_t first, uint
             t->errors++;
         else if (interp_one(ctx, &p, &b))
             t->errors++;
-        else
+        else {
             t->mismatches += compare(&p, &a, b.buf, "second run") != 0;
+            if (o->simt)
+                t->mismatches += simt_check(ctx, &p, &a) != 0;
+        }
         unfill(&p, &a);
         unfill(&p, &b);
         tg_program_free(&p);
@@ -328,8 +432,11 @@ static void batch(oxide_context *ctx, const dt_opts *o, oxide_options *copts, ox
         t->programs++;
         if (interp_one(ctx, &ps[i], &hs[i]))
             t->errors++;
-        else
+        else {
+            if (o->simt)
+                t->mismatches += simt_check(ctx, &ps[i], &hs[i]) != 0;
             live[nl] = &ps[i], lh[nl++] = &hs[i];
+        }
     }
     char *text = nl ? module_text((const tg_program *const *)live, nl) : NULL;
     oxide_module *m = NULL;
@@ -344,7 +451,6 @@ static void batch(oxide_context *ctx, const dt_opts *o, oxide_options *copts, ox
         if (dev)
             gpu_batch(dev, ptx, ptx_len, live, lh, nl, t);
     }
-    (void)o;
     oxide_module_destroy(m);
     free(text);
     for (uint32_t i = 0; i < n; i++) {
@@ -358,6 +464,8 @@ int dt_tile_work(oxide_context *ctx, const dt_opts *o, oxide_device *dev, uint64
                  dt_tally *t) {
     if (!dev && !o->compile) {
         cpu_range(ctx, o, first, stride, t);
+        if (o->simt)
+            simt_summary();
         return 0;
     }
     oxide_options *copts;
@@ -376,6 +484,8 @@ int dt_tile_work(oxide_context *ctx, const dt_opts *o, oxide_device *dev, uint64
     free(ps);
     free(hs);
     oxide_options_destroy(copts);
+    if (o->simt)
+        simt_summary();
     return rc;
 }
 
