@@ -171,6 +171,31 @@ static LLVMValueRef iabs_scalar(lw *L, const oxide_inst *in, LLVMValueRef *args,
     return t == wt ? r : LLVMBuildTrunc(L->b, r, t, "");
 }
 
+/* Integer negation is not, then + 1, in asm LLVM cannot fold back into sub 0, x. ptxas (CUDA
+ * 13.0, sm_90 and sm_90a) fuses min(min(-a, -b), c) into one three-input VIMNMX3 that keeps only
+ * one of the two negations, so min(-a, b, c) is computed instead (found by the GPU difftile: an
+ * i32 tile negated, then reduced with min along the registers of each thread); it takes not + 1
+ * for what it is (LOP3 and an add it folds into the min), no negation. Narrow types work in 32
+ * bits, as iabs does. */
+static LLVMValueRef ineg_scalar(lw *L, const oxide_inst *in, LLVMValueRef *args, unsigned n, LLVMTypeRef t) {
+    (void)n;
+    unsigned w = LLVMGetIntTypeWidth(t);
+    if (w > 64)
+        return LLVMBuildNeg(L->b, args[0], "");
+    LLVMTypeRef wt = w == 64 ? L->ti64 : L->ti32;
+    LLVMValueRef arg[1] = {t == wt ? args[0] : LLVMBuildSExt(L->b, args[0], wt, "")};
+    asm_spec neg = {w == 64 ? "not.b64 $0, $1;\n\tadd.s64 $0, $0, 1;" : "not.b32 $0, $1;\n\tadd.s32 $0, $0, 1;",
+                    wt,
+                    arg,
+                    1,
+                    false,
+                    false,
+                    false,
+                    in};
+    LLVMValueRef r = emit_asm(L, &neg);
+    return !r || t == wt ? r : LLVMBuildTrunc(L->b, r, t, "");
+}
+
 /* Scalar float work done in f32 (f16/bf16 always; f64 only where f32 is all there is). */
 static LLVMValueRef widen(lw *L, LLVMValueRef v) {
     return LLVMTypeOf(v) == L->tf32 ? v : LLVMBuildFPCast(L->b, v, L->tf32, "");
@@ -741,7 +766,11 @@ static LLVMValueRef lower_value_op(lw *L, const oxide_inst *in, LLVMValueRef *op
         lw_fp_flags(L, r);
         break;
     case OXIDE_OP_NEG:
-        r = is_float_type(rt) ? LLVMBuildFNeg(b, ops[0], "") : LLVMBuildNeg(b, ops[0], "");
+        if (!is_float_type(rt)) {
+            r = per_element(L, in, ops, 1, rt, ineg_scalar);
+            break;
+        }
+        r = LLVMBuildFNeg(b, ops[0], "");
         lw_fp_flags(L, r);
         break;
     case OXIDE_OP_AND: r = LLVMBuildAnd(b, ops[0], ops[1], ""); break;
