@@ -152,6 +152,25 @@ static LLVMValueRef per_element(lw *L, const oxide_inst *in, LLVMValueRef *args,
     return r;
 }
 
+/* -x for an i32 or i64 x: not, then + 1, in asm LLVM cannot fold back into sub 0, x. ptxas (CUDA
+ * 13.0, sm_90 and sm_90a) fuses min(min(-a, -b), c) into one three-input VIMNMX3 that keeps only
+ * one of the two negations, so min(-a, b, c) is computed instead (found by the GPU difftile: an
+ * i32 tile negated, then reduced with min along the registers of each thread); it takes not + 1
+ * for what it is (LOP3 and an add it folds into the min), no negation modifier. */
+static LLVMValueRef opaque_neg(lw *L, const oxide_inst *in, LLVMValueRef x) {
+    bool wide = LLVMTypeOf(x) == L->ti64;
+    LLVMValueRef arg[1] = {x};
+    asm_spec neg = {wide ? "not.b64 $0, $1;\n\tadd.s64 $0, $0, 1;" : "not.b32 $0, $1;\n\tadd.s32 $0, $0, 1;",
+                    LLVMTypeOf(x),
+                    arg,
+                    1,
+                    false,
+                    false,
+                    false,
+                    in};
+    return emit_asm(L, &neg);
+}
+
 /* iabs wraps (|MIN| is MIN). ptxas treats the result of PTX abs.sN as non-negative and folds a
  * later sign extension or signed conversion of MIN into an unsigned one (found by the GPU
  * difftest), so abs.sN is never emitted: the negation is opaque asm and the choice a select,
@@ -159,40 +178,23 @@ static LLVMValueRef per_element(lw *L, const oxide_inst *in, LLVMValueRef *args,
  * the same wrapped result. */
 static LLVMValueRef iabs_scalar(lw *L, const oxide_inst *in, LLVMValueRef *args, unsigned n, LLVMTypeRef t) {
     (void)n;
-    bool wide = LLVMGetIntTypeWidth(t) == 64;
-    LLVMTypeRef wt = wide ? L->ti64 : L->ti32;
+    LLVMTypeRef wt = LLVMGetIntTypeWidth(t) == 64 ? L->ti64 : L->ti32;
     LLVMValueRef x = t == wt ? args[0] : LLVMBuildSExt(L->b, args[0], wt, "");
-    LLVMValueRef arg[1] = {x};
-    asm_spec neg = {wide ? "neg.s64 $0, $1;" : "neg.s32 $0, $1;", wt, arg, 1, false, false, false, in};
-    LLVMValueRef m = emit_asm(L, &neg);
+    LLVMValueRef m = opaque_neg(L, in, x);
     if (!m)
         return NULL;
     LLVMValueRef r = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntSLT, x, LLVMConstInt(wt, 0, 0), ""), m, x, "");
     return t == wt ? r : LLVMBuildTrunc(L->b, r, t, "");
 }
 
-/* Integer negation is not, then + 1, in asm LLVM cannot fold back into sub 0, x. ptxas (CUDA
- * 13.0, sm_90 and sm_90a) fuses min(min(-a, -b), c) into one three-input VIMNMX3 that keeps only
- * one of the two negations, so min(-a, b, c) is computed instead (found by the GPU difftile: an
- * i32 tile negated, then reduced with min along the registers of each thread); it takes not + 1
- * for what it is (LOP3 and an add it folds into the min), no negation. Narrow types work in 32
- * bits, as iabs does. */
+/* Integer negation, through opaque_neg; narrow types in 32 bits, as iabs. */
 static LLVMValueRef ineg_scalar(lw *L, const oxide_inst *in, LLVMValueRef *args, unsigned n, LLVMTypeRef t) {
     (void)n;
     unsigned w = LLVMGetIntTypeWidth(t);
     if (w > 64)
         return LLVMBuildNeg(L->b, args[0], "");
     LLVMTypeRef wt = w == 64 ? L->ti64 : L->ti32;
-    LLVMValueRef arg[1] = {t == wt ? args[0] : LLVMBuildSExt(L->b, args[0], wt, "")};
-    asm_spec neg = {w == 64 ? "not.b64 $0, $1;\n\tadd.s64 $0, $0, 1;" : "not.b32 $0, $1;\n\tadd.s32 $0, $0, 1;",
-                    wt,
-                    arg,
-                    1,
-                    false,
-                    false,
-                    false,
-                    in};
-    LLVMValueRef r = emit_asm(L, &neg);
+    LLVMValueRef r = opaque_neg(L, in, t == wt ? args[0] : LLVMBuildSExt(L->b, args[0], wt, ""));
     return !r || t == wt ? r : LLVMBuildTrunc(L->b, r, t, "");
 }
 
