@@ -732,7 +732,7 @@ static void number(tl *T) {
     T->nvals = id;
 }
 
-static uint64_t smem_limit(unsigned sm) {
+uint64_t tl_smem_limit(unsigned sm) {
     /* the most dynamic shared memory one block may opt in to (CUDA's per-architecture table) */
     return sm >= 90 ? 232448 : sm == 80 || sm == 87 ? 166912 : 101376;
 }
@@ -750,7 +750,7 @@ oxide_status tl_emit_kernel(tl *T) {
     memset(T->scal, 0, (T->nvals + 1) * sizeof *T->scal);
     memset(T->tensors, 0, (T->src->params.len + 1) * sizeof *T->tensors);
     oxide_status st;
-    if ((st = tl_plan_wgmma(T)) || (st = tl_assign(T)))
+    if ((st = tl_plan_wgmma(T)) || (st = tl_plan_mma_smem(T)) || (st = tl_assign(T)))
         return st;
     T->smem_need = T->smem_fixed;
     /* registers per thread: refuse what cannot run before building it */
@@ -788,11 +788,12 @@ oxide_status tl_emit_kernel(tl *T) {
     }
     if (T->st)
         return T->st;
-    if (T->smem_need > smem_limit(T->opts->sm)) {
+    if (T->smem_need > tl_smem_limit(T->opts->sm)) {
         T->at = T->smem_who;
         return tl_fail(T, OXIDE_ERROR_UNSUPPORTED,
                        "needs %llu bytes of shared memory; %s allows %llu per block (use smaller tiles)",
-                       (unsigned long long)T->smem_need, T->opts->target, (unsigned long long)smem_limit(T->opts->sm));
+                       (unsigned long long)T->smem_need, T->opts->target,
+                       (unsigned long long)tl_smem_limit(T->opts->sm));
     }
     T->at = NULL;
     if ((st = oxide_kernel_set_dyn_smem(T->k, (uint32_t)T->smem_need)) ||

@@ -7,6 +7,7 @@
  *   emit.c     the SIMT kernel: parameters, blocks, scalar ops, elementwise ops, control flow
  *   emit_mem.c loads, stores, atomic adds, and layout conversions through shared memory
  *   emit_dot.c tile.dot as mma.sync on fragments read with ldmatrix
+ *   emit_mma_smem.c which of those dots take their operands straight from shared memory
  *   emit_wgmma.c tile.dot as wgmma from shared memory (sm_90a)
  *   pipeline.c shared-memory operand tiles, their cp.async copies, pipelined loops
  *   emit_red.c reductions (registers, then shuffles, then shared memory) and shape ops
@@ -204,8 +205,10 @@ void tl_emit_inst(tl *T, const oxide_inst *in); /* emit.c: one non-terminator */
 void tl_emit_dot_wgmma(tl *T, const oxide_inst *in);
 
 /* ---- pipeline.c: shared-memory operand tiles and pipelined loops (for the dot paths) ---- */
-/* Puts the smem loads of counted loops in rings (tl_val.pipe; after the smem marks). */
+/* Puts the smem loads of counted loops in rings (tl_val.pipe; after the smem marks) of the
+ * kernel's stages hint, or of stages (< 2: none). */
 oxide_status tl_plan_pipes(tl *T);
+oxide_status tl_plan_pipes_n(tl *T, uint32_t stages);
 /* Takes a dot's operand loads (la NULL: A from registers) out of rings they cannot share. */
 void tl_pipe_pair(tl *T, const oxide_inst *dot, const oxide_inst *la, const oxide_inst *lb);
 /* Offsets of the smem loads' tiles in the reserved region; sets T->smem_fixed. */
@@ -219,6 +222,19 @@ void tl_emit_pipe_drain(tl *T, const oxide_block *b);
 /* The swizzled tile of load's in ring slot stage (i32), and the slot of iteration now + d. */
 oxide_value *tl_ring_slot(tl *T, const oxide_inst *load, oxide_value *stage);
 oxide_value *tl_pipe_stage(tl *T, const tl_pipe *p, uint32_t d);
+/* The ring slots a dot reads its operand tiles from (la NULL: A from registers), after waiting
+ * for this thread's copies of them (a later iteration's may still fly); a barrier must follow. */
+void tl_dot_slots(tl *T, const oxide_inst *la, const oxide_inst *lb, oxide_value **abase, oxide_value **bbase);
+/* Byte offset in a swizzled R-row tile of the 16-byte chunk cq (i32) of row r (i32). */
+oxide_value *tl_swizzle_at(tl *T, oxide_value *r, oxide_value *cq, uint32_t R);
+
+/* ---- emit_mma_smem.c: the general path's dot operands in shared memory ---- */
+/* Marks the loads that feed general-path dots only as smem tiles (after tl_plan_wgmma, when it
+ * chose none), with rings in counted loops sized to the target's shared memory. */
+oxide_status tl_plan_mma_smem(tl *T);
+/* The load behind a general-path dot operand that lives in shared memory, or NULL. */
+const oxide_inst *tl_mma_smem_load(tl *T, const oxide_value *operand);
+uint64_t tl_smem_limit(unsigned sm); /* emit.c: dynamic shared memory a block may have */
 
 /* ---- emit_red.c ---- */
 void tl_emit_reduce(tl *T, const oxide_inst *in);

@@ -125,6 +125,10 @@ static bool find_loop(tl *T, const oxide_inst *load, tl_pipe *p) {
 oxide_status tl_plan_pipes(tl *T) {
     uint32_t stages;
     oxide_tile_kernel_get_hint(T->src, OXIDE_TILE_HINT_STAGES, &stages);
+    return tl_plan_pipes_n(T, stages);
+}
+
+oxide_status tl_plan_pipes_n(tl *T, uint32_t stages) {
     if (stages < 2)
         return OXIDE_OK;
     const oxide_function *fn = T->src;
@@ -217,7 +221,7 @@ void tl_emit_smem_region(tl *T) {
 
 /* Byte offset, in the swizzled layout, of the 16-byte chunk cq (8 elements along the contiguous
  * dim, cq < C/8) of row r of an R-row tile. */
-static oxide_value *chunk_at(tl *T, oxide_value *r, oxide_value *cq, uint32_t R) {
+oxide_value *tl_swizzle_at(tl *T, oxide_value *r, oxide_value *cq, uint32_t R) {
     oxide_value *atom =
         tl_op2(T, OXIDE_OP_MUL, tl_op2(T, OXIDE_OP_LSHR, cq, tl_int(T, T->ti32, 3)), tl_int(T, T->ti32, R * 128));
     oxide_value *c = tl_op2(T, OXIDE_OP_XOR, tl_op2(T, OXIDE_OP_AND, cq, tl_int(T, T->ti32, 7)),
@@ -278,7 +282,7 @@ static void copy_tile(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value
             oxide_value *q = tl_op2(T, OXIDE_OP_ADD, T->tid, tl_int(T, T->ti32, j * T->threads));
             oxide_value *r = tl_op2(T, OXIDE_OP_LSHR, q, tl_int(T, T->ti32, tl_bits(cpr)));
             oxide_value *cq = tl_op2(T, OXIDE_OP_AND, q, tl_int(T, T->ti32, cpr - 1));
-            oxide_value *at = tl_smem_elem(T, dst, chunk_at(T, r, cq, R), T->ti8);
+            oxide_value *at = tl_smem_elem(T, dst, tl_swizzle_at(T, r, cq, R), T->ti8);
             oxide_value *row = tl_op2(T, OXIDE_OP_ADD, row0, tl_cast(T, OXIDE_OP_ZEXT, r, T->ti64));
             oxide_value *col = tl_op2(
                 T, OXIDE_OP_ADD, col0,
@@ -419,6 +423,16 @@ void tl_emit_pipe_prologue(tl *T, const oxide_block *b) {
             }
         }
     }
+}
+
+void tl_dot_slots(tl *T, const oxide_inst *la, const oxide_inst *lb, oxide_value **abase, oxide_value **bbase) {
+    const tl_val *xa = la ? tl_val_of(T, la->result) : NULL, *xb = tl_val_of(T, lb->result);
+    int8_t k = xa && xa->pipe >= 0 ? xa->pipe : xb->pipe;
+    const tl_pipe *p = k >= 0 ? &T->pipes[k] : NULL;
+    oxide_value *now = p ? tl_pipe_stage(T, p, 0) : NULL, *first = tl_int(T, T->ti32, 0);
+    *abase = la ? tl_ring_slot(T, la, xa->pipe >= 0 ? now : first) : NULL;
+    *bbase = tl_ring_slot(T, lb, xb->pipe >= 0 ? now : first);
+    tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, p ? (int64_t)((p->stages - 1) * p->nloads) : 0, NULL, NULL, 0);
 }
 
 void tl_emit_pipe_drain(tl *T, const oxide_block *b) {

@@ -20,9 +20,9 @@
  * 77 --gpu without a GPU (after the interpreter-side checks).
  * --tile runs tile programs instead (tile_gen.h, tile_run.c) through the same workers and summary;
  * --tile --json prints each program's structure as one JSON line (for the NumPy evaluator);
- * --tile --simt also lowers each program to SIMT IR for sm_80 and sm_90a and runs that in the
+ * --tile --simt also lowers each program to SIMT IR for sm_80, sm_89 and sm_90a and runs that in the
  * reference interpreter (interp.h), compared with the tile interpreter: the lowering checked
- * without a GPU. */
+ * without a GPU; --tile --dot runs blocked matmuls (tile_dot.c) instead of tile_gen.c's programs. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -613,7 +613,7 @@ static void usage(void) {
     fprintf(stderr,
             "usage: oxide-difftest [--seed S] [--count N] [--gpu | --compile] [--batch B] [--jobs J] [--opt 0-3] "
             "[--target SM]\n       oxide-difftest --print SEED\n       oxide-difftest --tile [the same options] "
-            "[--simt] | --tile --print SEED | --tile --json\n");
+            "[--simt] [--dot] | --tile --print SEED | --tile --json\n");
 }
 
 static bool num(const char *s, uint64_t *out) {
@@ -650,11 +650,12 @@ static int parse_args(int argc, char **argv, opts *o, bool *json) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--gpu") || !strcmp(a, "--compile") || !strcmp(a, "--tile") || !strcmp(a, "--json") ||
-            !strcmp(a, "--simt")) {
+            !strcmp(a, "--simt") || !strcmp(a, "--dot")) {
             *(a[2] == 'g'   ? &o->gpu
               : a[2] == 'c' ? &o->compile
               : a[2] == 't' ? &o->tile
               : a[2] == 's' ? &o->simt
+              : a[2] == 'd' ? &o->dot
                             : json) = true;
             continue;
         }
@@ -683,7 +684,7 @@ static int parse_args(int argc, char **argv, opts *o, bool *json) {
         else if (!strcmp(a, "--opt") && v <= 3)
             o->opt_level = (int)v;
         else if (!strcmp(a, "--print"))
-            return o->tile ? dt_tile_print(v, 1, false) : print_program(v);
+            return o->tile ? dt_tile_print(v, 1, false, o->dot) : print_program(v);
         else {
             usage();
             return 2;
@@ -811,13 +812,13 @@ static int summary(const opts *o, const tally *total, double wall, int failures,
 }
 
 int main(int argc, char **argv) {
-    opts o = {1, 1000, 64, 1, false, false, 3, NULL, false, false};
+    opts o = {1, 1000, 64, 1, false, false, 3, NULL, false, false, false};
     bool json = false;
     int rc = parse_args(argc, argv, &o, &json);
     if (rc >= 0)
         return rc;
     if (json)
-        return o.tile ? dt_tile_print(o.seed, o.count, true) : 2;
+        return o.tile ? dt_tile_print(o.seed, o.count, true, o.dot) : 2;
 
     double t0 = now();
     int failures = 0;

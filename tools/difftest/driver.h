@@ -16,6 +16,7 @@ typedef struct dt_opts {
     const char *target;
     bool tile; /* --tile: tile programs (tile_gen.h) instead of SIMT ones */
     bool simt; /* --tile --simt: also lower each program and run it in the SIMT interpreter */
+    bool dot;  /* --tile --dot: blocked matmuls (tile_dot.c) instead of tile_gen.c's programs */
 } dt_opts;
 
 typedef struct dt_tally {
@@ -38,6 +39,6 @@ bool dt_report_full(void);
 int dt_tile_work(oxide_context *ctx, const dt_opts *o, oxide_device *dev, uint64_t first, uint32_t stride, dt_tally *t);
 /* --tile --print S (the kernel text and its launch) and --tile --json (one line per program, for
  * the NumPy evaluator). Returns the exit status. */
-int dt_tile_print(uint64_t seed, uint64_t count, bool json);
+int dt_tile_print(uint64_t seed, uint64_t count, bool json, bool dot);
 
 #endif

@@ -433,6 +433,9 @@ static int exec_cast(interp *I, const oxide_inst *in, step *s) {
             r = rt->kind == OXIDE_TYPE_F32 ? dt_b32((float)mask(a, ow)) : dt_b64((double)mask(a, ow));
         break;
     case OXIDE_OP_PTRTOINT:
+        /* to a narrower integer: the low bits of the offset (what an alignment test reads) */
+        r = a;
+        break;
     case OXIDE_OP_INTTOPTR:
     case OXIDE_OP_ADDRSPACECAST:
         if (ow != w)
@@ -528,7 +531,7 @@ static int exec_memory(interp *I, thread *t, const oxide_inst *in, step *s) {
         s->r = (uint64_t)(I->first_global + g) << REGION_SHIFT;
         return 0;
     }
-    case OXIDE_OP_DYN_SMEM: s->r = (uint64_t)I->dyn_region << REGION_SHIFT; return 0;
+    case OXIDE_OP_DYN_SMEM: s->r = (uint64_t)I->dyn_region << REGION_SHIFT | DYN_SMEM_AT; return 0;
     case OXIDE_OP_FENCE: return 0;
     default: return OTHER_GROUP;
     }
@@ -845,7 +848,7 @@ static int setup_and_run(interp *I, const dt_arg *args, size_t nargs) {
             memcpy(g->data, gl->init, gl->init_size < g->size ? gl->init_size : g->size);
     }
     region *dyn = &I->regions[I->dyn_region];
-    dyn->size = L->dyn_smem;
+    dyn->size = (uint64_t)L->dyn_smem + DYN_SMEM_AT;
     dyn->is_shared = true;
     if (!(dyn->data = budget_alloc(I, dyn->size)) || !(dyn->written = budget_alloc(I, dyn->size)))
         return -1;

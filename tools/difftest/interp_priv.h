@@ -13,6 +13,10 @@
 #define REGION_SHIFT 40
 #define OFFSET_MASK ((1ull << REGION_SHIFT) - 1)
 
+/* Where dynamic shared memory starts in its region: 16-byte aligned only, as it may be on the GPU,
+ * so that code aligning it further is tested. */
+#define DYN_SMEM_AT 16u
+
 /* Each value takes two 64-bit slots (a 128-bit vector both, anything else the first). */
 #define SLOTS 2
 

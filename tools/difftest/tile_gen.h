@@ -65,6 +65,8 @@ typedef struct tg_program {
 
 /* Generate the program of seed, its kernel named name. Returns 0, -1 on out of memory. */
 int tg_generate(uint64_t seed, const char *name, tg_program *p);
+/* A blocked matmul instead (tile_dot.c: operands big enough for shared-memory staging). */
+int tg_generate_dot(uint64_t seed, const char *name, tg_program *p);
 void tg_program_free(tg_program *p);
 uint32_t tg_elem_size(tg_elem e);
 const char *tg_elem_name(tg_elem e);

@@ -194,7 +194,7 @@ static int compare(const tg_program *p, const th_run *want, uint8_t *const *got,
 
 /* ---- --simt: the lowered program in the SIMT reference interpreter ---- */
 
-static const char *const simt_targets[] = {"sm_80", "sm_90a"};
+static const char *const simt_targets[] = {"sm_80", "sm_89", "sm_90a"};
 static uint64_t simt_runs, simt_unmodelled;
 static char simt_first_unmodelled[1200];
 
@@ -286,7 +286,7 @@ static int simt_check(oxide_context *ctx, const tg_program *p, const th_run *wan
 
 /* The summary line of --simt (this process's runs). */
 static void simt_summary(void) {
-    printf("difftile simt: %" PRIu64 " lowered runs (sm_80, sm_90a), %" PRIu64 " use what the SIMT interpreter does "
+    printf("difftile simt: %" PRIu64 " lowered runs (sm_80, sm_89, sm_90a), %" PRIu64 " use what the SIMT interpreter does "
            "not model%s%s\n",
            simt_runs, simt_unmodelled, simt_unmodelled ? "; the first: " : "", simt_first_unmodelled);
 }
@@ -297,7 +297,7 @@ static void cpu_range(oxide_context *ctx, const dt_opts *o, uint64_t first, uint
         char name[32];
         snprintf(name, sizeof name, "k%" PRIu64, o->seed + i);
         double t0 = dt_now();
-        if (tg_generate(o->seed + i, name, &p)) {
+        if ((o->dot ? tg_generate_dot : tg_generate)(o->seed + i, name, &p)) {
             t->errors++;
             continue;
         }
@@ -424,7 +424,7 @@ static void batch(oxide_context *ctx, const dt_opts *o, oxide_options *copts, ox
         char name[32];
         snprintf(name, sizeof name, "k%" PRIu64, first + i);
         double t0 = dt_now();
-        if (tg_generate(first + i, name, &ps[i])) {
+        if ((o->dot ? tg_generate_dot : tg_generate)(first + i, name, &ps[i])) {
             t->errors++;
             continue;
         }
@@ -489,12 +489,12 @@ int dt_tile_work(oxide_context *ctx, const dt_opts *o, oxide_device *dev, uint64
     return rc;
 }
 
-int dt_tile_print(uint64_t seed, uint64_t count, bool json) {
+int dt_tile_print(uint64_t seed, uint64_t count, bool json, bool dot) {
     for (uint64_t i = 0; i < count; i++) {
         tg_program p;
         char name[32];
         snprintf(name, sizeof name, "k%" PRIu64, seed + i);
-        if (tg_generate(seed + i, name, &p))
+        if ((dot ? tg_generate_dot : tg_generate)(seed + i, name, &p))
             return 1;
         if (json)
             printf("%s\n", p.json);
