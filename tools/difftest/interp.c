@@ -598,6 +598,20 @@ static bool moves_half(oxide_op op) {
     }
 }
 
+/* The ops that take or make values wider than 64 bits: moves, not arithmetic. */
+static bool moves_wide(oxide_op op) {
+    switch (op) {
+    case OXIDE_OP_CONST:
+    case OXIDE_OP_LOAD:
+    case OXIDE_OP_STORE:
+    case OXIDE_OP_SELECT:
+    case OXIDE_OP_EXTRACT:
+    case OXIDE_OP_INSERT:
+    case OXIDE_OP_BITCAST: return true;
+    default: return false;
+    }
+}
+
 static int exec_inst(interp *I, thread *t, const oxide_inst *in) {
     uint64_t *R = t->regs;
     const oxide_value *const *o = (const oxide_value *const *)in->operands;
@@ -617,6 +631,8 @@ static int exec_inst(interp *I, thread *t, const oxide_inst *in) {
         return failf(I, in, "results of type %s are not modelled", s.rt->name);
     if (s.rt && is_half(s.rt) && !moves_half(in->op))
         return failf(I, in, "f16 and bf16 arithmetic is not modelled");
+    if ((s.w > 64 || s.ow > 64) && !moves_wide(in->op))
+        return failf(I, in, "arithmetic on values wider than 64 bits is not modelled");
     s.fl = s.rt && is_flt(s.rt);
 
     int rc = dt__exec_copy(I, t, in);
