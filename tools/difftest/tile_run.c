@@ -286,7 +286,8 @@ static int simt_check(oxide_context *ctx, const tg_program *p, const th_run *wan
 
 /* The summary line of --simt (this process's runs). */
 static void simt_summary(void) {
-    printf("difftile simt: %" PRIu64 " lowered runs (sm_80, sm_89, sm_90a), %" PRIu64 " use what the SIMT interpreter does "
+    printf("difftile simt: %" PRIu64 " lowered runs (sm_80, sm_89, sm_90a), %" PRIu64
+           " use what the SIMT interpreter does "
            "not model%s%s\n",
            simt_runs, simt_unmodelled, simt_unmodelled ? "; the first: " : "", simt_first_unmodelled);
 }
