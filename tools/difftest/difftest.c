@@ -268,6 +268,68 @@ static const hand_case hand_cases[] = {
      {4, 3, 6, 5, 8, 7, 10, 9},
      8,
      NULL},
+    {"vectors: insert, extract, bitcast, a 16-byte store read back by elements",
+     "module @h\n\nglobal @sh : array<4 x i32> shared align 16\n\nkernel @k(%out: slice<mut i64>) {\n^0:\n"
+     "  %z = const {value=0} : i128\n  %v0 = bitcast %z : vec<4 x i32>\n  %a = const {value=7} : i32\n"
+     "  %b = const {value=-9} : i32\n  %v1 = insert %v0, %a {imm=1} : vec<4 x i32>\n"
+     "  %v2 = insert %v1, %b {imm=3} : vec<4 x i32>\n  %s = global.addr {sym=@sh} : ptr.shared\n"
+     "  store %v2, %s {align=16}\n  %three = const {value=3} : i64\n  %p3 = offset %s, %three {elem=i32} : ptr.shared\n"
+     "  %e3 = load %p3 : i32\n  %e1 = extract %v2 {imm=1} : i32\n  %w = bitcast %v2 : i128\n"
+     "  %wt = trunc %w : i64\n  %x3 = sext %e3 : i64\n  %x1 = sext %e1 : i64\n  store %x3, %out\n"
+     "  %one = const {value=1} : i64\n  %q1 = offset %out, %one {elem=i64} : ptr.global\n  store %x1, %q1\n"
+     "  %two = const {value=2} : i64\n  %q2 = offset %out, %two {elem=i64} : ptr.global\n  store %wt, %q2\n  ret\n}\n",
+     1,
+     1,
+     /* the low 64 bits of the vector: element 1 (7) above element 0 (0) */
+     {-9, 7, 7ll << 32},
+     3,
+     NULL},
+    {"f16 and bf16: rounding to nearest even and back",
+     "module @h\n\nkernel @k(%out: slice<mut i64>) {\n^0:\n  %f = const {value=1.1} : f32\n"
+     "  %h = fptrunc %f : f16\n  %g = fptrunc %f : bf16\n  %hb = bitcast %h : i16\n  %gb = bitcast %g : i16\n"
+     "  %h64 = zext %hb : i64\n  %g64 = zext %gb : i64\n  %back = fpext %h : f32\n  %bb = bitcast %back : i32\n"
+     "  %b64 = zext %bb : i64\n  store %h64, %out\n  %one = const {value=1} : i64\n"
+     "  %q1 = offset %out, %one {elem=i64} : ptr.global\n  store %g64, %q1\n  %two = const {value=2} : i64\n"
+     "  %q2 = offset %out, %two {elem=i64} : ptr.global\n  store %b64, %q2\n  ret\n}\n",
+     1,
+     1,
+     /* 1.1f = 0x3f8ccccd: f16 0x3c66 (1.099609375 = 0x3f8cc000 back in f32), bf16 0x3f8d */
+     {0x3c66, 0x3f8d, 0x3f8cc000},
+     3,
+     NULL},
+    {"cp.async lands at the wait that covers it, not before",
+     "module @h\n\nglobal @sh : array<2 x i64> shared align 16\n\nkernel @k(%out: slice<mut i64>) {\n^0:\n"
+     "  %s = global.addr {sym=@sh} : ptr.shared\n  %old = const {value=5} : i64\n  store %old, %s\n"
+     "  %new = const {value=42} : i64\n  %one = const {value=1} : i64\n"
+     "  %g = offset %out, %one {elem=i64} : ptr.global\n  store %new, %g\n  cp.async.ca %s, %g {imm=8}\n"
+     "  cp.async.commit_group\n  %before = load %s : i64\n  cp.async.wait_group {imm=1}\n"
+     "  %kept = load %s : i64\n  cp.async.wait_group {imm=0}\n  %after = load %s : i64\n  store %before, %out\n"
+     "  %two = const {value=2} : i64\n  %q2 = offset %out, %two {elem=i64} : ptr.global\n  store %kept, %q2\n"
+     "  %three = const {value=3} : i64\n  %q3 = offset %out, %three {elem=i64} : ptr.global\n"
+     "  store %after, %q3\n  ret\n}\n",
+     1,
+     1,
+     {5, 42, 5, 42},
+     4,
+     NULL},
+    {"ldmatrix and ldmatrix.trans of one 8x8 matrix",
+     "module @h\n\nglobal @sh : array<64 x i16> shared align 16\n\nkernel @k(%out: slice<mut i64>) {\n^0:\n"
+     "  %t = tid.x : i32\n  %s = global.addr {sym=@sh} : ptr.shared\n  %two = const {value=2} : i32\n"
+     "  %i0 = mul %t, %two : i32\n  %one = const {value=1} : i32\n  %i1 = add %i0, %one : i32\n"
+     "  %e0 = trunc %i0 : i16\n  %e1 = trunc %i1 : i16\n  %p0 = offset %s, %i0 {elem=i16} : ptr.shared\n"
+     "  %p1 = offset %s, %i1 {elem=i16} : ptr.shared\n  store %e0, %p0\n  store %e1, %p1\n  barrier\n"
+     "  %seven = const {value=7} : i32\n  %r = and %t, %seven : i32\n  %eight = const {value=8} : i32\n"
+     "  %ro = mul %r, %eight : i32\n  %row = offset %s, %ro {elem=i16} : ptr.shared\n"
+     "  %m = ldmatrix %row : i32\n  %mt = ldmatrix.trans %row : i32\n  %five = const {value=5} : i32\n"
+     "  %c = icmp %t, %five {pred=eq} : i1\n  cond_br %c, ^1, ^2\n^1:\n  %m64 = zext %m : i64\n"
+     "  %mt64 = zext %mt : i64\n  store %m64, %out\n  %k1 = const {value=1} : i64\n"
+     "  %q1 = offset %out, %k1 {elem=i64} : ptr.global\n  store %mt64, %q1\n  br ^2\n^2:\n  ret\n}\n",
+     32,
+     1,
+     /* element (r, c) = 8r + c; lane 5: row 1, columns 2 and 3; transposed: rows 2 and 3 of column 1 */
+     {10 | 11 << 16, 17 | 25 << 16},
+     2,
+     NULL},
     {"division by zero is an error",
      "module @h\n\nkernel @k(%out: slice<mut i64>) {\n^0:\n  %a = const {value=1} : i64\n"
      "  %z = const {value=0} : i64\n  %q = udiv %a, %z : i64\n  ret\n}\n",

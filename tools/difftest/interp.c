@@ -607,7 +607,8 @@ static bool moves_wide(oxide_op op) {
     case OXIDE_OP_SELECT:
     case OXIDE_OP_EXTRACT:
     case OXIDE_OP_INSERT:
-    case OXIDE_OP_BITCAST: return true;
+    case OXIDE_OP_BITCAST:
+    case OXIDE_OP_TRUNC: return true; /* to 64 bits at most: the low slot */
     default: return false;
     }
 }
