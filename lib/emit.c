@@ -800,6 +800,8 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
     }
     if (!st)
         st = optimise(m, tm, opts->opt_level);
+    if (!st)
+        oxide__opaque_negations(m);
     /* Renaming can collide ("a.b" becomes a_$_b, which another kernel may already be); LLVM
      * then makes the name unique, so each kernel's entry is read back from its function. */
     LLVMValueRef *kfn = NULL;

@@ -52,6 +52,11 @@ char *oxide__manifest_json(const oxide_options *opts, const oxide_iface_kernel *
 /* The target triple of everything oxide emits. */
 #define OXIDE_NVPTX_TRIPLE "nvptx64-nvidia-cuda"
 
+/* Every integer negation (sub 0, x) left in the optimised module m, whatever made it (oxide's
+ * neg, a Rust wrapping_neg, LLVM's own folds), as not + 1 in oxide's inline asm, which nothing
+ * folds back: ptxas fuses negations into min/max wrongly (lower_ops.c). */
+void oxide__opaque_negations(LLVMModuleRef m);
+
 /* Metadata kind that marks inline asm oxide itself generated (the legality check refuses any
  * other inline asm). */
 #define OXIDE_ASM_MD "oxide.asm"

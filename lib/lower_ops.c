@@ -152,23 +152,54 @@ static LLVMValueRef per_element(lw *L, const oxide_inst *in, LLVMValueRef *args,
     return r;
 }
 
-/* -x for an i32 or i64 x: not, then + 1, in asm LLVM cannot fold back into sub 0, x. ptxas (CUDA
- * 13.0, sm_90 and sm_90a) fuses min(min(-a, -b), c) into one three-input VIMNMX3 that keeps only
- * one of the two negations, so min(-a, b, c) is computed instead (found by the GPU difftile: an
- * i32 tile negated, then reduced with min along the registers of each thread); it takes not + 1
- * for what it is (LOP3 and an add it folds into the min), no negation modifier. */
+/* The text of -$1 for an i32 or i64: not, then + 1. ptxas (CUDA 13.0: sm_90, sm_90a and sm_100a)
+ * fuses min(min(-a, -b), c) into one three-input VIMNMX3 that keeps only one of the two
+ * negations, so min(-a, b, c) is computed instead (found by the GPU difftile: an i32 tile
+ * negated, then reduced with min along the registers of each thread); it takes not + 1 for what
+ * it is (LOP3 and an add it folds into the min), with no negation modifier to lose. */
+static const char *not_plus_one(bool wide) {
+    return wide ? "not.b64 $0, $1;\n\tadd.s64 $0, $0, 1;" : "not.b32 $0, $1;\n\tadd.s32 $0, $0, 1;";
+}
+
+/* -x for an i32 or i64 x in asm LLVM cannot fold back into sub 0, x. */
 static LLVMValueRef opaque_neg(lw *L, const oxide_inst *in, LLVMValueRef x) {
-    bool wide = LLVMTypeOf(x) == L->ti64;
     LLVMValueRef arg[1] = {x};
-    asm_spec neg = {wide ? "not.b64 $0, $1;\n\tadd.s64 $0, $0, 1;" : "not.b32 $0, $1;\n\tadd.s32 $0, $0, 1;",
-                    LLVMTypeOf(x),
-                    arg,
-                    1,
-                    false,
-                    false,
-                    false,
-                    in};
+    asm_spec neg = {not_plus_one(LLVMTypeOf(x) == L->ti64), LLVMTypeOf(x), arg, 1, false, false, false, in};
     return emit_asm(L, &neg);
+}
+
+void oxide__opaque_negations(LLVMModuleRef m) {
+    LLVMContextRef c = LLVMGetModuleContext(m);
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(c);
+    unsigned md = LLVMGetMDKindIDInContext(c, OXIDE_ASM_MD, (unsigned)strlen(OXIDE_ASM_MD));
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(c), i64 = LLVMInt64TypeInContext(c);
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+            for (LLVMValueRef in = LLVMGetFirstInstruction(bb), next; in; in = next) {
+                next = LLVMGetNextInstruction(in);
+                LLVMTypeRef t = LLVMTypeOf(in);
+                LLVMValueRef z = LLVMGetInstructionOpcode(in) == LLVMSub ? LLVMGetOperand(in, 0) : NULL;
+                if (!z || LLVMGetTypeKind(t) != LLVMIntegerTypeKind || !LLVMIsAConstantInt(z) ||
+                    LLVMConstIntGetZExtValue(z) != 0 || LLVMGetIntTypeWidth(t) > 64 || LLVMGetIntTypeWidth(t) < 8)
+                    continue;
+                /* narrow types in 32 bits: the low bits of the negation are the same */
+                bool wide = LLVMGetIntTypeWidth(t) == 64;
+                LLVMTypeRef wt = wide ? i64 : i32;
+                LLVMPositionBuilderBefore(b, in);
+                LLVMValueRef x = LLVMGetOperand(in, 1);
+                LLVMValueRef arg = t == wt ? x : LLVMBuildSExt(b, x, wt, "");
+                LLVMTypeRef fty = LLVMFunctionType(wt, &wt, 1, 0);
+                const char *text = not_plus_one(wide), *cons = wide ? "=l,l" : "=r,r";
+                LLVMValueRef asmv = LLVMGetInlineAsm(fty, (char *)text, strlen(text), (char *)cons, 4, 0, 0,
+                                                     LLVMInlineAsmDialectATT, 0);
+                LLVMValueRef r = LLVMBuildCall2(b, fty, asmv, &arg, 1, "");
+                LLVMSetMetadata(r, md, LLVMMetadataAsValue(c, LLVMMDStringInContext2(c, "", 0)));
+                if (t != wt)
+                    r = LLVMBuildTrunc(b, r, t, "");
+                LLVMReplaceAllUsesWith(in, r);
+                LLVMInstructionEraseFromParent(in);
+            }
+    LLVMDisposeBuilder(b);
 }
 
 /* iabs wraps (|MIN| is MIN). ptxas treats the result of PTX abs.sN as non-negative and folds a
@@ -185,17 +216,6 @@ static LLVMValueRef iabs_scalar(lw *L, const oxide_inst *in, LLVMValueRef *args,
         return NULL;
     LLVMValueRef r = LLVMBuildSelect(L->b, LLVMBuildICmp(L->b, LLVMIntSLT, x, LLVMConstInt(wt, 0, 0), ""), m, x, "");
     return t == wt ? r : LLVMBuildTrunc(L->b, r, t, "");
-}
-
-/* Integer negation, through opaque_neg; narrow types in 32 bits, as iabs. */
-static LLVMValueRef ineg_scalar(lw *L, const oxide_inst *in, LLVMValueRef *args, unsigned n, LLVMTypeRef t) {
-    (void)n;
-    unsigned w = LLVMGetIntTypeWidth(t);
-    if (w > 64)
-        return LLVMBuildNeg(L->b, args[0], "");
-    LLVMTypeRef wt = w == 64 ? L->ti64 : L->ti32;
-    LLVMValueRef r = opaque_neg(L, in, t == wt ? args[0] : LLVMBuildSExt(L->b, args[0], wt, ""));
-    return !r || t == wt ? r : LLVMBuildTrunc(L->b, r, t, "");
 }
 
 /* Scalar float work done in f32 (f16/bf16 always; f64 only where f32 is all there is). */
@@ -768,11 +788,8 @@ static LLVMValueRef lower_value_op(lw *L, const oxide_inst *in, LLVMValueRef *op
         lw_fp_flags(L, r);
         break;
     case OXIDE_OP_NEG:
-        if (!is_float_type(rt)) {
-            r = per_element(L, in, ops, 1, rt, ineg_scalar);
-            break;
-        }
-        r = LLVMBuildFNeg(b, ops[0], "");
+        /* an integer negation left after optimisation is made opaque (oxide__opaque_negations) */
+        r = is_float_type(rt) ? LLVMBuildFNeg(b, ops[0], "") : LLVMBuildNeg(b, ops[0], "");
         lw_fp_flags(L, r);
         break;
     case OXIDE_OP_AND: r = LLVMBuildAnd(b, ops[0], ops[1], ""); break;
