@@ -3,7 +3,7 @@
  * registers): the tile interpreter against a CPU reference on random inputs, and the PTX of every
  * target with integer negation as not + 1, never PTX neg (ptxas 13.0 on sm_90a fused
  * min(min(-a, -b), c) into a VIMNMX3 that lost a negation; the GPU side of the check is the
- * difftile_gpu_seeds test). */
+ * difftile_gpu_seed* tests); and a SIMT kernel whose negations LLVM makes (x * -1, 0 - x). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +79,33 @@ static void check_ptx(oxide_module *m, const char *target) {
     oxide_options_destroy(o);
 }
 
+/* A SIMT kernel whose negations LLVM makes itself (x * -1, 0 - x): none may reach the PTX as neg
+ * either, and min(min(-a, -b), c) must still be the min. */
+static void check_llvm_negations(oxide_context *ctx) {
+    static const char text[] =
+        "module @m\n\nkernel @k(%x: slice<i32>, %y: slice<mut i32>) {\n^0:\n  %t = tid.x : i32\n"
+        "  %i = sext %t : i64\n  %p = offset %x, %i {elem=i32} : ptr.global\n  %a = load %p : i32\n"
+        "  %one = const {value=1} : i64\n  %i1 = add %i, %one : i64\n  %q = offset %x, %i1 {elem=i32} : ptr.global\n"
+        "  %b = load %q : i32\n  %m1 = const {value=-1} : i32\n  %na = mul %a, %m1 : i32\n"
+        "  %z = const {value=0} : i32\n  %nb = sub %z, %b : i32\n  %m = smin %na, %nb : i32\n"
+        "  %m2 = smin %m, %t : i32\n  %o = offset %y, %i {elem=i32} : ptr.global\n  store %m2, %o\n  ret\n}\n";
+    oxide_module *m = NULL;
+    OK(oxide_module_parse(ctx, text, strlen(text), &m));
+    oxide_options *o;
+    MUST(oxide_options_create(&o));
+    OK(oxide_options_set_target(o, "sm_90a"));
+    const char *ptx = NULL;
+    size_t len = 0;
+    if (m)
+        OK(oxide_module_compile(m, o, &ptx, &len));
+    if (ptx) {
+        CHECK(!strstr(ptx, "neg.s32"), "LLVM's negations reach the PTX as neg");
+        CHECK(strstr(ptx, "not.b32") != NULL && strstr(ptx, "min.s32") != NULL);
+    }
+    oxide_options_destroy(o);
+    oxide_module_destroy(m);
+}
+
 int main(void) {
     oxide_context *ctx;
     MUST(oxide_context_create(&ctx));
@@ -94,6 +121,7 @@ int main(void) {
         check_ptx(m, "sm_89");
         check_ptx(m, "sm_90a");
     }
+    check_llvm_negations(ctx);
     oxide_module_destroy(m);
     free(text);
     oxide_context_destroy(ctx);
