@@ -181,6 +181,7 @@ oxide_status tl_plan_wgmma(tl *T) {
             tl_pipe_pair(T, in, r->wgmma == WG_RS ? NULL : ca.load, cb.load);
         }
     }
+    tl_plan_tma(T);
     tl_place_smem_tiles(T);
     return OXIDE_OK;
 }
@@ -216,11 +217,8 @@ void tl_emit_dot_wgmma(tl *T, const oxide_inst *in) {
     oxide_value *stage = p ? tl_pipe_stage(T, p, 0) : NULL, *zero = tl_int(T, T->ti32, 0);
     oxide_value *abase = rs ? NULL : tl_ring_slot(T, ca.load, la->pipe >= 0 ? stage : zero);
     oxide_value *bbase = tl_ring_slot(T, cb.load, lb->pipe >= 0 ? stage : zero);
-    /* this thread's copies of the tiles have landed (the later iterations' may still fly); make
-     * them visible to the async proxy, then to all */
-    tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, p ? (int64_t)((p->stages - 1) * p->nloads) : 0, NULL, NULL, 0);
-    tl_op(T, OXIDE_OP_FENCE_PROXY_ASYNC, NULL, 0, NULL, NULL, 0);
-    tl_barrier(T);
+    const oxide_inst *loads[2] = {rs ? NULL : ca.load, cb.load};
+    tl_tma_wait(T, p, loads, 2, p ? (p->stages - 1) * p->nloads : 0);
     oxide_type *arr;
     if (oxide_type_array(T->ctx, T->tf32, half, &arr)) {
         tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");

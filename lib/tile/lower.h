@@ -9,6 +9,7 @@
  *   emit_dot.c tile.dot as mma.sync on fragments read with ldmatrix
  *   emit_wgmma.c tile.dot as wgmma from shared memory (sm_90a)
  *   pipeline.c shared-memory operand tiles, their cp.async copies, pipelined loops
+ *   emit_tma.c TMA copies of pipelined operand tiles, mbarrier waits (sm_90a)
  *   emit_red.c reductions (registers, then shuffles, then shared memory) and shape ops
  *   emit_print.c tile.print as printf from the thread holding each element
  * Not installed. */
@@ -55,6 +56,9 @@ typedef struct tl_val {
     uint8_t wgmma; /* 0, or how: emit_wgmma.c's WG_SS or WG_RS */
     uint32_t smem_off;
     int8_t pipe; /* the pipelined loop it is loaded in (tl.pipes), or -1 */
+    bool tma;    /* emit_tma.c: copied by TMA when the launch's tensor allows, its ring's
+                  * mbarriers at bar_off of the reserved region */
+    uint32_t bar_off;
 } tl_val;
 
 /* A counted loop whose shared-memory loads run `stages - 1` iterations ahead (pipeline.c):
@@ -69,12 +73,19 @@ typedef struct tl_pipe {
     uint32_t stages, nloads;
 } tl_pipe;
 
+
 typedef struct tl_tensor {
     oxide_value *ptr;  /* ptr.global to element [0, ..]: the lowered kernel's parameter */
     oxide_value *safe; /* ptr to use when every element is out of bounds (the tensor may be empty) */
     oxide_value *dim[4], *stride[4];
     uint32_t rank;
+    bool tma; /* emit_tma.c: read through a TMA descriptor for boxes of tma_box (iface.h) */
+    uint32_t tma_box[4];
+    oxide_value *tma_desc, *tma_ok; /* the descriptor's address, and 1 when the launch encoded it */
 } tl_tensor;
+
+/* Tensors a kernel reads through TMA: at most the runtime's RT_MAX_TMA (runtime/rt.h) */
+#define TL_MAX_TMA 8
 
 typedef struct tl {
     oxide_context *ctx;
@@ -219,6 +230,19 @@ void tl_emit_pipe_drain(tl *T, const oxide_block *b);
 /* The swizzled tile of load's in ring slot stage (i32), and the slot of iteration now + d. */
 oxide_value *tl_ring_slot(tl *T, const oxide_inst *load, oxide_value *stage);
 oxide_value *tl_pipe_stage(tl *T, const tl_pipe *p, uint32_t d);
+
+/* ---- emit_tma.c: TMA copies of pipelined operand tiles (after tl_plan_pipes) ---- */
+void tl_plan_tma(tl *T);
+/* In the loop's preheader, before its first copies: the ring k's barriers (re)initialised. */
+void tl_tma_init(tl *T, const tl_pipe *p, int8_t k);
+/* The TMA side of a copy of load in's tile to dst for stage (i32) when active; returns the join
+ * block, with T->b left in the side where the launch gave no descriptor: the caller copies
+ * without TMA there and goes to the join. */
+oxide_block *tl_tma_copy(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value *const *at, oxide_value *active,
+                         oxide_value *stage);
+/* A dot's wait for its n operand loads (NULL: from registers) of ring p (NULL: none): their
+ * barriers' phase where every one came by TMA, else cp_wait cp.async groups and a block barrier. */
+void tl_tma_wait(tl *T, const tl_pipe *p, const oxide_inst *const *loads, uint32_t n, uint32_t cp_wait);
 
 /* ---- emit_red.c ---- */
 void tl_emit_reduce(tl *T, const oxide_inst *in);
