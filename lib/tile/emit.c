@@ -769,6 +769,20 @@ oxide_status tl_emit_kernel(tl *T) {
         oxide__cfg_free(&g);
         return tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
     }
+    /* a deferred pipelined loop's body before its exit: the exit's drain rebinds the accumulator */
+    for (uint32_t k = 0; k < T->npipes; k++) {
+        uint32_t ie = g.nreach, ib = g.nreach;
+        for (uint32_t i = 0; i < g.nreach; i++) {
+            const oxide_block *b = T->src->blocks.items[g.order[i]];
+            ie = b == T->pipes[k].exit ? i : ie;
+            ib = b == T->pipes[k].body ? i : ib;
+        }
+        if (T->pipes[k].defer && ie < ib && ib < g.nreach) {
+            uint32_t body = g.order[ib];
+            memmove(&g.order[ie + 1], &g.order[ie], (ib - ie) * sizeof g.order[0]);
+            g.order[ie] = body;
+        }
+    }
     for (uint32_t i = 0; i < g.nreach && !T->st; i++) {
         const oxide_block *b = T->src->blocks.items[g.order[i]];
         T->b = T->blocks[g.order[i]];

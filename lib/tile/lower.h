@@ -71,7 +71,15 @@ typedef struct tl_pipe {
     int64_t step;
     oxide_pred pred;
     uint32_t stages, nloads;
+    /* emit_wgmma.c: the ring's one wgmma dot, when its result only feeds its own accumulator
+     * (head parameter acc) and the code after the loop: its wgmma group stays in flight into the
+     * next iteration (wait 1), so copies run stages - 2 iterations ahead, not stages - 1 */
+    const oxide_inst *defer;
+    const oxide_value *acc;
 } tl_pipe;
+
+/* Iterations a ring's copies run ahead of its dot. */
+static inline uint32_t tl_pipe_ahead(const tl_pipe *p) { return p->stages - 1 - (p->defer ? 1 : 0); }
 
 
 typedef struct tl_tensor {
@@ -230,6 +238,10 @@ void tl_emit_pipe_drain(tl *T, const oxide_block *b);
 /* The swizzled tile of load's in ring slot stage (i32), and the slot of iteration now + d. */
 oxide_value *tl_ring_slot(tl *T, const oxide_inst *load, oxide_value *stage);
 oxide_value *tl_pipe_stage(tl *T, const tl_pipe *p, uint32_t d);
+
+/* At the start of a pipelined loop's exit: the deferred dot's last group waited for, with its
+ * accumulator's registers tied to the wait (emit_wgmma.c). */
+void tl_emit_wgmma_drain(tl *T, const tl_pipe *p);
 
 /* ---- emit_tma.c: TMA copies of pipelined operand tiles (after tl_plan_pipes) ---- */
 void tl_plan_tma(tl *T);

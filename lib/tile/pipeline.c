@@ -6,7 +6,7 @@
  * bytes, the 16-byte chunk c of row r stored at chunk c ^ (r % 8)) that wgmma reads and that
  * keeps ldmatrix free of bank conflicts. The copy is 16-byte cp.async with zero fill where the
  * view's rows are contiguous and aligned, element by element otherwise, so any strides and
- * ragged edges still load. In a counted loop (tl_plan_pipes) the copies run stages - 1
+ * ragged edges still load. In a counted loop (tl_plan_pipes) the copies run tl_pipe_ahead
  * iterations ahead into a ring of stages tiles. */
 #include <stdlib.h>
 #include <string.h>
@@ -419,12 +419,13 @@ void tl_emit_load_smem(tl *T, const oxide_inst *in) {
         copy_tile(T, in, tl_ring_slot(T, in, tl_int(T, T->ti32, 0)), at, tl_int(T, T->ti1, 1));
         return;
     }
-    /* this iteration's tile is in flight already: fetch the one stages - 1 iterations on */
+    /* this iteration's tile is in flight already: fetch the one tl_pipe_ahead iterations on */
     const tl_pipe *p = &T->pipes[x->pipe];
-    oxide_value *active, *ivv = iter_iv(T, p, tl_scalar_of(T, p->iv), p->stages - 1, &active);
+    uint32_t ahead = tl_pipe_ahead(p);
+    oxide_value *active, *ivv = iter_iv(T, p, tl_scalar_of(T, p->iv), ahead, &active);
     coords_at(T, p, in, ivv, at);
     if (!T->st)
-        pipe_copy(T, in, tl_pipe_stage(T, p, p->stages - 1), at, active);
+        pipe_copy(T, in, tl_pipe_stage(T, p, ahead), at, active);
 }
 
 void tl_emit_pipe_prologue(tl *T, const oxide_block *b) {
@@ -433,7 +434,7 @@ void tl_emit_pipe_prologue(tl *T, const oxide_block *b) {
         if (p->pre != b || !p->nloads)
             continue;
         tl_tma_init(T, p, (int8_t)k);
-        for (uint32_t d = 0; d + 1 < p->stages && !T->st; d++) {
+        for (uint32_t d = 0; d < tl_pipe_ahead(p) && !T->st; d++) {
             oxide_value *active, *ivv = iter_iv(T, p, tl_scalar_of(T, p->iv0), d, &active);
             for (uint32_t i = 0; i < p->body->insts.len && !T->st; i++) {
                 const oxide_inst *in = p->body->insts.items[i];
@@ -449,9 +450,15 @@ void tl_emit_pipe_prologue(tl *T, const oxide_block *b) {
 }
 
 void tl_emit_pipe_drain(tl *T, const oxide_block *b) {
+    bool drain = false;
+    /* the wgmma wait first: ptxas serialises a loop's wgmmas (C7514) when a cp.async wait comes
+     * between the last group and its wait */
     for (uint32_t k = 0; k < T->npipes; k++)
         if (T->pipes[k].exit == b && T->pipes[k].nloads) {
-            tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, 0, NULL, NULL, 0);
-            return;
+            drain = true;
+            if (T->pipes[k].defer)
+                tl_emit_wgmma_drain(T, &T->pipes[k]);
         }
+    if (drain)
+        tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, 0, NULL, NULL, 0);
 }
