@@ -261,6 +261,9 @@ static inline const oxide_options *oxide__options_or_default(const oxide_options
 oxide_global *oxide__module_find_global(oxide_module *mod, const char *name);
 oxide_function *oxide__module_find_function(oxide_module *mod, const char *name);
 
+/* A lowered tile kernel's TMA descriptor for its last parameter, a tensor (iface.h, builder.c). */
+oxide_status oxide__kernel_tensor_tma(oxide_function *k, const uint32_t *box, oxide_value **desc, oxide_value **ok);
+
 /* Internal builder core: appends an instruction after checking operands against the op's row.
  * Used by the public builders and the parser. */
 oxide_status oxide__build(oxide_block *block, oxide_op op, oxide_value *const *operands, size_t n,

@@ -319,6 +319,14 @@ static oxide_status declare_function(lw *L, oxide_function *f) {
                  * be taken (cvta.param) instead of copying the parameter to local memory */
                 if (p->kind == OXIDE_PARAM_TMA_DESC && L->opts->sm >= 90)
                     LLVMAddAttributeAtIndex(fn, idx, LLVMCreateStringAttribute(L->c, "nvvm.grid_constant", 18, "", 0));
+            } else if (p->kind == OXIDE_PARAM_TENSOR && p->tma) {
+                /* the descriptor after the strides: by value and grid_constant as a tma_desc */
+                LLVMAttributeIndex d = idx + 2 * p->rank + 1;
+                LLVMAddAttributeAtIndex(fn, d,
+                                        LLVMCreateTypeAttribute(L->c, LLVMGetEnumAttributeKindForName("byval", 5),
+                                                                LLVMArrayType2(L->ti8, 128)));
+                add_attr(L, fn, d, "align", 64);
+                LLVMAddAttributeAtIndex(fn, d, LLVMCreateStringAttribute(L->c, "nvvm.grid_constant", 18, "", 0));
             }
         }
         char buf[48];

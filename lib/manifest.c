@@ -410,10 +410,20 @@ typedef struct param_ctx {
     oxide_iface_param *prm;
     unsigned seen;
     const char *type, *elem, *kind;
-    size_t kind_pos, type_pos, elem_pos, rank_pos;
+    size_t kind_pos, type_pos, elem_pos, rank_pos, tma_pos;
 } param_ctx;
 
-enum { P_NAME = 1, P_KIND = 2, P_TYPE = 4, P_ELEM = 8, P_MUT = 16, P_SIZE = 32, P_ALIGN = 64, P_RANK = 128 };
+enum {
+    P_NAME = 1,
+    P_KIND = 2,
+    P_TYPE = 4,
+    P_ELEM = 8,
+    P_MUT = 16,
+    P_SIZE = 32,
+    P_ALIGN = 64,
+    P_RANK = 128,
+    P_TMA = 256
+};
 
 static bool param_key(parser *p, const char *key, void *vctx) {
     param_ctx *c = vctx;
@@ -434,6 +444,17 @@ static bool param_key(parser *p, const char *key, void *vctx) {
         return once(p, &c->seen, P_ALIGN, key) && uint_value(p, key, &c->prm->align);
     if (!strcmp(key, "rank"))
         return once(p, &c->seen, P_RANK, key) && (c->rank_pos = p->pos, uint_value(p, key, &c->prm->rank));
+    if (!strcmp(key, "tma")) {
+        /* a box per dim: the writer puts it after "rank" */
+        if (!once(p, &c->seen, P_TMA, key))
+            return false;
+        c->tma_pos = p->pos;
+        if (!(c->seen & P_RANK) || c->prm->rank < 1 || c->prm->rank > OXIDE__TENSOR_MAX_RANK)
+            return fail(p, "\"tma\" of parameter '%s' must follow a \"rank\" of 1 to %u", c->prm->name,
+                        OXIDE__TENSOR_MAX_RANK);
+        c->prm->tma = true;
+        return uint_array(p, key, c->prm->tma_box, c->prm->rank);
+    }
     return skip_value(p);
 }
 
@@ -461,6 +482,16 @@ static bool tensor_param(parser *p, param_ctx *c, size_t start) {
         return fail(p, "tensor parameter '%s' has \"rank\" %u (a tensor has rank 1 to %u)", prm->name, prm->rank,
                     OXIDE__TENSOR_MAX_RANK);
     }
+    for (uint32_t d = 0; prm->tma && d < prm->rank; d++)
+        if (prm->tma_box[d] < 1 || prm->tma_box[d] > 256 ||
+            (d + 1 == prm->rank && (prm->tma_box[d] * oxide_scalar_size(prm->elem) % 16 ||
+                                    prm->tma_box[d] * oxide_scalar_size(prm->elem) > 128))) {
+            p->pos = c->tma_pos;
+            return fail(p,
+                        "tensor parameter '%s' has a \"tma\" box of %u elements in dim %u (1 to 256, the last "
+                        "dim 16 to 128 bytes in multiples of 16)",
+                        prm->name, prm->tma_box[d], d);
+        }
     prm->scalar = prm->elem;
     prm->size = 8;
     prm->align = 8;
@@ -555,7 +586,7 @@ static bool param(parser *p, oxide_iface_param *prm, uint32_t index) {
         break;
     }
     if (prm->kind != OXIDE_PARAM_TENSOR)
-        prm->rank = 0, prm->elem = OXIDE_SCALAR_BOOL;
+        prm->rank = 0, prm->elem = OXIDE_SCALAR_BOOL, prm->tma = false;
     p->pos = end;
     return true;
 }
@@ -620,7 +651,7 @@ static bool params_array(parser *p, oxide_iface_kernel *k) {
             return false;
         const oxide_iface_param *prm = &k->params[k->nparams];
         k->params[k->nparams].first_value = k->nptx;
-        k->nptx += prm->kind == OXIDE_PARAM_SLICE ? 2 : prm->kind == OXIDE_PARAM_TENSOR ? 1 + 2 * prm->rank : 1;
+        k->nptx += oxide__iface_ptx_parts(prm);
         k->nparams++;
     } while (accept(p, ','));
     return expect(p, ']');

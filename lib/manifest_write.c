@@ -12,7 +12,8 @@
  *  - "contract" (last) only when the kernel declares a launch contract: an object with the
  *    declared fields only, in the order domain, block, dynamic_shared ([min,max]: equal for an
  *    exact size), dynamic_shared_alignment, min_compute_capability ([major,minor]).
- *  - a tensor parameter: "elem", "rank" (1..4) and "mut", in that order.
+ *  - a tensor parameter: "elem", "rank" (1..4) and "mut", in that order, then "tma" (the box,
+ *    rank numbers) only when the kernel may read it through TMA (iface.h).
  *  - strings: '"' and '\\' escaped, control bytes and DEL as \u00XX (\n \t \r \b \f short
  *    forms), valid UTF-8 passed through, and every byte of an invalid UTF-8 sequence as \ufffd,
  *    so the line is always valid UTF-8 JSON.
@@ -101,6 +102,8 @@ static void put_param(oxide_sbuf *b, const oxide_iface_param *p) {
         oxide__sbuf_puts(b, ",\"elem\":");
         put_json_string(b, elem ? elem : "unknown");
         oxide__sbuf_printf(b, ",\"rank\":%u,\"mut\":%s", p->rank, p->is_mutable ? "true" : "false");
+        for (uint32_t d = 0; p->tma && d < p->rank; d++)
+            oxide__sbuf_printf(b, "%s%u%s", d ? "," : ",\"tma\":[", p->tma_box[d], d + 1 == p->rank ? "]" : "");
         break;
     }
     }

@@ -327,6 +327,22 @@ static oxide_status kernel_param(P *p, pfunc *pf) {
         if ((st = parse_type(p, 0, &tt)))
             return st;
         st = oxide_kernel_add_tensor_param(pf->fn, name, tt, &v[0]);
+        if (!st && is_word(p, cur(p), "tma")) {
+            /* a lowered kernel's TMA box, one number per dim: tma(B0, B1, ..) */
+            uint32_t box[OXIDE__TENSOR_MAX_RANK] = {0};
+            tok *at = cur(p);
+            adv(p);
+            if ((st = expect(p, '(')))
+                return st;
+            for (uint32_t d = 0; d < tt->rank; d++)
+                if ((d && (st = expect(p, ','))) || (st = get_u32(p, &box[d])))
+                    return st;
+            if ((st = expect(p, ')')))
+                return st;
+            oxide_value *dv, *okv;
+            if ((st = oxide__kernel_tensor_tma(pf->fn, box, &dv, &okv)))
+                return berr(at, st);
+        }
     } else if (kind->k == T_IDENT && oxide__scalar_by_name(txt(p, kind), kind->len, &s)) {
         adv(p);
         st = oxide_kernel_add_scalar_param(pf->fn, name, s, &v[0]);

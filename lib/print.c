@@ -281,7 +281,11 @@ static void put_iface_param(buf *b, const oxide_function *fn, const oxide_iface_
     oxide__sbuf_puts(&b->s, ": ");
     const char *scalar = oxide_scalar_name(p->scalar);
     switch (p->kind) {
-    case OXIDE_PARAM_TENSOR: put_type(b, p->tensor); break;
+    case OXIDE_PARAM_TENSOR:
+        put_type(b, p->tensor);
+        for (uint32_t d = 0; p->tma && d < p->rank; d++)
+            oxide__sbuf_printf(&b->s, "%s%u%s", d ? ", " : " tma(", p->tma_box[d], d + 1 == p->rank ? ")" : "");
+        break;
     case OXIDE_PARAM_SCALAR: oxide__sbuf_puts(&b->s, scalar ? scalar : "?"); break;
     case OXIDE_PARAM_SLICE:
     case OXIDE_PARAM_PTR:

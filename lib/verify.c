@@ -627,7 +627,7 @@ static void check_interface(verifier *v, const oxide_function *fn) {
         }
         /* The IR values each interface kind is passed as (oxide.h: oxide_kernel_add_*_param):
          * want[k] is value k's type, or want_ptr the space of value 0's pointer. */
-        const oxide_type *want[1 + 2 * OXIDE__TENSOR_MAX_RANK] = {NULL};
+        const oxide_type *want[3 + 2 * OXIDE__TENSOR_MAX_RANK] = {NULL};
         int want_ptr = -1;
         uint32_t nvals = 1;
         switch ((int)ip->kind) {
@@ -670,6 +670,21 @@ static void check_interface(verifier *v, const oxide_function *fn) {
             nvals = 1 + 2 * ip->tensor->rank;
             for (uint32_t k = 1; k < nvals; k++)
                 want[k] = ctx ? ctx->scalars[OXIDE_TYPE_I64] : NULL;
+            if (ip->tma) {
+                /* then the TMA descriptor's address (checked below) and its flag */
+                uint32_t es = (uint32_t)oxide_scalar_size(ip->elem), r = ip->tensor->rank;
+                for (uint32_t d = 0; d < r; d++)
+                    if (ip->tma_box[d] < 1 || ip->tma_box[d] > 256 ||
+                        (d + 1 == r && (ip->tma_box[d] * es % 16 || ip->tma_box[d] * es > 128))) {
+                        verify_report(v,
+                                      "kernel parameter %u (%s): TMA box dim %u is %u elements (1 to 256, the last "
+                                      "dim 16 to 128 bytes in multiples of 16)",
+                                      i, nm, d, ip->tma_box[d]);
+                        return;
+                    }
+                want[nvals + 1] = ctx ? ctx->scalars[OXIDE_TYPE_I32] : NULL;
+                nvals += 2;
+            }
             break;
         default: verify_report(v, "kernel parameter %u (%s): unknown interface kind %d", i, nm, (int)ip->kind); return;
         }
@@ -680,16 +695,20 @@ static void check_interface(verifier *v, const oxide_function *fn) {
                 return;
             }
             const oxide_value *pv = fn->params.items[next + k];
+            bool tma_desc = ip->kind == OXIDE_PARAM_TENSOR && ip->tma && k == nvals - 2;
             bool ok = !pv || (k == 0 && want_ptr >= 0 ? is_ptr(pv->type) && pv->type->addrspace == (uint32_t)want_ptr
+                              : tma_desc              ? is_ptr(pv->type) && pv->type->addrspace == OXIDE_AS_GENERIC
                                                       : !want[k] || verify_type_eq(pv->type, want[k]));
             if (!ok) {
                 char wname[32];
                 if (k == 0 && want_ptr >= 0)
                     snprintf(wname, sizeof wname, want_ptr == OXIDE_AS_GENERIC ? "ptr" : "ptr.%s",
                              verify_as_name(want_ptr));
+                if (tma_desc)
+                    snprintf(wname, sizeof wname, "ptr");
                 verify_report(v, "kernel parameter %u (%s, %s): value %u must be %s, got %s", i, nm,
-                              oxide_param_kind_name(ip->kind), k, k == 0 && want_ptr >= 0 ? wname : tname(want[k]),
-                              tname(pv->type));
+                              oxide_param_kind_name(ip->kind), k,
+                              (k == 0 && want_ptr >= 0) || tma_desc ? wname : tname(want[k]), tname(pv->type));
                 return;
             }
         }

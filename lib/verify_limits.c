@@ -25,7 +25,10 @@ static uint64_t param_space(const oxide_function *fn) {
         case OXIDE_PARAM_SLICE: size = 16, align = 8; break;
         case OXIDE_PARAM_PTR: size = align = 8; break;
         case OXIDE_PARAM_TMA_DESC: size = 128, align = 64; break;
-        case OXIDE_PARAM_TENSOR: size = 8 + 16 * (p->tensor ? p->tensor->rank : 0), align = 8; break;
+        case OXIDE_PARAM_TENSOR:
+            size = 8 + 16 * (p->tensor ? p->tensor->rank : 0), align = p->tma ? 64 : 8;
+            size = p->tma ? (size + 63) / 64 * 64 + 128 + 4 : size; /* the descriptor, then its flag */
+            break;
         default: size = p->size, align = p->align ? p->align : 1; break;
         }
         off = (off + align - 1) / align * align + size;

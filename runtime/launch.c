@@ -104,9 +104,10 @@ static oxide_status bad_tensor(const struct oxide_kernel *k, uint32_t i, const o
 }
 
 /* A tensor parameter's 1 + 2 * rank PTX parameters (iface.h): the element pointer, which is
- * computed into *ptr, then the shape and the strides, straight from the caller's struct. */
+ * computed into *ptr, then the shape and the strides, straight from the caller's struct; with
+ * TMA, the descriptor and its flag, encoded into b. */
 static inline oxide_status bind_tensor(const struct oxide_kernel *k, uint32_t i, const oxide_arg *a, void ***pp,
-                                       uint64_t *ptr) {
+                                       uint64_t *ptr, rt_bound *b, uint32_t *ntma) {
     const oxide_iface_param *mp = &k->params[i];
     const oxide_tensor *t = a->bytes;
     if (__builtin_expect(a->kind != OXIDE_ARG_TENSOR || !t, 0))
@@ -125,6 +126,16 @@ static inline oxide_status bind_tensor(const struct oxide_kernel *k, uint32_t i,
         *p++ = (void *)&t->shape[d];
     for (uint32_t d = 0; d < mp->rank; d++)
         *p++ = (void *)&t->strides[d];
+    if (mp->tma) {
+        if (__builtin_expect(*ntma == RT_MAX_TMA, 0))
+            return oxide__fail(OXIDE_ERROR_LAUNCH,
+                               "launch %s: argument %u '%s': the kernel reads more than %d tensors through TMA, more "
+                               "than oxide's launch encodes",
+                               k->name, i + 1, k->mk->params[i].name, RT_MAX_TMA);
+        oxide__rt_tma_bind(mp, t, b->tma[*ntma], &b->tma_ok[*ntma]);
+        *p++ = b->tma[*ntma];
+        *p++ = &b->tma_ok[(*ntma)++];
+    }
     *pp = p;
     return OXIDE_OK;
 }
@@ -194,6 +205,7 @@ oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args,
                            k->name, k->nptx, RT_MAX_PTX_PARAMS);
     void **p = b->params;
     uint64_t *ptr = b->ptrs;
+    uint32_t ntma = 0;
     for (uint32_t i = 0; i < nargs; i++) {
         const oxide_iface_param *mp = &k->params[i];
         const oxide_arg *a = &args[i];
@@ -227,7 +239,7 @@ oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args,
             *p++ = (void *)a->bytes;
             break;
         case OXIDE_PARAM_TENSOR: {
-            oxide_status st = bind_tensor(k, i, a, &p, ptr++);
+            oxide_status st = bind_tensor(k, i, a, &p, ptr++, b, &ntma);
             if (st != OXIDE_OK)
                 return st;
             break;

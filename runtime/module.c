@@ -196,20 +196,6 @@ static void free_module(oxide_loaded_module *lm) {
     free(lm);
 }
 
-/* Size of each PTX parameter of manifest parameter prm: a slice's pointer and length, and a
- * tensor's pointer, shape and strides, are all 8 bytes. */
-static uint32_t ptx_param_size(const oxide_iface_param *prm) {
-    switch (prm->kind) {
-    case OXIDE_PARAM_SCALAR: return prm->size;
-    case OXIDE_PARAM_SLICE:
-    case OXIDE_PARAM_PTR:
-    case OXIDE_PARAM_TENSOR: return 8;
-    case OXIDE_PARAM_BYTES: return prm->size;
-    case OXIDE_PARAM_TMA_DESC: return 128;
-    }
-    return 0;
-}
-
 static oxide_status no_entry(const oxide_iface_kernel *mk) {
     return oxide__fail(OXIDE_ERROR_MANIFEST,
                        "the manifest names kernel '%s' with entry '%s', but the PTX has no such .entry", mk->name,
@@ -256,14 +242,12 @@ static oxide_status init_kernel(oxide_loaded_module *lm, struct oxide_kernel *k,
         uint32_t j = 0;
         for (uint32_t i = 0; i < mk->nparams; i++) {
             const oxide_iface_param *prm = &mk->params[i];
-            uint32_t parts = prm->kind == OXIDE_PARAM_SLICE    ? 2
-                             : prm->kind == OXIDE_PARAM_TENSOR ? 1 + 2 * prm->rank
-                                                               : 1;
+            uint32_t parts = oxide__iface_ptx_parts(prm);
             for (uint32_t part = 0; part < parts; part++, j++) {
                 size_t off = 0, size = 0;
                 if (oxide__cu.FuncGetParamInfo(k->fn, j, &off, &size) != CUDA_SUCCESS)
                     return param_count_mismatch(mk, j);
-                uint32_t want = ptx_param_size(prm);
+                uint32_t want = oxide__iface_ptx_part_size(prm, part);
                 /* Scalars travel in 8 zero-extended bytes, so a wider PTX parameter still gets
                  * the right value; anything else must match exactly. */
                 bool fits = prm->kind == OXIDE_PARAM_SCALAR ? size >= want && size <= 8 : size == want;

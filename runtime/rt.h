@@ -36,10 +36,15 @@ enum {
 /* A checked launch's PTX parameter pointers, and the values the binding computes for them (a
  * tensor's data + byte_offset), which must live until the launch is made. A tensor is at least
  * three PTX parameters. */
+/* TMA descriptors a checked launch encodes (iface.h; lowered tile kernels use one per tensor) */
+#define RT_MAX_TMA 8
 typedef struct rt_bound {
     void *params[RT_MAX_PTX_PARAMS];
     uint64_t ptrs[RT_MAX_PTX_PARAMS / 3];
+    _Alignas(64) unsigned char tma[RT_MAX_TMA][128];
+    uint32_t tma_ok[RT_MAX_TMA];
 } rt_bound;
+void oxide__rt_tma_bind(const oxide_iface_param *mp, const oxide_tensor *t, void *desc128, uint32_t *ok);
 
 struct oxide_stream {
     uint32_t magic;

@@ -11,6 +11,8 @@ static int tma_dtype(int s, unsigned *size) {
     switch (s) {
     case OXIDE_SCALAR_U8:
     case OXIDE_SCALAR_I8:
+    case OXIDE_SCALAR_F8E4M3:
+    case OXIDE_SCALAR_F8E5M2:
     case OXIDE_SCALAR_BOOL: *size = 1; return 0;
     case OXIDE_SCALAR_U16:
     case OXIDE_SCALAR_I16: *size = 2; return 1;
@@ -90,4 +92,35 @@ oxide_status oxide_tma_desc_encode_tiled(oxide_device *dev, void *desc128, int d
                            rank > 1 ? box[1] : 1, oxide__cuda_error_text(r, text, sizeof text));
     }
     return OXIDE_OK;
+}
+
+/* A tensor parameter read through TMA (iface.h): the descriptor for the launch's tensor, and
+ * *ok = 1; or *ok = 0 when the tensor does not allow TMA (or the driver refuses it), and the
+ * kernel copies without TMA -- slower, never wrong, so nothing here fails the launch. */
+void oxide__rt_tma_bind(const oxide_iface_param *mp, const oxide_tensor *t, void *desc128, uint32_t *ok) {
+    unsigned es = 0;
+    int ct = tma_dtype(mp->elem, &es);
+    uint32_t r = mp->rank;
+    uint64_t addr = t->data + t->byte_offset, dims[4], strides[3];
+    uint32_t box[4], ones[4] = {1, 1, 1, 1};
+    *ok = 0;
+    if (ct < 0 || (addr & 15) || t->strides[r - 1] != 1 || !oxide__cu.TensorMapEncodeTiled)
+        return;
+    for (uint32_t d = 0; d < r; d++) {
+        /* innermost first */
+        uint32_t i = r - 1 - d;
+        if (t->shape[i] < 1 || t->shape[i] >= (1ll << 31))
+            return;
+        dims[d] = (uint64_t)t->shape[i];
+        box[d] = mp->tma_box[i];
+        if (d && (t->strides[i] < 1 || (uint64_t)t->strides[i] * es % 16 || (uint64_t)t->strides[i] >= (1ull << 36)))
+            return;
+        if (d)
+            strides[d - 1] = (uint64_t)t->strides[i] * es;
+    }
+    /* interleave none, 128-byte swizzle, L2 promotion 256 bytes, out-of-bounds elements zero */
+    CUresult res =
+        oxide__cu.TensorMapEncodeTiled(desc128, ct, r, (void *)(uintptr_t)addr, (const unsigned long long *)dims,
+                                       (const unsigned long long *)strides, box, ones, 0, 3, 3, 0);
+    *ok = res == CUDA_SUCCESS;
 }

@@ -637,6 +637,8 @@ static oxide_status emit_params(tl *T) {
                 t->dim[d] = T->k->params.items[v->index + 1 + d];
                 t->stride[d] = T->k->params.items[v->index + 1 + t->rank + d];
             }
+            if (t->tma && (st = oxide__kernel_tensor_tma(T->k, t->tma_box, &t->tma_desc, &t->tma_ok)))
+                return st;
         } else if ((st = oxide_kernel_add_scalar_param(T->k, ip->name, ip->scalar, &v)))
             return st;
         T->scal[sv->id] = v;
@@ -766,6 +768,20 @@ oxide_status tl_emit_kernel(tl *T) {
     if (!oxide__cfg_build(&g, T->src)) {
         oxide__cfg_free(&g);
         return tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    /* a deferred pipelined loop's body before its exit: the exit's drain rebinds the accumulator */
+    for (uint32_t k = 0; k < T->npipes; k++) {
+        uint32_t ie = g.nreach, ib = g.nreach;
+        for (uint32_t i = 0; i < g.nreach; i++) {
+            const oxide_block *b = T->src->blocks.items[g.order[i]];
+            ie = b == T->pipes[k].exit ? i : ie;
+            ib = b == T->pipes[k].body ? i : ib;
+        }
+        if (T->pipes[k].defer && ie < ib && ib < g.nreach) {
+            uint32_t body = g.order[ib];
+            memmove(&g.order[ie + 1], &g.order[ie], (ib - ie) * sizeof g.order[0]);
+            g.order[ie] = body;
+        }
     }
     for (uint32_t i = 0; i < g.nreach && !T->st; i++) {
         const oxide_block *b = T->src->blocks.items[g.order[i]];

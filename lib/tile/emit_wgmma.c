@@ -110,6 +110,62 @@ static bool mark_chain(tl *T, const oxide_inst *dot, uint32_t k, bool set) {
     return ok;
 }
 
+/* Whether value v's every use is one of: operand 2 of dot, argument j of the branch from body to
+ * head (when j is not NULL), or outside the loop (blocks other than head and body). */
+static bool uses_only(const tl_pipe *p, const oxide_value *v, const oxide_inst *dot, int32_t *j) {
+    const oxide_function *fn = p->body->fn;
+    for (uint32_t bi = 0; bi < fn->blocks.len; bi++) {
+        const oxide_block *b = fn->blocks.items[bi];
+        bool inside = b == p->head || b == p->body;
+        for (uint32_t i = 0; i < b->insts.len; i++) {
+            const oxide_inst *in = b->insts.items[i];
+            for (uint32_t k = 0; k < in->noperands; k++)
+                if (in->operands[k] == v && inside && !(in == dot && k == 2))
+                    return false;
+            for (uint32_t s = 0; s < in->nsucc; s++)
+                for (uint32_t a = 0; a < in->succ[s].nargs; a++) {
+                    if (in->succ[s].args[a] != v || !inside)
+                        continue;
+                    if (!j || b != p->body || in->succ[s].block != p->head || (*j >= 0 && *j != (int32_t)a))
+                        return false;
+                    *j = (int32_t)a;
+                }
+        }
+    }
+    return true;
+}
+
+/* The ring's one wgmma dot may keep its group in flight (tl_pipe.defer) when it reads both
+ * operands from the ring and its result goes only around the loop into its own accumulator and
+ * out of the loop: nothing reads the registers wgmma is still writing. */
+static void plan_defer(tl *T, tl_pipe *p, int8_t k) {
+    const oxide_inst *dot = NULL;
+    if (p->stages < 3 || !p->nloads)
+        return;
+    for (uint32_t i = 0; i < p->body->insts.len; i++) {
+        const oxide_inst *in = p->body->insts.items[i];
+        if (in->op != OXIDE_OP_TILE_DOT || !tl_val_of(T, in->result)->wgmma)
+            continue;
+        if (dot)
+            return; /* two wgmma dots: the second's wait would wait for the first */
+        dot = in;
+    }
+    if (!dot || tl_val_of(T, dot->result)->wgmma != WG_SS)
+        return;
+    opchain ca, cb;
+    operand_chain(dot->operands[0], &ca);
+    operand_chain(dot->operands[1], &cb);
+    if (tl_val_of(T, ca.load->result)->pipe != k || tl_val_of(T, cb.load->result)->pipe != k)
+        return;
+    int32_t j = -1;
+    const oxide_value *acc = dot->operands[2];
+    if (!uses_only(p, dot->result, dot, &j) || j < 0 || acc->kind != VAL_BLOCK_PARAM || acc->block != p->head ||
+        acc->index != (uint32_t)j || !uses_only(p, acc, dot, NULL))
+        return;
+    p->defer = dot;
+    p->acc = acc;
+}
+
 oxide_status tl_plan_wgmma(tl *T) {
     const oxide_function *fn = T->src;
     /* candidates, then drop any whose operand tiles have another user, until nothing changes */
@@ -181,6 +237,9 @@ oxide_status tl_plan_wgmma(tl *T) {
             tl_pipe_pair(T, in, r->wgmma == WG_RS ? NULL : ca.load, cb.load);
         }
     }
+    for (uint32_t k = 0; k < T->npipes; k++)
+        plan_defer(T, &T->pipes[k], (int8_t)k);
+    tl_plan_tma(T);
     tl_place_smem_tiles(T);
     return OXIDE_OK;
 }
@@ -216,11 +275,8 @@ void tl_emit_dot_wgmma(tl *T, const oxide_inst *in) {
     oxide_value *stage = p ? tl_pipe_stage(T, p, 0) : NULL, *zero = tl_int(T, T->ti32, 0);
     oxide_value *abase = rs ? NULL : tl_ring_slot(T, ca.load, la->pipe >= 0 ? stage : zero);
     oxide_value *bbase = tl_ring_slot(T, cb.load, lb->pipe >= 0 ? stage : zero);
-    /* this thread's copies of the tiles have landed (the later iterations' may still fly); make
-     * them visible to the async proxy, then to all */
-    tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, p ? (int64_t)((p->stages - 1) * p->nloads) : 0, NULL, NULL, 0);
-    tl_op(T, OXIDE_OP_FENCE_PROXY_ASYNC, NULL, 0, NULL, NULL, 0);
-    tl_barrier(T);
+    const oxide_inst *loads[2] = {rs ? NULL : ca.load, cb.load};
+    tl_tma_wait(T, p, loads, 2, p ? tl_pipe_ahead(p) * p->nloads : 0);
     oxide_type *arr;
     if (oxide_type_array(T->ctx, T->tf32, half, &arr)) {
         tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -281,9 +337,39 @@ void tl_emit_dot_wgmma(tl *T, const oxide_inst *in) {
         }
     }
     tl_op(T, OXIDE_OP_WGMMA_COMMIT, NULL, 0, NULL, NULL, 0);
+    /* a deferred dot leaves this group in flight: the registers tied here are written until the
+     * next iteration's wait, and nothing but the next group (and the drain) reads them */
+    bool defer = p && p->defer == in;
     for (uint32_t i = 0; i < blocks && !T->st; i++) {
-        frag[i] = tl_imm_op(T, OXIDE_OP_WGMMA_WAIT_ACC, 0, NULL, &frag[i], 1);
+        frag[i] = tl_imm_op(T, OXIDE_OP_WGMMA_WAIT_ACC, defer ? 1 : 0, NULL, &frag[i], 1);
         for (uint32_t j = 0; j < half; j++)
             r->regs[i * half + j] = tl_imm_op(T, OXIDE_OP_EXTRACT, j, T->tf32, &frag[i], 1);
     }
+}
+
+void tl_emit_wgmma_drain(tl *T, const tl_pipe *p) {
+    tl_val *x = tl_val_of(T, p->acc);
+    uint32_t half = p->defer->operands[1]->type->shape[1] / 2, n = 1u << x->L.nreg;
+    oxide_type *arr;
+    if (oxide_type_array(T->ctx, T->tf32, half, &arr)) {
+        tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
+        return;
+    }
+    oxide_value **regs = tl_new_regs(T, &x->L);
+    if (!regs || n % half)
+        return;
+    oxide_attr zattr = {.key = OXIDE_ATTR_VALUE, .i = 0};
+    for (uint32_t i = 0; i < n / half && !T->st; i++) {
+        oxide_value *f = tl_op(T, OXIDE_OP_CONST, NULL, 0, arr, &zattr, 1);
+        for (uint32_t j = 0; j < half; j++) {
+            oxide_value *o[2] = {f, x->regs[i * half + j]};
+            f = tl_imm_op(T, OXIDE_OP_INSERT, j, NULL, o, 2);
+        }
+        f = tl_imm_op(T, OXIDE_OP_WGMMA_WAIT_ACC, 0, NULL, &f, 1);
+        for (uint32_t j = 0; j < half; j++)
+            regs[i * half + j] = tl_imm_op(T, OXIDE_OP_EXTRACT, j, T->tf32, &f, 1);
+    }
+    /* the loop's blocks are emitted already (tl_emit_kernel puts the body first): from here on
+     * the accumulator is the tied registers */
+    x->regs = regs;
 }

@@ -10,6 +10,7 @@
  *   emit_mma_smem.c which of those dots take their operands straight from shared memory
  *   emit_wgmma.c tile.dot as wgmma from shared memory (sm_90a)
  *   pipeline.c shared-memory operand tiles, their cp.async copies, pipelined loops
+ *   emit_tma.c TMA copies of pipelined operand tiles, mbarrier waits (sm_90a)
  *   emit_red.c reductions (registers, then shuffles, then shared memory) and shape ops
  *   emit_print.c tile.print as printf from the thread holding each element
  * Not installed. */
@@ -56,6 +57,9 @@ typedef struct tl_val {
     uint8_t wgmma; /* 0, or how: emit_wgmma.c's WG_SS or WG_RS */
     uint32_t smem_off;
     int8_t pipe; /* the pipelined loop it is loaded in (tl.pipes), or -1 */
+    bool tma;    /* emit_tma.c: copied by TMA when the launch's tensor allows, its ring's
+                  * mbarriers at bar_off of the reserved region */
+    uint32_t bar_off;
 } tl_val;
 
 /* A counted loop whose shared-memory loads run `stages - 1` iterations ahead (pipeline.c):
@@ -68,14 +72,29 @@ typedef struct tl_pipe {
     int64_t step;
     oxide_pred pred;
     uint32_t stages, nloads;
+    /* emit_wgmma.c: the ring's one wgmma dot, when its result only feeds its own accumulator
+     * (head parameter acc) and the code after the loop: its wgmma group stays in flight into the
+     * next iteration (wait 1), so copies run stages - 2 iterations ahead, not stages - 1 */
+    const oxide_inst *defer;
+    const oxide_value *acc;
 } tl_pipe;
+
+/* Iterations a ring's copies run ahead of its dot. */
+static inline uint32_t tl_pipe_ahead(const tl_pipe *p) { return p->stages - 1 - (p->defer ? 1 : 0); }
+
 
 typedef struct tl_tensor {
     oxide_value *ptr;  /* ptr.global to element [0, ..]: the lowered kernel's parameter */
     oxide_value *safe; /* ptr to use when every element is out of bounds (the tensor may be empty) */
     oxide_value *dim[4], *stride[4];
     uint32_t rank;
+    bool tma; /* emit_tma.c: read through a TMA descriptor for boxes of tma_box (iface.h) */
+    uint32_t tma_box[4];
+    oxide_value *tma_desc, *tma_ok; /* the descriptor's address, and 1 when the launch encoded it */
 } tl_tensor;
+
+/* Tensors a kernel reads through TMA: at most the runtime's RT_MAX_TMA (runtime/rt.h) */
+#define TL_MAX_TMA 8
 
 typedef struct tl {
     oxide_context *ctx;
@@ -235,6 +254,23 @@ oxide_status tl_plan_mma_smem(tl *T);
 /* The load behind a general-path dot operand that lives in shared memory, or NULL. */
 const oxide_inst *tl_mma_smem_load(tl *T, const oxide_value *operand);
 uint64_t tl_smem_limit(unsigned sm); /* emit.c: dynamic shared memory a block may have */
+
+/* At the start of a pipelined loop's exit: the deferred dot's last group waited for, with its
+ * accumulator's registers tied to the wait (emit_wgmma.c). */
+void tl_emit_wgmma_drain(tl *T, const tl_pipe *p);
+
+/* ---- emit_tma.c: TMA copies of pipelined operand tiles (after tl_plan_pipes) ---- */
+void tl_plan_tma(tl *T);
+/* In the loop's preheader, before its first copies: the ring k's barriers (re)initialised. */
+void tl_tma_init(tl *T, const tl_pipe *p, int8_t k);
+/* The TMA side of a copy of load in's tile to dst for stage (i32) when active; returns the join
+ * block, with T->b left in the side where the launch gave no descriptor: the caller copies
+ * without TMA there and goes to the join. */
+oxide_block *tl_tma_copy(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value *const *at, oxide_value *active,
+                         oxide_value *stage);
+/* A dot's wait for its n operand loads (NULL: from registers) of ring p (NULL: none): their
+ * barriers' phase where every one came by TMA, else cp_wait cp.async groups and a block barrier. */
+void tl_tma_wait(tl *T, const tl_pipe *p, const oxide_inst *const *loads, uint32_t n, uint32_t cp_wait);
 
 /* ---- emit_red.c ---- */
 void tl_emit_reduce(tl *T, const oxide_inst *in);

@@ -6,7 +6,7 @@
  * bytes, the 16-byte chunk c of row r stored at chunk c ^ (r % 8)) that wgmma reads and that
  * keeps ldmatrix free of bank conflicts. The copy is 16-byte cp.async with zero fill where the
  * view's rows are contiguous and aligned, element by element otherwise, so any strides and
- * ragged edges still load. In a counted loop (tl_plan_pipes) the copies run stages - 1
+ * ragged edges still load. In a counted loop (tl_plan_pipes) the copies run tl_pipe_ahead
  * iterations ahead into a ring of stages tiles. */
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +209,18 @@ void tl_place_smem_tiles(tl *T) {
             off += tile_bytes(t) * (x->pipe >= 0 ? T->pipes[x->pipe].stages : 1);
         }
     }
+    /* then the TMA copies' barriers, 8 bytes a ring slot */
+    for (uint32_t bi = 0; bi < fn->blocks.len; bi++) {
+        const oxide_block *b = fn->blocks.items[bi];
+        for (uint32_t i = 0; i < b->insts.len; i++) {
+            const oxide_inst *in = b->insts.items[i];
+            tl_val *x = in->op == OXIDE_OP_TILE_LOAD ? tl_val_of(T, in->result) : NULL;
+            if (x && x->smem && x->tma) {
+                x->bar_off = (uint32_t)off;
+                off += 8 * T->pipes[x->pipe].stages;
+            }
+        }
+    }
     T->smem_fixed = off ? off + 1024 : 0;
 }
 
@@ -386,6 +398,20 @@ oxide_value *tl_pipe_stage(tl *T, const tl_pipe *p, uint32_t d) {
     return tl_cast(T, OXIDE_OP_TRUNC, tl_op2(T, OXIDE_OP_UREM, i, tl_int(T, T->ti64, p->stages)), T->ti32);
 }
 
+/* A ring slot's copy: through TMA where the load may (emit_tma.c), else (or when the launch's
+ * tensor does not allow it) with cp.async. */
+static void pipe_copy(tl *T, const oxide_inst *in, oxide_value *stage, oxide_value *const *at, oxide_value *active) {
+    oxide_value *dst = tl_ring_slot(T, in, stage);
+    oxide_block *join = tl_val_of(T, in->result)->tma ? tl_tma_copy(T, in, dst, at, active, stage) : NULL;
+    if (T->st)
+        return;
+    copy_tile(T, in, dst, at, active);
+    if (join) {
+        tl_go_to(T, join, NULL, 0);
+        T->b = join;
+    }
+}
+
 void tl_emit_load_smem(tl *T, const oxide_inst *in) {
     const tl_val *x = tl_val_of(T, in->result);
     /* the tile's last readers (the wgmmas of the previous iteration) are done */
@@ -397,12 +423,13 @@ void tl_emit_load_smem(tl *T, const oxide_inst *in) {
         copy_tile(T, in, tl_ring_slot(T, in, tl_int(T, T->ti32, 0)), at, tl_int(T, T->ti1, 1));
         return;
     }
-    /* this iteration's tile is in flight already: fetch the one stages - 1 iterations on */
+    /* this iteration's tile is in flight already: fetch the one tl_pipe_ahead iterations on */
     const tl_pipe *p = &T->pipes[x->pipe];
-    oxide_value *active, *ivv = iter_iv(T, p, tl_scalar_of(T, p->iv), p->stages - 1, &active);
+    uint32_t ahead = tl_pipe_ahead(p);
+    oxide_value *active, *ivv = iter_iv(T, p, tl_scalar_of(T, p->iv), ahead, &active);
     coords_at(T, p, in, ivv, at);
     if (!T->st)
-        copy_tile(T, in, tl_ring_slot(T, in, tl_pipe_stage(T, p, p->stages - 1)), at, active);
+        pipe_copy(T, in, tl_pipe_stage(T, p, ahead), at, active);
 }
 
 void tl_emit_pipe_prologue(tl *T, const oxide_block *b) {
@@ -410,7 +437,8 @@ void tl_emit_pipe_prologue(tl *T, const oxide_block *b) {
         const tl_pipe *p = &T->pipes[k];
         if (p->pre != b || !p->nloads)
             continue;
-        for (uint32_t d = 0; d + 1 < p->stages && !T->st; d++) {
+        tl_tma_init(T, p, (int8_t)k);
+        for (uint32_t d = 0; d < tl_pipe_ahead(p) && !T->st; d++) {
             oxide_value *active, *ivv = iter_iv(T, p, tl_scalar_of(T, p->iv0), d, &active);
             for (uint32_t i = 0; i < p->body->insts.len && !T->st; i++) {
                 const oxide_inst *in = p->body->insts.items[i];
@@ -419,7 +447,7 @@ void tl_emit_pipe_prologue(tl *T, const oxide_block *b) {
                 oxide_value *at[4];
                 coords_at(T, p, in, ivv, at);
                 if (!T->st)
-                    copy_tile(T, in, tl_ring_slot(T, in, tl_int(T, T->ti32, d)), at, active);
+                    pipe_copy(T, in, tl_int(T, T->ti32, d), at, active);
             }
         }
     }
@@ -436,9 +464,15 @@ void tl_dot_slots(tl *T, const oxide_inst *la, const oxide_inst *lb, oxide_value
 }
 
 void tl_emit_pipe_drain(tl *T, const oxide_block *b) {
+    bool drain = false;
+    /* the wgmma wait first: ptxas serialises a loop's wgmmas (C7514) when a cp.async wait comes
+     * between the last group and its wait */
     for (uint32_t k = 0; k < T->npipes; k++)
         if (T->pipes[k].exit == b && T->pipes[k].nloads) {
-            tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, 0, NULL, NULL, 0);
-            return;
+            drain = true;
+            if (T->pipes[k].defer)
+                tl_emit_wgmma_drain(T, &T->pipes[k]);
         }
+    if (drain)
+        tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, 0, NULL, NULL, 0);
 }

@@ -202,6 +202,23 @@ static const struct {
     {"// oxide.manifest.v1 "
      "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"tensor\",\"elem\":\"f32\",\"rank\":-1}]}]}",
      "\"rank\" must be an integer"},
+    /* a TMA box: after the rank, one number per dim, the last row 16..128 bytes */
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"tensor\",\"elem\":\"f32\",\"tma\":[8,8]}]}]"
+     "}",
+     "\"tma\" of parameter 'a' must follow a \"rank\""},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"tensor\",\"elem\":\"f32\",\"rank\":2,"
+     "\"tma\":[8]}]}]}",
+     "\"tma\" must be an array of 2 integers"},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"tensor\",\"elem\":\"f32\",\"rank\":2,"
+     "\"tma\":[8,64]}]}]}",
+     "a \"tma\" box of 64 elements in dim 1"},
+    {"// oxide.manifest.v1 "
+     "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"tensor\",\"elem\":\"f32\",\"rank\":2,"
+     "\"tma\":[300,8]}]}]}",
+     "a \"tma\" box of 300 elements in dim 0"},
     {"// oxide.manifest.v1 "
      "{\"kernels\":[{\"name\":\"k\",\"params\":[{\"name\":\"a\",\"kind\":\"tensor\",\"elem\":\"u16\",\"rank\":2}]}]}",
      "element type \"u16\" (a tensor holds"},

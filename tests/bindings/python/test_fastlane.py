@@ -57,7 +57,7 @@ def test_device_arrays_take_the_c_lane(vecadd, lanes, device):
     a, b, da, db = arrays(1)
     out = oxide.DeviceArray.zeros(N, "f32")
     s = oxide.Stream(device)
-    for shape in (dict(grid=2, block=256), dict(grid=(2,), block=(256, 1)), dict(grid=(1, 2, 1), block=(256,)),
+    for shape in (dict(grid=2, block=256), dict(grid=(2,), block=(256, 1)), dict(grid=(2, 1, 1), block=(256,)),
                   dict(grid=2, block=256, stream=s, smem=0), dict(grid=2, block=256, stream=s.handle),
                   dict(grid=2, block=256, stream=0)):
         out.zero()

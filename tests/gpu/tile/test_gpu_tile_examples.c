@@ -413,7 +413,21 @@ static const tcase cases[] = {
      89,
      0,
      0},
-    /* B at an odd offset with an odd row pitch: its copy goes element by element */
+    /* rows of 256 bytes at aligned bases: both operands come by TMA on sm_90a (M and N ragged:
+     * the boxes' rows past the edge read as zeros) */
+    {"matmul_fp8_128",
+     "aligned rows, ragged M and N (TMA on sm_90a)",
+     {2, 2, 1},
+     {T2(OXIDE_SCALAR_F8E4M3, 200, 256, 0), T2(OXIDE_SCALAR_F8E4M3, 150, 256, 0), T2(BF, 200, 150, 1)},
+     3,
+     {0.25f, 0.5f},
+     2,
+     BF16_ULP,
+     0.125 * 14.1 * (2.0 * 256 * 256 * U + 256 * 0x1p-12),
+     89,
+     0,
+     0},
+    /* B at an odd offset with an odd row pitch: its copy goes element by element (A's by TMA) */
     {"matmul_fp8_128",
      "B offset view",
      {1, 1, 1},

@@ -1,0 +1,210 @@
+/* TMA copies of pipelined wgmma operand tiles (sm_90a; docs/tile.md, "The Hopper path").
+ *
+ * A load in a pipelined loop (pipeline.c) whose tile fits a TMA box reads its tensor through a
+ * descriptor that the launch encodes (iface.h: the tensor parameter's tma box and flag). One
+ * thread issues the copy, into the same 128-byte-swizzled ring slot the cp.async copy fills (TMA's
+ * 128-byte swizzle is that layout), and an mbarrier per slot counts its bytes in; the dot waits on
+ * the barrier's phase instead of on cp.async groups and a block barrier. Whether the launch's
+ * tensor allows TMA is known only then, so each such copy and wait branches (uniformly) on the
+ * flag, and the cp.async copy stays as the other side: odd strides and offset views still run. */
+#include <string.h>
+
+#include "lower.h"
+
+/* A tensor parameter's box: the tile's dims, the last cut to one 128-byte swizzle span. */
+static void tma_box(const oxide_type *tile, uint32_t es, uint32_t *box) {
+    for (uint32_t d = 0; d < tile->rank; d++)
+        box[d] = tile->shape[d];
+    if (box[tile->rank - 1] * es > 128)
+        box[tile->rank - 1] = 128 / es;
+}
+
+void tl_plan_tma(tl *T) {
+    const oxide_function *fn = T->src;
+    uint32_t ntensors = 0;
+    for (uint32_t bi = 0; bi < fn->blocks.len; bi++) {
+        const oxide_block *b = fn->blocks.items[bi];
+        for (uint32_t i = 0; i < b->insts.len; i++) {
+            const oxide_inst *in = b->insts.items[i];
+            tl_val *x = in->op == OXIDE_OP_TILE_LOAD ? tl_val_of(T, in->result) : NULL;
+            if (!x || !x->smem || x->pipe < 0)
+                continue;
+            const oxide_type *lt = in->result->type;
+            tl_tensor *t = &T->tensors[in->operands[0]->index];
+            uint32_t es = tl_elem_bytes(oxide__tile_scalar(lt)), box[4];
+            if (lt->shape[lt->rank - 2] > 256 || (lt->shape[lt->rank - 1] * es) % 16)
+                continue;
+            tma_box(lt, es, box);
+            if (t->tma ? memcmp(t->tma_box, box, lt->rank * sizeof *box) != 0 : ntensors == TL_MAX_TMA)
+                continue; /* one box a tensor: its other loads copy with cp.async */
+            if (!t->tma)
+                ntensors++;
+            t->tma = true;
+            memcpy(t->tma_box, box, lt->rank * sizeof *box);
+            x->tma = true;
+        }
+    }
+}
+
+static oxide_value *bar_at(tl *T, const oxide_inst *load, oxide_value *stage) {
+    oxide_value *off = tl_op2(T, OXIDE_OP_ADD, tl_int(T, T->ti32, tl_val_of(T, load->result)->bar_off),
+                              tl_op2(T, OXIDE_OP_MUL, stage, tl_int(T, T->ti32, 8)));
+    return tl_smem_elem(T, T->smem_tiles, off, T->ti8);
+}
+
+/* if (cond) { then() } as blocks; returns the block then's code goes in, and sets *join */
+static bool when(tl *T, oxide_value *cond, oxide_block **join) {
+    oxide_block *yes, *no;
+    if (!tl_split(T, cond, &yes, &no, join, NULL, 0, NULL))
+        return false;
+    T->b = no;
+    tl_go_to(T, *join, NULL, 0);
+    T->b = yes;
+    return true;
+}
+
+static oxide_value *tid0(tl *T) { return tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, T->tid, tl_int(T, T->ti32, 0)); }
+
+void tl_tma_init(tl *T, const tl_pipe *p, int8_t k) {
+    bool any = false;
+    for (uint32_t i = 0; i < p->body->insts.len; i++) {
+        const oxide_inst *in = p->body->insts.items[i];
+        any |= in->op == OXIDE_OP_TILE_LOAD && in->result && tl_val_of(T, in->result)->pipe == k &&
+               tl_val_of(T, in->result)->tma;
+    }
+    if (!any)
+        return;
+    /* every thread is past the barriers' last use (the loop may run again) */
+    tl_barrier(T);
+    oxide_block *join;
+    if (!when(T, tid0(T), &join))
+        return;
+    for (uint32_t i = 0; i < p->body->insts.len; i++) {
+        const oxide_inst *in = p->body->insts.items[i];
+        if (in->op != OXIDE_OP_TILE_LOAD || !in->result || tl_val_of(T, in->result)->pipe != k ||
+            !tl_val_of(T, in->result)->tma)
+            continue;
+        for (uint32_t s = 0; s < p->stages; s++) {
+            oxide_value *o[2] = {bar_at(T, in, tl_int(T, T->ti32, s)), tl_int(T, T->ti32, 1)};
+            tl_op(T, OXIDE_OP_MBARRIER_INIT, o, 2, NULL, NULL, 0);
+        }
+    }
+    tl_op(T, OXIDE_OP_FENCE_MBARRIER_INIT, NULL, 0, NULL, NULL, 0);
+    tl_go_to(T, join, NULL, 0);
+    T->b = join;
+    tl_barrier(T);
+}
+
+/* i64 coordinate -> i32, clamped: a coordinate past the i32 range is out of bounds either way */
+static oxide_value *coord32(tl *T, oxide_value *c) {
+    oxide_value *lo = tl_int(T, T->ti64, INT32_MIN), *hi = tl_int(T, T->ti64, INT32_MAX);
+    c = tl_sel(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_SLT, c, lo), lo, c);
+    c = tl_sel(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_SGT, c, hi), hi, c);
+    return tl_cast(T, OXIDE_OP_TRUNC, c, T->ti32);
+}
+
+oxide_block *tl_tma_copy(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value *const *at, oxide_value *active,
+                         oxide_value *stage) {
+    const tl_tensor *t = &T->tensors[in->operands[0]->index];
+    const oxide_type *lt = in->result->type;
+    uint32_t es = tl_elem_bytes(oxide__tile_scalar(lt)), rk = lt->rank, R = lt->shape[rk - 2], C = lt->shape[rk - 1];
+    uint32_t bytes = es;
+    for (uint32_t d = 0; d < rk; d++)
+        bytes *= lt->shape[d];
+    oxide_block *yes, *no, *join, *inner;
+    if (!tl_split(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_NE, t->tma_ok, tl_int(T, T->ti32, 0)), &yes, &no, &join, NULL,
+                  0, NULL))
+        return NULL;
+    T->b = yes;
+    if (!when(T, tl_op2(T, OXIDE_OP_AND, active, tid0(T)), &inner))
+        return NULL;
+    oxide_value *bar = bar_at(T, in, stage);
+    oxide_value *o[2] = {bar, tl_int(T, T->ti32, bytes)};
+    tl_op(T, OXIDE_OP_MBARRIER_ARRIVE_EXPECT_TX, o, 2, T->ti64, NULL, 0);
+    /* one copy per 128-byte column panel of the tile (the swizzled layout's atoms, R * 128 bytes) */
+    uint32_t panel = t->tma_box[rk - 1];
+    for (uint32_t q = 0; q * panel < C && !T->st; q++) {
+        oxide_value *ops[8] = {tl_smem_elem(T, dst, tl_int(T, T->ti32, q * R * 128), T->ti8), t->tma_desc, bar};
+        uint32_t n = 3;
+        for (uint32_t d = rk; d-- > 0;)
+            ops[n++] = coord32(T, d + 1 == rk ? tl_op2(T, OXIDE_OP_ADD, at[d], tl_int(T, T->ti64, q * panel)) : at[d]);
+        tl_op(T, OXIDE_OP_TMA_LOAD, ops, n, NULL, NULL, 0);
+    }
+    tl_go_to(T, inner, NULL, 0);
+    T->b = inner;
+    /* an empty group: the cp.async group counts of the other loads in the ring still hold */
+    tl_op(T, OXIDE_OP_CP_ASYNC_COMMIT, NULL, 0, NULL, NULL, 0);
+    tl_go_to(T, join, NULL, 0);
+    T->b = no;
+    return join; /* the caller copies without TMA here, then goes to join */
+}
+
+/* (iteration / stages) & 1: the phase the slot's barrier completes for this iteration */
+static oxide_value *phase(tl *T, const tl_pipe *p) {
+    oxide_value *i = tl_op2(T, OXIDE_OP_SUB, tl_i64(T, tl_scalar_of(T, p->iv)), tl_i64(T, tl_scalar_of(T, p->iv0)));
+    i = tl_op2(T, OXIDE_OP_UDIV, i, tl_int(T, T->ti64, p->step * p->stages));
+    return tl_cast(T, OXIDE_OP_TRUNC, tl_op2(T, OXIDE_OP_AND, i, tl_int(T, T->ti64, 1)), T->ti32);
+}
+
+static void spin(tl *T, oxide_value *bar, oxide_value *ph) {
+    oxide_block *loop, *done;
+    if (oxide_function_add_block(T->k, NULL, 0, &loop, NULL) || oxide_function_add_block(T->k, NULL, 0, &done, NULL)) {
+        tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
+        return;
+    }
+    tl_go_to(T, loop, NULL, 0);
+    T->b = loop;
+    oxide_value *o[2] = {bar, ph};
+    oxide_value *ok = tl_op(T, OXIDE_OP_MBARRIER_TRY_WAIT_PARITY, o, 2, T->ti1, NULL, 0);
+    if (!T->st && oxide_build_cond_br(T->b, ok, done, NULL, 0, loop, NULL, 0))
+        tl_fail(T, OXIDE_ERROR_CODEGEN, "the lowering built an invalid branch: %s", oxide_last_error());
+    T->b = done;
+}
+
+void tl_tma_wait(tl *T, const tl_pipe *p, const oxide_inst *const *loads, uint32_t n, uint32_t cp_wait) {
+    oxide_value *all = NULL;
+    uint32_t ntma = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!loads[i])
+            continue;
+        if (!tl_val_of(T, loads[i]->result)->tma) {
+            all = tl_int(T, T->ti1, 0);
+            break;
+        }
+        ntma++;
+        oxide_value *ok = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_NE, T->tensors[loads[i]->operands[0]->index].tma_ok,
+                                 tl_int(T, T->ti32, 0));
+        all = all ? tl_op2(T, OXIDE_OP_AND, all, ok) : ok;
+    }
+    oxide_value *stage = p && ntma ? tl_pipe_stage(T, p, 0) : NULL, *ph = stage ? phase(T, p) : NULL;
+    oxide_block *fast = NULL, *slow = NULL, *join = NULL;
+    if (ntma && !tl_split(T, all, &fast, &slow, &join, NULL, 0, NULL))
+        return;
+    for (int side = ntma ? 0 : 1; side < 2 && !T->st; side++) {
+        if (ntma)
+            T->b = side ? slow : fast;
+        if (side) {
+            /* this thread's copies have landed (later iterations' may fly); to the async proxy, to all */
+            tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, cp_wait, NULL, NULL, 0);
+            tl_op(T, OXIDE_OP_FENCE_PROXY_ASYNC, NULL, 0, NULL, NULL, 0);
+            tl_barrier(T);
+        }
+        for (uint32_t i = 0; i < n && ntma && !T->st; i++) {
+            if (!loads[i] || !tl_val_of(T, loads[i]->result)->tma)
+                continue;
+            oxide_block *inner = NULL;
+            const tl_tensor *t = &T->tensors[loads[i]->operands[0]->index];
+            if (side && !when(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_NE, t->tma_ok, tl_int(T, T->ti32, 0)), &inner))
+                return;
+            spin(T, bar_at(T, loads[i], stage), ph);
+            if (inner) {
+                tl_go_to(T, inner, NULL, 0);
+                T->b = inner;
+            }
+        }
+        if (ntma)
+            tl_go_to(T, join, NULL, 0);
+    }
+    if (ntma)
+        T->b = join;
+}
