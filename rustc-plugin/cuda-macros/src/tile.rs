@@ -75,8 +75,11 @@ fn params(func: &ItemFn) -> Result<Vec<Param>, TokenStream> {
     }
     for g in &func.sig.generics.params {
         if let GenericParam::Const(c) = g {
-            if !matches!(&c.ty, Type::Path(p) if p.path.is_ident("usize")) {
-                return Err(err(c.ty.span(), "a #[tile_kernel]'s const generics are usize (tile sizes)"));
+            if !matches!(&c.ty, Type::Path(p) if p.path.is_ident("usize") || p.path.is_ident("bool")) {
+                return Err(err(
+                    c.ty.span(),
+                    "a #[tile_kernel]'s const generics are usize (tile sizes) or bool (flags)",
+                ));
             }
         }
     }
@@ -101,12 +104,22 @@ fn params(func: &ItemFn) -> Result<Vec<Param>, TokenStream> {
     Ok(out)
 }
 
-/// The generic arguments that identify an instance: types, and each usize const as `[(); N]`.
+/// The generic arguments that identify an instance: types, each usize const as `[(); N]` and
+/// each bool const as `Flag<B>` (a TypeId needs a type, and stable Rust has no `[(); B as usize]`).
 fn instance_types(func: &ItemFn) -> Vec<TokenStream> {
-    let consts: Vec<String> = func.sig.generics.const_params().map(|c| c.ident.to_string()).collect();
+    let consts: Vec<(String, bool)> = func
+        .sig
+        .generics
+        .const_params()
+        .map(|c| (c.ident.to_string(), matches!(&c.ty, Type::Path(p) if p.path.is_ident("bool"))))
+        .collect();
     crate::kernel::type_args(&func.sig.generics)
         .into_iter()
-        .map(|t| if consts.contains(&t.to_string()) { quote!([(); #t]) } else { t })
+        .map(|t| match consts.iter().find(|(n, _)| *n == t.to_string()) {
+            Some((_, true)) => quote!(::cuda_tile::__private::Flag<#t>),
+            Some((_, false)) => quote!([(); #t]),
+            None => t,
+        })
         .collect()
 }
 
@@ -277,5 +290,7 @@ mod tests {
     fn const_generics_name_the_instance() {
         let g = expanded("", "fn k<const R: usize>(a: Tensor<f32, 1>) {}");
         assert!(g.contains("[() ; R]") && g.contains("generic : 1u32"), "{g}");
+        let b = expanded("", "fn k<const R: usize, const C: bool>(a: Tensor<f32, 1>) {}");
+        assert!(b.contains("[() ; R]") && b.contains("Flag < C >") && !b.contains("compile_error"), "{b}");
     }
 }
