@@ -20,10 +20,10 @@ mod kernels {
         let b = t.mul_add(Tile::splat(s), -a).powf(Tile::full(2.0)) / (t.abs() + Tile::full(1.0)).log2();
         let c = select(t.cmp(Cmp::Gt, Tile::zeros()), a, b.rsqrt().ln());
         let r: Tile<f32, 32, 32> = c.max_rows().column().broadcast();
-        let q: Tile<f32, 32, 32> = c.sum_cols().row().broadcast();
+        let q: Tile<f32, 32, 32> = c.sum_cols().repeat_rows();
         let back: Tile<f32, 32, 32> = (c - r + q).t().reshape::<Tile1<f32, 1024>>().reshape();
         let round = back.cast::<f16>().cast::<bf16>().cast::<f8e5m2>().cast::<f32>();
-        y.store([p, 0], round + c.min_rows().column().broadcast());
+        y.store([p, 0], round + c.min_rows().repeat_cols() + c.max_cols().row().broadcast());
         sums.atomic_add([0], Tile1::<f32, 32>::splat(c.sum_cols().sum() + c.max_cols().max_value()));
     }
 
