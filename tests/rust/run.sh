@@ -136,6 +136,12 @@ for profile in dev release; do
         "$PTXAS" -arch="$SM" "$ROOT/tests/rust/crates/target/$dir/oxide/$bin.ptx" -o "$TMP/x.cubin" && pass "ptxas $profile $bin" || bad "ptxas $profile $bin"
         out="$("$ROOT/tests/rust/crates/target/$dir/$bin" 2>&1)" && grep -qE "PASSED|no GPU found" <<<"$out" && pass "run $profile $bin: $(echo "$out" | tail -1)" || bad "run $profile $bin: $out"
     done
+    # tile_ops' loops in the interpreter: a rotated while loop gets its head back, loops that test
+    # at the bottom keep their shape (tests/rust/tile_lift.c, lib/import_tile_loop.c)
+    D="$ROOT/tests/rust/crates/target/$dir/deps"
+    if out="$("$BUILD/tests/rust/tile_lift" loops "$TMP/loops.oxir" "$(ls -t "$D"/tile_ops-*.bc | head -1)" "$(ls -t "$D"/cuda_tile-*.bc | head -1)" "$(ls -t "$D"/cuda_device-*.bc | head -1)" 2>&1)"; then
+        pass "tile $profile loops lifted: $(grep 'interpreter' <<<"$out")"
+    else echo "$out" | tail -5; bad "tile $profile loops lifted and interpreted"; fi
 done
 grep -q "panicked at panic_trap/src/main.rs:" "$ROOT/tests/rust/crates/target/debug/oxide/panic_trap.ptx" 2>/dev/null || \
     python3 - "$ROOT/tests/rust/crates/target/debug/oxide/panic_trap.ptx" <<'PY' && pass "panic message carries file:line" || bad "panic message without file:line"

@@ -6,11 +6,10 @@
  * imports the crates' bitcode units, lifts their #[tile_kernel]s (oxide_module_import_tile_kernels),
  * writes the module's text to OUT.oxir, parses that text into a fresh module and runs KERNEL
  * (matmul_bf16, matmul_fp8, softmax_f32, layernorm_bf16, row_sums for both instances of
- * tile_mixed's generic kernel, or attention for the six of tile_attention's: examples/rust/tile_*)
- * in the tile interpreter on random inputs of
- * ragged shapes, against a CPU reference; then compiles the reparsed module to PTX
- * (OUT.oxir.ptx, for ptxas). Prints one line per check and a closing
- * "tile_lift: N passed, N failed" line. */
+ * tile_mixed's generic kernel, attention for the six of tile_attention's: examples/rust/tile_*; or
+ * loops, of tests/rust/crates/tile_ops) in the tile interpreter on random inputs of ragged shapes,
+ * against a CPU reference; then compiles the reparsed module to PTX (OUT.oxir.ptx, for ptxas).
+ * Prints one line per check and a closing "tile_lift: N passed, N failed" line. */
 #include <math.h>
 #include <stdint.h>
 
@@ -236,6 +235,28 @@ static int check_row_sums(oxide_module *m, const char *text) {
     return seen;
 }
 
+/* How many loops of kernel's text have a head: a block with parameters whose first instruction
+ * compares one of them (`%P = icmp %x, ...` where the header declares %x) and whose second
+ * branches on it. The lift gives rustc's rotated loops one again (lib/import_tile_loop.c). */
+static int heads(const char *text, const char *kernel) {
+    char at[96];
+    snprintf(at, sizeof at, "tile_kernel @%s(", kernel);
+    const char *k = strstr(text, at), *end = k ? strstr(k + 1, "tile_kernel @") : NULL;
+    int n = 0;
+    for (const char *l = k; l && *l && (!end || l < end); l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        char var[32], cond[32], br[32];
+        const char *nl = strchr(l, '\n'), *nl2 = nl ? strchr(nl + 1, '\n') : NULL;
+        if (*l != '^' || !strchr(l, '(') || !nl || !nl2 || sscanf(nl + 1, "  %31s = icmp %31[^,]", cond, var) != 2 ||
+            sscanf(nl2 + 1, "  cond_br %31[^,]", br) != 1)
+            continue;
+        char decl[40];
+        snprintf(decl, sizeof decl, "%s:", var);
+        const char *hit = strstr(l, decl);
+        n += hit && hit < nl && !strcmp(br, cond);
+    }
+    return n;
+}
+
 /* One attention launch: q, o [planes, group * s_q, d], k, v [planes, s_kv, d], lse [planes, group * s_q]. */
 typedef struct attn_shape {
     int planes, group, s_q, s_kv, d, causal;
@@ -305,6 +326,7 @@ static int check_attention(oxide_module *m, const char *text) {
         if (sscanf(at, "tile_kernel @%63[a-z0-9_]", name) != 1 || !ty || sscanf(ty, "tile<1x%dx%d", &bm, &d) != 2)
             continue;
         int causal = sle && (!next || sle < next);
+        CHECK(heads(text, name) == 1, "%s: the key loop has a head (the shape the pipeliner takes)", name);
         attn_shape sh = bm == 16 ? (attn_shape){2, 4, 1, 100, d, 0}
                         : causal ? (attn_shape){2, 2, 77, 77, d, 1}
                                  : (attn_shape){1, 2, 40, 90, d, 0};
@@ -339,6 +361,28 @@ static int check_attention(oxide_module *m, const char *text) {
         seen++;
     }
     return seen;
+}
+
+/* tile_ops' `loops` (tests/rust/crates/tile_ops): a while loop (ceil(n/2) steps), a loop that
+ * runs once before its test (at least one step) and the same behind `if n > -5`. */
+static void check_loops(oxide_module *m) {
+    static const int ns[] = {3, 0, -2, -7};
+    for (int t = 0; t < 4; t++) {
+        int n = ns[t], steps = n > 0 ? (n + 1) / 2 : 0, once = steps > 1 ? steps : 1;
+        float y[96];
+        for (int i = 0; i < 96; i++)
+            y[i] = NAN;
+        oxide_tensor ty = view(y, OXIDE_SCALAR_F32, 1, 96, 1);
+        ty.rank = 1, ty.shape[0] = 96, ty.strides[0] = 1;
+        oxide_arg args[2] = {oxide_arg_tensor(&ty), oxide_arg_i32(n)};
+        uint32_t grid[3] = {1, 1, 1};
+        OK(oxide_tile_interpret(m, "loops", grid, args, 2, NULL));
+        int bad = 0;
+        for (int i = 0; i < 32; i++)
+            bad += y[i] != (float)steps || y[32 + i] != (float)once || y[64 + i] != (float)(n > -5 ? once : 0);
+        CHECK(bad == 0, "loops(n = %d): %g %g %g, not %d %d %d", n, y[0], y[32], y[64], steps, once, n > -5 ? once : 0);
+    }
+    printf("loops in the interpreter: while, loop-then-test and a guarded loop-then-test, n = 3, 0, -2, -7\n");
 }
 
 /* Whether a block header (a line "^N(...):") has a parameter of type ty: a loop-carried tile. */
@@ -404,6 +448,7 @@ int main(int argc, char **argv) {
     MUST(oxide_module_parse(ctx, text, strlen(text), &re));
     if (!strcmp(argv[1], "matmul_bf16")) {
         CHECK(strstr(text, "tile.dot") && block_param(text, "tile<64x64 x f32>"), "the K loop carries the accumulator");
+        CHECK(heads(text, "matmul_bf16") == 1, "the K loop has a head (the shape the pipeliner takes)");
         check_matmul(re);
     } else if (!strcmp(argv[1], "softmax_f32")) {
         CHECK(strstr(text, "tile.reduce") && strstr(text, "pad=-inf"));
@@ -414,6 +459,10 @@ int main(int argc, char **argv) {
         /* the online softmax's running max, sum and accumulator are carried by the key loop */
         CHECK(strstr(text, "exp2") && block_param(text, "tile<64 x f32>") && block_param(text, "tile<64x64 x f32>"));
         CHECK(check_attention(re, text) == 6, "examples/rust/tile_attention launches six instances");
+    } else if (!strcmp(argv[1], "loops")) {
+        /* the while loop gets its head back; the two that test at the bottom keep their shape */
+        CHECK(heads(text, "loops") == 1, "loops: %d loops with a head, not 1", heads(text, "loops"));
+        check_loops(re);
     } else if (!strcmp(argv[1], "matmul_fp8")) {
         CHECK(strstr(text, "tile.permute") && strstr(text, "x f8e4m3>"));
         check_matmul_fp8(re);
