@@ -24,7 +24,6 @@ pub mod kernels {
     /// D: the head dim; BM query rows and BN keys a step; CAUSAL: query s sees keys j <= s (top
     /// left aligned, as torch's is_causal), and the key walk stops at the block's last query.
     #[tile_kernel(warps = 4)]
-    #[allow(clippy::too_many_arguments)]
     pub fn attention<const D: usize, const BM: usize, const BN: usize, const CAUSAL: bool>(
         q: Tensor<bf16, 3>,
         k: Tensor<bf16, 3>,
