@@ -689,8 +689,8 @@ static oxide_status lift_head(lift *L, tile_loop *lp) {
     return st;
 }
 
-/* Block bb's instructions into b; a rotated loop's body branches back to its head, and its
- * bottom test goes where nothing else uses it. */
+/* Block bb into its oxide block; a rotated loop's head first, its body branching back to it,
+ * and its bottom test dropped where nothing else uses it. */
 static oxide_status lift_block(lift *L, LLVMBasicBlockRef bb) {
     tile_loop *lp = oxide__tile_loop_of(L, bb);
     oxide_block *b = lp ? lp->block : vm_get(&L->blocks, bb);
