@@ -72,10 +72,11 @@ for profile in dev release; do
     fi
 done
 # the examples whose kernels the fake driver re-implements (tests/gpu/mock) run end to end on it:
-# views, pinned copies, a graph, with the generated launches, checked against the CPU
+# views, pinned copies, a graph, a tile kernel's checked launch (tile_matmul), with the generated
+# launches, checked against the CPU
 fake="$BUILD/tests/gpu/mock/libcuda.so.1"
 if [ -f "$fake" ]; then
-    for bin in graph_replay pinned_copy slices; do
+    for bin in graph_replay pinned_copy slices tile_matmul; do
         out="$(OXIDE_CUDA_DRIVER="$fake" "$EX/target/release/$bin" 2>&1)" && rc=0 || rc=$?
         if [ $rc -eq 0 ] && grep -q "^PASSED" <<<"$out"; then pass "fake driver $bin: $out"; else echo "$out" | tail -5; bad "fake driver $bin (rc $rc)"; fi
     done

@@ -151,7 +151,7 @@ pub fn expand(func: ItemFn, attr: TokenStream) -> (TokenStream, TokenStream) {
                 etys.push(quote!(#ty));
                 conv.push(quote!(#pn));
                 hargs.push(quote!(#pn: #ty));
-                pushes.push(quote!(__p.push_value(&#pn);));
+                pushes.push(quote!(__p.push_scalar(<#ty as ::cuda_tile::__private::ScalarParam>::CODE, &#pn);));
                 pdesc.push(quote!(TileParamDesc { name_ptr: #pname.as_ptr(),
                     name_len: #pname.len(), kind: 0, rank: 0, mutable: 0,
                     elem: <#ty as ::cuda_tile::__private::ScalarParam>::CODE }));
@@ -168,7 +168,7 @@ pub fn expand(func: ItemFn, attr: TokenStream) -> (TokenStream, TokenStream) {
                 } else {
                     quote!(#pn: &'__a ::cuda_core::DeviceTensor<'_, #elem, { #rank }>)
                 });
-                pushes.push(quote!(#pn.push_to(&mut __p);));
+                pushes.push(quote!(#pn.push_arg(&mut __p, <#elem as ::cuda_tile::Element>::CODE);));
                 pdesc.push(quote!(TileParamDesc { name_ptr: #pname.as_ptr(),
                     name_len: #pname.len(), kind: 5, rank: (#rank) as u32, mutable: #m,
                     elem: <#elem as ::cuda_tile::Element>::CODE }));
@@ -221,9 +221,10 @@ pub fn expand(func: ItemFn, attr: TokenStream) -> (TokenStream, TokenStream) {
         {
             let __entry: extern "C" fn(#(#etys),*) = #entry_ref;
             ::core::hint::black_box(__entry as usize);
-            let mut __p = ::cuda_core::ParamBuffer::new();
+            // checked by liboxide, which lays out the PTX parameters (a tensor read through TMA has more)
+            let mut __p = ::cuda_core::TileArgs::new();
             #(#pushes)*
-            ::cuda_core::LaunchOp::new(&self.inner, #entry_str, ::cuda_core::LaunchConfig::new(grid, (0, 0, 0), 0), __p)
+            ::cuda_core::LaunchOp::new_tile(&self.inner, #entry_str, ::cuda_core::LaunchConfig::new(grid, (0, 0, 0), 0), __p)
         }
     };
     (quote!(#func #entry), launch)
