@@ -222,7 +222,7 @@ fn main() {
         Shape { b: 1, h_q: 2, h_kv: 2, s_q: 100, s_kv: 333, d: 64, causal: false },
         Shape { b: 1, h_q: 3, h_kv: 3, s_q: 190, s_kv: 190, d: 128, causal: true },
         Shape { b: 2, h_q: 8, h_kv: 2, s_q: 128, s_kv: 256, d: 128, causal: false },
-        // decode: one query per sequence, the group's 4 heads in one tile, a long ragged cache
+        // decode: one query per sequence, the group's heads (4, then 8) in one 16-row tile, a long ragged cache
         Shape { b: 3, h_q: 32, h_kv: 8, s_q: 1, s_kv: 1000, d: 128, causal: false },
         Shape { b: 2, h_q: 8, h_kv: 1, s_q: 1, s_kv: 515, d: 64, causal: false },
     ];
