@@ -410,9 +410,8 @@ oxide_status oxide_kernel_add_tensor_param(oxide_function *k, const char *name, 
 }
 
 /* Gives the SIMT kernel's last parameter, a tensor, a TMA descriptor for boxes of box[0..rank-1]
- * elements and its flag (iface.h): the values NAME.tma (the descriptor's generic address) and
- * NAME.tma_ok (i32). */
-oxide_status oxide__kernel_tensor_tma(oxide_function *k, const uint32_t *box, oxide_value **desc, oxide_value **ok) {
+ * elements (iface.h): the value NAME.tma, the descriptor's generic address. */
+oxide_status oxide__kernel_tensor_tma(oxide_function *k, const uint32_t *box, oxide_value **desc) {
     oxide_iface_param *ip = k && k->iface.len ? k->iface.items[k->iface.len - 1] : NULL;
     if (!ip || k->is_tile || ip->kind != OXIDE_PARAM_TENSOR || ip->tma ||
         ip->first_value + 1 + 2 * ip->rank != k->params.len || k->blocks.len)
@@ -423,9 +422,6 @@ oxide_status oxide__kernel_tensor_tma(oxide_function *k, const uint32_t *box, ox
     oxide_status st = oxide_type_pointer(k->mod->ctx, OXIDE_AS_GENERIC, &pgen);
     snprintf(nm, sizeof nm, "%s.tma", ip->name);
     if (st || (st = new_param(k, nm, pgen, desc)))
-        return st;
-    snprintf(nm, sizeof nm, "%s.tma_ok", ip->name);
-    if ((st = new_param(k, nm, k->mod->ctx->scalars[OXIDE_TYPE_I32], ok)))
         return st;
     ip->tma = true;
     memcpy(ip->tma_box, box, ip->rank * sizeof *box);

@@ -39,7 +39,9 @@ static oxide_status describe_kernels(oxide_module *mod, oxide_iface_kernel **out
                                     .block = {f->block[0], f->block[1], f->block[2]},
                                     .launch_bounds = {f->launch_bounds[0], f->launch_bounds[1]},
                                     .cluster = {f->cluster[0], f->cluster[1], f->cluster[2]},
-                                    .dyn_smem = f->dyn_smem};
+                                    .dyn_smem = f->dyn_smem,
+                                    .tma_entry = f->tma_entry,
+                                    .tma_only = f->tma_only};
         j++;
     }
     *out = k;

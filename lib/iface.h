@@ -23,22 +23,22 @@ typedef struct oxide_iface_param {
      * elements). rank and elem are then what the launch checks. */
     uint32_t rank;
     oxide_scalar elem;
-    /* A lowered tile kernel's tensor that it may read through TMA (sm_90a): two more PTX
-     * parameters after the strides, a 128-byte descriptor (.param .align 64) that the launch
-     * encodes for boxes of tma_box[0..rank-1] elements (outermost first; 128-byte swizzle), and
-     * a u32 that is 1 when it did and 0 when the tensor does not allow TMA (a base that is not
-     * 16-byte aligned, a last dim that is not contiguous, a row pitch that is not a multiple of
-     * 16 bytes, a dim of 2^31 or more): then the kernel copies without TMA. */
+    /* A lowered tile kernel's tensor that it may read through TMA (sm_90a): one more PTX
+     * parameter after the strides, a 128-byte descriptor (.param .align 64) that the launch
+     * encodes for boxes of tma_box[0..rank-1] elements (outermost first; 128-byte swizzle) when
+     * the tensor allows TMA (a 16-byte aligned base, a contiguous last dim, row pitches in
+     * multiples of 16 bytes, dims below 2^31). Which of the kernel's two variants runs depends
+     * on that (oxide_iface_kernel.tma_entry). */
     bool tma;
     uint32_t tma_box[4];
 } oxide_iface_param;
 
-/* The PTX parameters a parameter takes: a slice two, a tensor 1 + 2 * rank (+ 2 with TMA). */
+/* The PTX parameters a parameter takes: a slice two, a tensor 1 + 2 * rank (+ 1 with TMA). */
 static inline uint32_t oxide__iface_ptx_parts(const oxide_iface_param *p) {
     if (p->kind == OXIDE_PARAM_SLICE)
         return 2;
     if (p->kind == OXIDE_PARAM_TENSOR)
-        return 1 + 2 * p->rank + (p->tma ? 2 : 0);
+        return 1 + 2 * p->rank + (p->tma ? 1 : 0);
     return 1;
 }
 
@@ -49,7 +49,7 @@ static inline uint32_t oxide__iface_ptx_part_size(const oxide_iface_param *p, ui
     case OXIDE_PARAM_SCALAR:
     case OXIDE_PARAM_BYTES: return p->size;
     case OXIDE_PARAM_TMA_DESC: return 128;
-    case OXIDE_PARAM_TENSOR: return part <= 2 * p->rank ? 8 : part == 2 * p->rank + 1 ? 128 : 4;
+    case OXIDE_PARAM_TENSOR: return part <= 2 * p->rank ? 8 : 128;
     default: return 8;
     }
 }
@@ -64,6 +64,11 @@ typedef struct oxide_iface_kernel {
     uint32_t cluster[3];
     uint32_t dyn_smem;
     oxide_launch_contract contract; /* fields 0: none */
+    /* A lowered tile kernel with TMA copies is two entries: this one, which copies without TMA,
+     * names the one that copies with it (tma_entry), which launches take when every TMA tensor
+     * of the launch allows TMA; that one is tma_only (launched directly, such tensors only). */
+    const char *tma_entry;
+    bool tma_only;
 } oxide_iface_kernel;
 
 #endif

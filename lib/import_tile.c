@@ -120,17 +120,33 @@ static bool is_tile_stub(const char *name) {
     return oxide__starts(name, "__oxide_tile_") && !oxide__starts(name, "__oxide_tile_entry_");
 }
 
+/* The launch's queries (program_id, num_programs, a tensor's dim) read nothing that changes: so
+ * marked, the cleanup merges a query a loop repeats with the one before it (`while k < a.shape(1)`
+ * asks each iteration), which leaves the loop's bound outside it, as its head needs. */
+static void mark_pure(LLVMValueRef f) {
+    LLVMContextRef c = LLVMGetModuleContext(LLVMGetGlobalParent(f));
+    static const char *const attrs[] = {"memory", "nounwind", "willreturn", "nosync"};
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
+        unsigned k = LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i]));
+        if (k) /* memory's value 0: none */
+            LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c, k, 0));
+    }
+}
+
 /* Everything the entries reach is inlined into them: always-inline on each function they call
  * (directly or not), the stubs' bodies dropped so that they stay calls. */
 static oxide_status mark_inline(LLVMModuleRef m, LLVMValueRef *entries, size_t n) {
     for (LLVMValueRef f = LLVMGetFirstFunction(m), next; f; f = next) {
         next = LLVMGetNextFunction(f);
         size_t nl;
-        if (!LLVMIsDeclaration(f) && is_tile_stub(LLVMGetValueName2(f, &nl))) {
-            LLVMValueRef d = oxide__declare_instead(m, f);
-            if (next == d)
-                next = LLVMGetNextFunction(d);
-        }
+        const char *name = LLVMGetValueName2(f, &nl);
+        if (!is_tile_stub(name))
+            continue;
+        LLVMValueRef d = LLVMIsDeclaration(f) ? f : oxide__declare_instead(m, f);
+        if (next == d)
+            next = LLVMGetNextFunction(d);
+        if (oxide__tile_stub_is_query(LLVMGetValueName2(d, &nl)))
+            mark_pure(d);
     }
     vmap seen = {0};
     size_t cap = n + 64, top = 0;
@@ -329,15 +345,17 @@ static oxide_status lift_all(oxide_module *mod, LLVMModuleRef m, found *fs, size
      * `*.with.overflow` alive: without them, instcombine makes it a plain add, sub or mul */
     for (size_t i = 0; i < n && !st; i++)
         drop_assumes(fs[i].entry);
+    /* licm: a loop's bound computed in its head (a dev build's `while k < a.shape(1)`) moves
+     * before it, as the tile compiler's pipelining wants (mark_pure) */
     if (!st)
-        st = passes(m, "function(instcombine<no-verify-fixpoint>,adce,simplifycfg)");
+        st = passes(m, "function(instcombine<no-verify-fixpoint>,loop-mssa(licm),adce,simplifycfg)");
     for (size_t i = 0; i < n && !st; i++) {
         lift L = {.mod = mod, .ctx = mod->ctx, .kname = fs[i].d.name, .fn = fs[i].entry, .d = &fs[i].d};
         st = make_kernel(&L);
         if (!st)
             st = oxide__tile_lift_body(&L);
         vm_free(&L.vals), vm_free(&L.tiles), vm_free(&L.blocks);
-        free(L.rpo);
+        free(L.rpo), free(L.loops);
     }
     return st;
 }

@@ -69,6 +69,16 @@ typedef struct tdesc {
 
 /* ---- one kernel's lift ---- */
 
+/* A loop rustc's optimiser rotated, lifted with its test at the top (lib/import_tile_loop.c). */
+typedef struct tile_loop {
+    LLVMBasicBlockRef body, exit;
+    LLVMValueRef test;     /* the bottom test: lifted only where something else uses it */
+    LLVMValueRef ub;       /* from outside the loop */
+    unsigned iv;           /* the induction variable is the body's phi number iv */
+    LLVMIntPredicate pred; /* the loop goes on while iv PRED ub */
+    oxide_block *head, *block;
+} tile_loop;
+
 typedef struct lift {
     oxide_module *mod;
     oxide_context *ctx;
@@ -82,15 +92,26 @@ typedef struct lift {
     vmap blocks;             /* LLVM block -> oxide_block */
     LLVMBasicBlockRef *rpo;
     size_t nrpo;
+    tile_loop *loops; /* the rotated loops, given a head again */
+    size_t nloops;
 } lift;
 
 /* "tile kernel NAME at FILE:LINE" (the line where debug info has one) into buf. */
 
 /* The element type of an oxide_scalar code (bool is i1), or NULL. */
 oxide_type *oxide__tile_scalar_of_code(oxide_context *ctx, uint32_t code);
+/* Whether the stub named so is a query of the launch (a scalar result: program_id, dim, ...). */
+bool oxide__tile_stub_is_query(const char *name);
 /* OUT_OF_MEMORY, naming the tile import. */
 oxide_status oxide__tile_oom(void);
 /* L's body (its entry function, inlined and cleaned) as the blocks of L->k. */
 oxide_status oxide__tile_lift_body(lift *L);
+/* The rotated loops of L->rpo into L->loops; the one whose body is b, or NULL. */
+oxide_status oxide__tile_find_loops(lift *L);
+tile_loop *oxide__tile_loop_of(const lift *L, LLVMBasicBlockRef b);
+/* What phi receives from block from, or NULL; the number of b's phi whose value for the next
+ * iteration is x, or -1. */
+LLVMValueRef oxide__tile_incoming(LLVMValueRef phi, LLVMBasicBlockRef from);
+int oxide__tile_carried(LLVMBasicBlockRef b, LLVMValueRef x);
 
 #endif

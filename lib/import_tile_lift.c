@@ -102,6 +102,13 @@ static oxide_status tile_type(lift *L, LLVMValueRef inst, LLVMValueRef c, oxide_
     return OXIDE_OK;
 }
 
+bool oxide__tile_stub_is_query(const char *name) {
+    for (size_t i = 0; i < NSTUBS; i++)
+        if (!strcmp(name, oxide__tile_stubs[i].name))
+            return oxide__tile_stubs[i].result == 's';
+    return false;
+}
+
 static const oxide_tile_stub *stub_of(LLVMValueRef call) {
     LLVMValueRef callee = LLVMGetCalledValue(call);
     if (!callee || !LLVMIsAFunction(callee))
@@ -410,15 +417,18 @@ static oxide_op binary_op(LLVMOpcode o) {
     }
 }
 
+static oxide_pred int_pred(LLVMIntPredicate ip) {
+    static const oxide_pred p[] = {
+        [LLVMIntEQ] = OXIDE_PRED_EQ,   [LLVMIntNE] = OXIDE_PRED_NE,   [LLVMIntUGT] = OXIDE_PRED_UGT,
+        [LLVMIntUGE] = OXIDE_PRED_UGE, [LLVMIntULT] = OXIDE_PRED_ULT, [LLVMIntULE] = OXIDE_PRED_ULE,
+        [LLVMIntSGT] = OXIDE_PRED_SGT, [LLVMIntSGE] = OXIDE_PRED_SGE, [LLVMIntSLT] = OXIDE_PRED_SLT,
+        [LLVMIntSLE] = OXIDE_PRED_SLE};
+    return p[ip];
+}
+
 static oxide_pred pred_of(LLVMValueRef i) {
-    if (LLVMIsAICmpInst(i)) {
-        static const oxide_pred p[] = {
-            [LLVMIntEQ] = OXIDE_PRED_EQ,   [LLVMIntNE] = OXIDE_PRED_NE,   [LLVMIntUGT] = OXIDE_PRED_UGT,
-            [LLVMIntUGE] = OXIDE_PRED_UGE, [LLVMIntULT] = OXIDE_PRED_ULT, [LLVMIntULE] = OXIDE_PRED_ULE,
-            [LLVMIntSGT] = OXIDE_PRED_SGT, [LLVMIntSGE] = OXIDE_PRED_SGE, [LLVMIntSLT] = OXIDE_PRED_SLT,
-            [LLVMIntSLE] = OXIDE_PRED_SLE};
-        return p[LLVMGetICmpPredicate(i)];
-    }
+    if (LLVMIsAICmpInst(i))
+        return int_pred(LLVMGetICmpPredicate(i));
     static const oxide_pred f[] = {
         [LLVMRealOEQ] = OXIDE_PRED_OEQ,  [LLVMRealOGT] = OXIDE_PRED_OGT,  [LLVMRealOGE] = OXIDE_PRED_OGE,
         [LLVMRealOLT] = OXIDE_PRED_OLT,  [LLVMRealOLE] = OXIDE_PRED_OLE,  [LLVMRealONE] = OXIDE_PRED_ONE,
@@ -620,7 +630,11 @@ static oxide_status make_blocks(lift *L) {
         }
         oxide_block *b;
         oxide_value *pv[64];
+        /* a rotated loop: its phis are the parameters of its new head, where branches to it go */
+        tile_loop *lp = oxide__tile_loop_of(L, L->rpo[i]);
         oxide_status st = oxide_function_add_block(L->k, pt, np, &b, pv);
+        if (!st && lp)
+            lp->head = b, st = oxide_function_add_block(L->k, NULL, 0, &lp->block, NULL);
         if (st)
             return st;
         if (!vm_put(&L->blocks, L->rpo[i], b))
@@ -644,6 +658,58 @@ static oxide_status find_stored_tiles(lift *L) {
     return OXIDE_OK;
 }
 
+/* The head of a rotated loop: `iv PRED ub`, to the body or out with the values the loop carries
+ * (the head's parameters) or ones from outside it. */
+static oxide_status lift_head(lift *L, tile_loop *lp) {
+    LLVMValueRef term = LLVMGetBasicBlockTerminator(lp->body);
+    const oxide_block *h = lp->head;
+    oxide_value *ops[2] = {h->params.items[lp->iv], NULL}, *c, *args[64];
+    oxide_status st = operand(L, lp->head, term, lp->ub, false, &ops[1]);
+    oxide_attr pa = {.key = OXIDE_ATTR_PRED, .i = int_pred(lp->pred)};
+    if (!st)
+        st = built(L, term, oxide_build_op(lp->head, OXIDE_OP_ICMP, ops, 2, NULL, &pa, 1, &c));
+    size_t n = 0;
+    for (LLVMValueRef p = LLVMGetFirstInstruction(lp->exit); p && LLVMIsAPHINode(p) && !st;
+         p = LLVMGetNextInstruction(p), n++) {
+        LLVMValueRef x = oxide__tile_incoming(p, lp->body);
+        int j =
+            LLVMIsAInstruction(x) && LLVMGetInstructionParent(x) == lp->body ? oxide__tile_carried(lp->body, x) : -1;
+        if (n == 64)
+            st = refuse(L, term, "a block with more than 64 phis%s", NULL);
+        else if (j >= 0)
+            args[n] = h->params.items[j];
+        else if (tile_of(L, p) && is_undef(x))
+            st = oxide_build_op(lp->head, OXIDE_OP_TILE_FULL, NULL, 0, tile_of(L, p), NULL, 0, &args[n]);
+        else
+            st = operand(L, lp->head, term, x, tile_of(L, p) != NULL, &args[n]);
+    }
+    if (!st)
+        st =
+            built(L, term, oxide_build_cond_br(lp->head, c, lp->block, NULL, 0, vm_get(&L->blocks, lp->exit), args, n));
+    return st;
+}
+
+/* Block bb into its oxide block; a rotated loop's head first, its body branching back to it,
+ * and its bottom test dropped where nothing else uses it. */
+static oxide_status lift_block(lift *L, LLVMBasicBlockRef bb) {
+    tile_loop *lp = oxide__tile_loop_of(L, bb);
+    oxide_block *b = lp ? lp->block : vm_get(&L->blocks, bb);
+    LLVMValueRef term = LLVMGetBasicBlockTerminator(bb);
+    oxide_status st = lp ? lift_head(L, lp) : OXIDE_OK;
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in && in != term && !st; in = LLVMGetNextInstruction(in)) {
+        LLVMUseRef u = lp && in == lp->test ? LLVMGetFirstUse(in) : NULL;
+        if (!u || LLVMGetNextUse(u))
+            st = lift_inst(L, b, in);
+    }
+    if (st || !lp)
+        return st ? st : lift_term(L, b, bb);
+    oxide_value *a[64];
+    size_t na = 0;
+    if (!(st = edge_args(L, b, term, bb, bb, a, &na)))
+        st = built(L, term, oxide_build_br(b, lp->head, a, na));
+    return st;
+}
+
 oxide_status oxide__tile_lift_body(lift *L) {
     oxide_status st = order_blocks(L);
     if (!st)
@@ -651,15 +717,10 @@ oxide_status oxide__tile_lift_body(lift *L) {
     if (!st)
         st = find_stored_tiles(L);
     if (!st)
+        st = oxide__tile_find_loops(L);
+    if (!st)
         st = make_blocks(L);
-    for (size_t i = 0; i < L->nrpo && !st; i++) {
-        oxide_block *b = vm_get(&L->blocks, L->rpo[i]);
-        LLVMValueRef term = LLVMGetBasicBlockTerminator(L->rpo[i]);
-        for (LLVMValueRef in = LLVMGetFirstInstruction(L->rpo[i]); in && in != term && !st;
-             in = LLVMGetNextInstruction(in))
-            st = lift_inst(L, b, in);
-        if (!st)
-            st = lift_term(L, b, L->rpo[i]);
-    }
+    for (size_t i = 0; i < L->nrpo && !st; i++)
+        st = lift_block(L, L->rpo[i]);
     return st;
 }

@@ -187,6 +187,8 @@ struct oxide_function {
     oxide_vec blocks;             /* oxide_block* */
     oxide_strmap names;           /* value name -> oxide_value (uniqueness check) */
     uint32_t block[3];            /* lowered tile kernels: the block shape the tile compiler chose */
+    const char *tma_entry;        /* lowered tile kernels: the TMA variant (oxide_iface_kernel) */
+    bool tma_only;                /* lowered tile kernels: this is the TMA variant */
     uint32_t launch_bounds[2];
     uint32_t cluster[3];
     uint32_t dyn_smem;
@@ -262,7 +264,7 @@ oxide_global *oxide__module_find_global(oxide_module *mod, const char *name);
 oxide_function *oxide__module_find_function(oxide_module *mod, const char *name);
 
 /* A lowered tile kernel's TMA descriptor for its last parameter, a tensor (iface.h, builder.c). */
-oxide_status oxide__kernel_tensor_tma(oxide_function *k, const uint32_t *box, oxide_value **desc, oxide_value **ok);
+oxide_status oxide__kernel_tensor_tma(oxide_function *k, const uint32_t *box, oxide_value **desc);
 
 /* Internal builder core: appends an instruction after checking operands against the op's row.
  * Used by the public builders and the parser. */

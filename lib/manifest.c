@@ -605,7 +605,9 @@ enum {
     K_CLUSTER = 16,
     K_SMEM = 32,
     K_BLOCK = 64,
-    K_CONTRACT = 128
+    K_CONTRACT = 128,
+    K_TMA_ENTRY = 256,
+    K_TMA_ONLY = 512
 };
 
 /* "contract": its keys set their OXIDE_CONTRACT_* bit, which also refuses duplicates. */
@@ -677,6 +679,10 @@ static bool kernel_key(parser *p, const char *key, void *vctx) {
         return once(p, &c->seen, K_BLOCK, key) && (c->block_pos = p->pos, uint_array(p, key, k->block, 3));
     if (!strcmp(key, "contract"))
         return once(p, &c->seen, K_CONTRACT, key) && (c->contract_pos = p->pos, object(p, contract_key, &k->contract));
+    if (!strcmp(key, "tma_entry"))
+        return once(p, &c->seen, K_TMA_ENTRY, key) && string(p, &k->tma_entry);
+    if (!strcmp(key, "tma_only"))
+        return once(p, &c->seen, K_TMA_ONLY, key) && bool_value(p, key, &k->tma_only);
     return skip_value(p);
 }
 

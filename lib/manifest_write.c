@@ -9,6 +9,8 @@
  *    [1,1,1] means "no cluster launch needed".
  *  - "block" (after dyn_smem) only when the compiler chose the block shape (lowered tile
  *    kernels); a 0 component of a chosen block is written as 1. Absent: the launch gives it.
+ *  - "tma_entry" (a lowered tile kernel's TMA variant: its entry) and "tma_only" (true: this is
+ *    one), after "block", only when set (iface.h).
  *  - "contract" (last) only when the kernel declares a launch contract: an object with the
  *    declared fields only, in the order domain, block, dynamic_shared ([min,max]: equal for an
  *    exact size), dynamic_shared_alignment, min_compute_capability ([major,minor]).
@@ -138,6 +140,12 @@ char *oxide__manifest_json(const oxide_options *opts, const oxide_iface_kernel *
         if (k[i].block[0] | k[i].block[1] | k[i].block[2])
             oxide__sbuf_printf(&b, ",\"block\":[%u,%u,%u]", k[i].block[0] ? k[i].block[0] : 1,
                                k[i].block[1] ? k[i].block[1] : 1, k[i].block[2] ? k[i].block[2] : 1);
+        if (k[i].tma_entry) {
+            oxide__sbuf_puts(&b, ",\"tma_entry\":");
+            put_json_string(&b, k[i].tma_entry);
+        }
+        if (k[i].tma_only)
+            oxide__sbuf_puts(&b, ",\"tma_only\":true");
         if (k[i].contract.fields)
             put_contract(&b, &k[i].contract);
         oxide__sbuf_puts(&b, "}");

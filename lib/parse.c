@@ -339,8 +339,8 @@ static oxide_status kernel_param(P *p, pfunc *pf) {
                     return st;
             if ((st = expect(p, ')')))
                 return st;
-            oxide_value *dv, *okv;
-            if ((st = oxide__kernel_tensor_tma(pf->fn, box, &dv, &okv)))
+            oxide_value *dv;
+            if ((st = oxide__kernel_tensor_tma(pf->fn, box, &dv)))
                 return berr(at, st);
         }
     } else if (kind->k == T_IDENT && oxide__scalar_by_name(txt(p, kind), kind->len, &s)) {
@@ -398,6 +398,27 @@ static oxide_status kernel_attrs(P *p, oxide_function *fn) {
         for (int i = 0; i < 3; i++)
             if (is_word(p, t, names[i]))
                 a = i;
+        if (a < 0 && is_word(p, t, "tma_only") && !fn->tma_only) {
+            /* a lowered tile kernel's TMA variant, and (below) the kernel naming it (iface.h) */
+            adv(p);
+            fn->tma_only = true;
+            continue;
+        }
+        if (a < 0 && is_word(p, t, "tma_entry") && !fn->tma_entry) {
+            oxide_status st;
+            adv(p);
+            if ((st = expect(p, '(')))
+                return st;
+            tok *e = cur(p);
+            if (e->k != T_SYM)
+                return perr(e, "tma_entry takes the @name of the kernel's TMA variant");
+            adv(p);
+            if (!(fn->tma_entry = oxide__strndup(&fn->mod->arena, txt(p, e) + 1, e->len - 1)))
+                return perr(e, "out of memory");
+            if ((st = expect(p, ')')))
+                return st;
+            continue;
+        }
         if (a < 0)
             return OXIDE_OK;
         if (seen & (1u << a))

@@ -315,6 +315,10 @@ static void put_function(buf *b, oxide_function *fn) {
             oxide__sbuf_printf(&b->s, " cluster(%u, %u, %u)", fn->cluster[0], fn->cluster[1], fn->cluster[2]);
         if (fn->dyn_smem)
             oxide__sbuf_printf(&b->s, " dyn_smem(%u)", fn->dyn_smem);
+        if (fn->tma_entry)
+            oxide__sbuf_printf(&b->s, " tma_entry(@%s)", fn->tma_entry);
+        if (fn->tma_only)
+            oxide__sbuf_puts(&b->s, " tma_only");
         for (unsigned h = 0, n = 0; h < OXIDE__TILE_NHINTS; h++)
             if (fn->hints_set & (1u << h))
                 oxide__sbuf_printf(&b->s, "%s%s=%u", n++ ? ", " : " hints(", oxide__tile_hint_names[h], fn->hints[h]);

@@ -627,7 +627,7 @@ static void check_interface(verifier *v, const oxide_function *fn) {
         }
         /* The IR values each interface kind is passed as (oxide.h: oxide_kernel_add_*_param):
          * want[k] is value k's type, or want_ptr the space of value 0's pointer. */
-        const oxide_type *want[3 + 2 * OXIDE__TENSOR_MAX_RANK] = {NULL};
+        const oxide_type *want[2 + 2 * OXIDE__TENSOR_MAX_RANK] = {NULL};
         int want_ptr = -1;
         uint32_t nvals = 1;
         switch ((int)ip->kind) {
@@ -671,7 +671,6 @@ static void check_interface(verifier *v, const oxide_function *fn) {
             for (uint32_t k = 1; k < nvals; k++)
                 want[k] = ctx ? ctx->scalars[OXIDE_TYPE_I64] : NULL;
             if (ip->tma) {
-                /* then the TMA descriptor's address (checked below) and its flag */
                 uint32_t es = (uint32_t)oxide_scalar_size(ip->elem), r = ip->tensor->rank;
                 for (uint32_t d = 0; d < r; d++)
                     if (ip->tma_box[d] < 1 || ip->tma_box[d] > 256 ||
@@ -682,8 +681,7 @@ static void check_interface(verifier *v, const oxide_function *fn) {
                                       i, nm, d, ip->tma_box[d]);
                         return;
                     }
-                want[nvals + 1] = ctx ? ctx->scalars[OXIDE_TYPE_I32] : NULL;
-                nvals += 2;
+                nvals += 1; /* then the TMA descriptor's address (checked below) */
             }
             break;
         default: verify_report(v, "kernel parameter %u (%s): unknown interface kind %d", i, nm, (int)ip->kind); return;
@@ -695,7 +693,7 @@ static void check_interface(verifier *v, const oxide_function *fn) {
                 return;
             }
             const oxide_value *pv = fn->params.items[next + k];
-            bool tma_desc = ip->kind == OXIDE_PARAM_TENSOR && ip->tma && k == nvals - 2;
+            bool tma_desc = ip->kind == OXIDE_PARAM_TENSOR && ip->tma && k == nvals - 1;
             bool ok = !pv || (k == 0 && want_ptr >= 0 ? is_ptr(pv->type) && pv->type->addrspace == (uint32_t)want_ptr
                               : tma_desc              ? is_ptr(pv->type) && pv->type->addrspace == OXIDE_AS_GENERIC
                                                       : !want[k] || verify_type_eq(pv->type, want[k]));

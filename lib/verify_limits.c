@@ -27,7 +27,7 @@ static uint64_t param_space(const oxide_function *fn) {
         case OXIDE_PARAM_TMA_DESC: size = 128, align = 64; break;
         case OXIDE_PARAM_TENSOR:
             size = 8 + 16 * (p->tensor ? p->tensor->rank : 0), align = p->tma ? 64 : 8;
-            size = p->tma ? (size + 63) / 64 * 64 + 128 + 4 : size; /* the descriptor, then its flag */
+            size = p->tma ? (size + 63) / 64 * 64 + 128 : size; /* then the descriptor */
             break;
         default: size = p->size, align = p->align ? p->align : 1; break;
         }

@@ -132,9 +132,8 @@ static inline oxide_status bind_tensor(const struct oxide_kernel *k, uint32_t i,
                                "launch %s: argument %u '%s': the kernel reads more than %d tensors through TMA, more "
                                "than oxide's launch encodes",
                                k->name, i + 1, k->mk->params[i].name, RT_MAX_TMA);
-        oxide__rt_tma_bind(mp, t, b->tma[*ntma], &b->tma_ok[*ntma]);
-        *p++ = b->tma[*ntma];
-        *p++ = &b->tma_ok[(*ntma)++];
+        b->tma_all &= oxide__rt_tma_bind(mp, t, b->tma[*ntma]);
+        *p++ = b->tma[(*ntma)++];
     }
     *pp = p;
     return OXIDE_OK;
@@ -206,6 +205,7 @@ oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args,
     void **p = b->params;
     uint64_t *ptr = b->ptrs;
     uint32_t ntma = 0;
+    b->tma_all = true;
     for (uint32_t i = 0; i < nargs; i++) {
         const oxide_iface_param *mp = &k->params[i];
         const oxide_arg *a = &args[i];
@@ -246,11 +246,26 @@ oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args,
         }
         }
     }
+    b->ntma = ntma;
     oxide_status st = check_slice_overlap(k, args, nargs);
     /* One relaxed load in a process of one device; see runtime/peer.c. */
     if (__builtin_expect(st == OXIDE_OK && atomic_load_explicit(&oxide__rt_several_devices, memory_order_relaxed), 0))
         st = oxide__rt_check_arg_devices(k, args, nargs);
     return st;
+}
+
+oxide_status oxide__rt_pick(struct oxide_kernel **k, const rt_bound *b) {
+    if (__builtin_expect(!b->ntma, 1))
+        return OXIDE_OK;
+    if ((*k)->tma && b->tma_all)
+        *k = (*k)->tma;
+    else if ((*k)->mk->tma_only && !b->tma_all)
+        return oxide__fail(OXIDE_ERROR_LAUNCH,
+                           "launch %s: this entry copies through TMA, and a tensor argument does not allow it (a "
+                           "16-byte aligned base, a contiguous last dim, row pitches in multiples of 16 bytes); "
+                           "launch the kernel by its own name, which chooses",
+                           (*k)->name);
+    return OXIDE_OK;
 }
 
 /* ---- launching ---- */
@@ -427,7 +442,8 @@ oxide_status oxide_kernel_launch(oxide_kernel *k, oxide_stream *stream, const ui
     if (__builtin_expect(st != OXIDE_OK, 0))
         return st;
     rt_bound b;
-    if (__builtin_expect((st = oxide__rt_bind(k, args, nargs, &b)) != OXIDE_OK, 0))
+    if (__builtin_expect((st = oxide__rt_bind(k, args, nargs, &b)) != OXIDE_OK, 0) ||
+        __builtin_expect((st = oxide__rt_pick(&k, &b)) != OXIDE_OK, 0))
         return st;
     return oxide__rt_launch(k, cs, track, grid, block, smem, NULL, 0, b.params);
 }
@@ -444,7 +460,7 @@ oxide_status oxide_kernel_launch_ex(oxide_kernel *k, oxide_stream *stream, const
     if (cfg->flags & ~OXIDE_LAUNCH_COOPERATIVE)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "launch %s: unknown flags 0x%x", k->name, cfg->flags);
     rt_bound b;
-    if ((st = oxide__rt_bind(k, args, nargs, &b)) != OXIDE_OK)
+    if ((st = oxide__rt_bind(k, args, nargs, &b)) != OXIDE_OK || (st = oxide__rt_pick(&k, &b)) != OXIDE_OK)
         return st;
     return oxide__rt_launch(k, cs, track, cfg->grid, cfg->block, cfg->smem, cfg->cluster, cfg->flags, b.params);
 }

@@ -382,6 +382,21 @@ static oxide_status load(oxide_device *dev, const void *image, bool is_ptx, cons
             else
                 st = init_kernel(lm, &lm->kernels[i], mk, pe);
         }
+        /* a lowered tile kernel's TMA variant: another kernel of the manifest, with equal parameters */
+        for (size_t i = 0; st == OXIDE_OK && i < manifest->nkernels; i++) {
+            const oxide_iface_kernel *mk = &manifest->kernels[i];
+            size_t j = 0;
+            while (mk->tma_entry && j < manifest->nkernels && strcmp(manifest->kernels[j].entry, mk->tma_entry))
+                j++;
+            if (mk->tma_entry &&
+                (j == manifest->nkernels || !manifest->kernels[j].tma_only || manifest->kernels[j].nptx != mk->nptx))
+                st = oxide__fail(OXIDE_ERROR_MANIFEST,
+                                 "the manifest of kernel '%s' names the TMA variant '%s', which is not a TMA-only "
+                                 "kernel of the module with the same parameters",
+                                 mk->name, mk->tma_entry);
+            else if (mk->tma_entry)
+                lm->kernels[i].tma = &lm->kernels[j];
+        }
         free(entries);
     }
     if (st != OXIDE_OK) {

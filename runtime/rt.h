@@ -42,9 +42,13 @@ typedef struct rt_bound {
     void *params[RT_MAX_PTX_PARAMS];
     uint64_t ptrs[RT_MAX_PTX_PARAMS / 3];
     _Alignas(64) unsigned char tma[RT_MAX_TMA][128];
-    uint32_t tma_ok[RT_MAX_TMA];
+    uint32_t ntma;  /* descriptors encoded */
+    bool tma_all;   /* every TMA tensor of the launch allows TMA */
 } rt_bound;
-void oxide__rt_tma_bind(const oxide_iface_param *mp, const oxide_tensor *t, void *desc128, uint32_t *ok);
+bool oxide__rt_tma_bind(const oxide_iface_param *mp, const oxide_tensor *t, void *desc128);
+/* The entry a bound launch of k runs: its TMA variant when every TMA tensor allows TMA; an error
+ * for a TMA variant launched directly with one that does not (launch.c). */
+oxide_status oxide__rt_pick(struct oxide_kernel **k, const rt_bound *b);
 
 struct oxide_stream {
     uint32_t magic;
@@ -129,6 +133,7 @@ struct oxide_kernel {
     _Atomic uint32_t smem_optin;    /* MAX_DYNAMIC_SHARED_SIZE_BYTES set so far */
     _Atomic int nonportable;        /* NON_PORTABLE_CLUSTER_SIZE_ALLOWED set */
     struct oxide_kernel *next;      /* module's list of kernels found by entry name */
+    struct oxide_kernel *tma;       /* the manifest's tma_entry: the TMA variant, or NULL */
 };
 
 struct oxide_loaded_module {

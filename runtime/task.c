@@ -89,7 +89,8 @@ oxide_status oxide_task_launch(oxide_kernel *k, const oxide_launch_config *cfg, 
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_task_launch: unknown flags 0x%x", cfg->flags);
     /* Check now, so that a wrong argument is reported where the task is made. */
     rt_bound b;
-    if ((st = oxide__rt_bind(k, args, nargs, &b)) != OXIDE_OK)
+    struct oxide_kernel *runs = k; /* checked now; chosen again when the task runs */
+    if ((st = oxide__rt_bind(k, args, nargs, &b)) != OXIDE_OK || (st = oxide__rt_pick(&runs, &b)) != OXIDE_OK)
         return st;
     oxide_task *t;
     if ((st = new_task(k->dev, T_LAUNCH, &t, "oxide_task_launch")) != OXIDE_OK)
@@ -359,7 +360,8 @@ static oxide_status run(const oxide_task *t, CUstream cs, oxide_stream *track, b
         struct oxide_kernel *k = t->u.launch.k;
         if (k->magic != RT_KERNEL)
             return oxide__fail(OXIDE_ERROR_STATE, "a task's kernel was destroyed (its module was unloaded)");
-        if ((st = oxide__rt_bind(k, t->u.launch.args, t->u.launch.nargs, &bound)) != OXIDE_OK)
+        if ((st = oxide__rt_bind(k, t->u.launch.args, t->u.launch.nargs, &bound)) != OXIDE_OK ||
+            (st = oxide__rt_pick(&k, &bound)) != OXIDE_OK)
             return st;
         const oxide_launch_config *c = &t->u.launch.cfg;
         return oxide__rt_launch(k, cs, track, c->grid, c->block, c->smem, c->cluster, c->flags, bound.params);

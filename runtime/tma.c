@@ -94,27 +94,26 @@ oxide_status oxide_tma_desc_encode_tiled(oxide_device *dev, void *desc128, int d
     return OXIDE_OK;
 }
 
-/* A tensor parameter read through TMA (iface.h): the descriptor for the launch's tensor, and
- * *ok = 1; or *ok = 0 when the tensor does not allow TMA (or the driver refuses it), and the
- * kernel copies without TMA -- slower, never wrong, so nothing here fails the launch. */
-void oxide__rt_tma_bind(const oxide_iface_param *mp, const oxide_tensor *t, void *desc128, uint32_t *ok) {
+/* A tensor parameter read through TMA (iface.h): true with the descriptor for the launch's
+ * tensor; false when the tensor does not allow TMA (or the driver refuses it), and the launch
+ * takes the variant that copies without TMA -- slower, never wrong, so nothing here fails. */
+bool oxide__rt_tma_bind(const oxide_iface_param *mp, const oxide_tensor *t, void *desc128) {
     unsigned es = 0;
     int ct = tma_dtype(mp->elem, &es);
     uint32_t r = mp->rank;
     uint64_t addr = t->data + t->byte_offset, dims[4], strides[3];
     uint32_t box[4], ones[4] = {1, 1, 1, 1};
-    *ok = 0;
     if (ct < 0 || (addr & 15) || t->strides[r - 1] != 1 || !oxide__cu.TensorMapEncodeTiled)
-        return;
+        return false;
     for (uint32_t d = 0; d < r; d++) {
         /* innermost first */
         uint32_t i = r - 1 - d;
         if (t->shape[i] < 1 || t->shape[i] >= (1ll << 31))
-            return;
+            return false;
         dims[d] = (uint64_t)t->shape[i];
         box[d] = mp->tma_box[i];
         if (d && (t->strides[i] < 1 || (uint64_t)t->strides[i] * es % 16 || (uint64_t)t->strides[i] >= (1ull << 36)))
-            return;
+            return false;
         if (d)
             strides[d - 1] = (uint64_t)t->strides[i] * es;
     }
@@ -122,5 +121,5 @@ void oxide__rt_tma_bind(const oxide_iface_param *mp, const oxide_tensor *t, void
     CUresult res =
         oxide__cu.TensorMapEncodeTiled(desc128, ct, r, (void *)(uintptr_t)addr, (const unsigned long long *)dims,
                                        (const unsigned long long *)strides, box, ones, 0, 3, 3, 0);
-    *ok = res == CUDA_SUCCESS;
+    return res == CUDA_SUCCESS;
 }

@@ -637,7 +637,7 @@ static oxide_status emit_params(tl *T) {
                 t->dim[d] = T->k->params.items[v->index + 1 + d];
                 t->stride[d] = T->k->params.items[v->index + 1 + t->rank + d];
             }
-            if (t->tma && (st = oxide__kernel_tensor_tma(T->k, t->tma_box, &t->tma_desc, &t->tma_ok)))
+            if (t->tma && (st = oxide__kernel_tensor_tma(T->k, t->tma_box, &t->tma_desc)))
                 return st;
         } else if ((st = oxide_kernel_add_scalar_param(T->k, ip->name, ip->scalar, &v)))
             return st;

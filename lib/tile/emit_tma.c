@@ -1,12 +1,13 @@
 /* TMA copies of pipelined wgmma operand tiles (sm_90a; docs/tile.md, "The Hopper path").
  *
  * A load in a pipelined loop (pipeline.c) whose tile fits a TMA box reads its tensor through a
- * descriptor that the launch encodes (iface.h: the tensor parameter's tma box and flag). One
- * thread issues the copy, into the same 128-byte-swizzled ring slot the cp.async copy fills (TMA's
- * 128-byte swizzle is that layout), and an mbarrier per slot counts its bytes in; the dot waits on
- * the barrier's phase instead of on cp.async groups and a block barrier. Whether the launch's
- * tensor allows TMA is known only then, so each such copy and wait branches (uniformly) on the
- * flag, and the cp.async copy stays as the other side: odd strides and offset views still run. */
+ * descriptor that the launch encodes (iface.h: the tensor parameter's tma box). One thread issues
+ * the copy, into the same 128-byte-swizzled ring slot the cp.async copy fills (TMA's 128-byte
+ * swizzle is that layout), and an mbarrier per slot counts its bytes in; the dot waits on the
+ * barrier's phase instead of on cp.async groups and a block barrier. Whether the launch's
+ * tensors allow TMA is known only then, so such a kernel is built twice (lower.c): the TMA
+ * variant, and one that copies with cp.async, which the launch takes for other tensors (odd
+ * pitches, offset views). */
 #include <string.h>
 
 #include "lower.h"
@@ -41,9 +42,12 @@ void tl_plan_tma(tl *T) {
                 ntensors++;
             t->tma = true;
             memcpy(t->tma_box, box, lt->rank * sizeof *box);
-            x->tma = true;
+            /* the other variant keeps the parameters (the launch binds both alike), not the copies */
+            x->tma = T->tma_variant;
+            T->pipes[x->pipe].ntma += x->tma;
         }
     }
+    T->ntma = ntensors;
 }
 
 static oxide_value *bar_at(tl *T, const oxide_inst *load, oxide_value *stage) {
@@ -103,21 +107,17 @@ static oxide_value *coord32(tl *T, oxide_value *c) {
     return tl_cast(T, OXIDE_OP_TRUNC, c, T->ti32);
 }
 
-oxide_block *tl_tma_copy(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value *const *at, oxide_value *active,
-                         oxide_value *stage) {
+void tl_tma_copy(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value *const *at, oxide_value *active,
+                 oxide_value *stage) {
     const tl_tensor *t = &T->tensors[in->operands[0]->index];
     const oxide_type *lt = in->result->type;
     uint32_t es = tl_elem_bytes(oxide__tile_scalar(lt)), rk = lt->rank, R = lt->shape[rk - 2], C = lt->shape[rk - 1];
     uint32_t bytes = es;
     for (uint32_t d = 0; d < rk; d++)
         bytes *= lt->shape[d];
-    oxide_block *yes, *no, *join, *inner;
-    if (!tl_split(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_NE, t->tma_ok, tl_int(T, T->ti32, 0)), &yes, &no, &join, NULL,
-                  0, NULL))
-        return NULL;
-    T->b = yes;
-    if (!when(T, tl_op2(T, OXIDE_OP_AND, active, tid0(T)), &inner))
-        return NULL;
+    oxide_block *join;
+    if (!when(T, tl_op2(T, OXIDE_OP_AND, active, tid0(T)), &join))
+        return;
     oxide_value *bar = bar_at(T, in, stage);
     oxide_value *o[2] = {bar, tl_int(T, T->ti32, bytes)};
     tl_op(T, OXIDE_OP_MBARRIER_ARRIVE_EXPECT_TX, o, 2, T->ti64, NULL, 0);
@@ -130,13 +130,8 @@ oxide_block *tl_tma_copy(tl *T, const oxide_inst *in, oxide_value *dst, oxide_va
             ops[n++] = coord32(T, d + 1 == rk ? tl_op2(T, OXIDE_OP_ADD, at[d], tl_int(T, T->ti64, q * panel)) : at[d]);
         tl_op(T, OXIDE_OP_TMA_LOAD, ops, n, NULL, NULL, 0);
     }
-    tl_go_to(T, inner, NULL, 0);
-    T->b = inner;
-    /* an empty group: the cp.async group counts of the other loads in the ring still hold */
-    tl_op(T, OXIDE_OP_CP_ASYNC_COMMIT, NULL, 0, NULL, NULL, 0);
     tl_go_to(T, join, NULL, 0);
-    T->b = no;
-    return join; /* the caller copies without TMA here, then goes to join */
+    T->b = join;
 }
 
 /* (iteration / stages) & 1: the phase the slot's barrier completes for this iteration */
@@ -161,50 +156,22 @@ static void spin(tl *T, oxide_value *bar, oxide_value *ph) {
     T->b = done;
 }
 
-void tl_tma_wait(tl *T, const tl_pipe *p, const oxide_inst *const *loads, uint32_t n, uint32_t cp_wait) {
-    oxide_value *all = NULL;
-    uint32_t ntma = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!loads[i])
+void tl_tma_wait(tl *T, const tl_pipe *p, const oxide_inst *const *loads, uint32_t n, uint32_t ahead) {
+    bool cp = false;
+    for (uint32_t i = 0; i < n; i++)
+        cp |= loads[i] && !tl_val_of(T, loads[i]->result)->tma;
+    if (cp) {
+        /* this thread's copies have landed (later iterations' may fly); to the async proxy, to all */
+        tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, p ? ahead * (p->nloads - p->ntma) : 0, NULL, NULL, 0);
+        tl_op(T, OXIDE_OP_FENCE_PROXY_ASYNC, NULL, 0, NULL, NULL, 0);
+        tl_barrier(T);
+    }
+    oxide_value *stage = NULL, *ph = NULL;
+    for (uint32_t i = 0; i < n && !T->st; i++) {
+        if (!loads[i] || !tl_val_of(T, loads[i]->result)->tma)
             continue;
-        if (!tl_val_of(T, loads[i]->result)->tma) {
-            all = tl_int(T, T->ti1, 0);
-            break;
-        }
-        ntma++;
-        oxide_value *ok = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_NE, T->tensors[loads[i]->operands[0]->index].tma_ok,
-                                 tl_int(T, T->ti32, 0));
-        all = all ? tl_op2(T, OXIDE_OP_AND, all, ok) : ok;
+        if (!stage)
+            stage = tl_pipe_stage(T, p, 0), ph = phase(T, p);
+        spin(T, bar_at(T, loads[i], stage), ph);
     }
-    oxide_value *stage = p && ntma ? tl_pipe_stage(T, p, 0) : NULL, *ph = stage ? phase(T, p) : NULL;
-    oxide_block *fast = NULL, *slow = NULL, *join = NULL;
-    if (ntma && !tl_split(T, all, &fast, &slow, &join, NULL, 0, NULL))
-        return;
-    for (int side = ntma ? 0 : 1; side < 2 && !T->st; side++) {
-        if (ntma)
-            T->b = side ? slow : fast;
-        if (side) {
-            /* this thread's copies have landed (later iterations' may fly); to the async proxy, to all */
-            tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, cp_wait, NULL, NULL, 0);
-            tl_op(T, OXIDE_OP_FENCE_PROXY_ASYNC, NULL, 0, NULL, NULL, 0);
-            tl_barrier(T);
-        }
-        for (uint32_t i = 0; i < n && ntma && !T->st; i++) {
-            if (!loads[i] || !tl_val_of(T, loads[i]->result)->tma)
-                continue;
-            oxide_block *inner = NULL;
-            const tl_tensor *t = &T->tensors[loads[i]->operands[0]->index];
-            if (side && !when(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_NE, t->tma_ok, tl_int(T, T->ti32, 0)), &inner))
-                return;
-            spin(T, bar_at(T, loads[i], stage), ph);
-            if (inner) {
-                tl_go_to(T, inner, NULL, 0);
-                T->b = inner;
-            }
-        }
-        if (ntma)
-            tl_go_to(T, join, NULL, 0);
-    }
-    if (ntma)
-        T->b = join;
 }

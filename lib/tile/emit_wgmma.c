@@ -276,7 +276,7 @@ void tl_emit_dot_wgmma(tl *T, const oxide_inst *in) {
     oxide_value *abase = rs ? NULL : tl_ring_slot(T, ca.load, la->pipe >= 0 ? stage : zero);
     oxide_value *bbase = tl_ring_slot(T, cb.load, lb->pipe >= 0 ? stage : zero);
     const oxide_inst *loads[2] = {rs ? NULL : ca.load, cb.load};
-    tl_tma_wait(T, p, loads, 2, p ? tl_pipe_ahead(p) * p->nloads : 0);
+    tl_tma_wait(T, p, loads, 2, p ? tl_pipe_ahead(p) : 0);
     oxide_type *arr;
     if (oxide_type_array(T->ctx, T->tf32, half, &arr)) {
         tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");

@@ -1,6 +1,7 @@
 /* The tile compiler's entry: a copy of the module (through its text form, so that nothing the
  * caller holds changes) in which each tile kernel is replaced, at its place, by the SIMT kernel
  * the passes of lib/tile/lower.h build from it. */
+#include <stdio.h>
 #include <string.h>
 
 #include "lower.h"
@@ -12,6 +13,9 @@ bool oxide__module_has_tile(const oxide_module *mod) {
     return false;
 }
 
+static oxide_status build_kernel(oxide_module *out, oxide_function *src, const oxide_options *opts, bool tma,
+                                 const char *name, oxide_function **made);
+
 static oxide_status lower_kernel(oxide_module *out, oxide_function *src, const oxide_options *opts) {
     /* the copy's tile kernel of this name gives way to the SIMT kernel, at the same position */
     uint32_t at = 0;
@@ -22,7 +26,34 @@ static oxide_status lower_kernel(oxide_module *out, oxide_function *src, const o
     memmove(&out->functions.items[at], &out->functions.items[at + 1],
             (out->functions.len - at - 1) * sizeof out->functions.items[0]);
     out->functions.len--;
-    tl T = {.ctx = out->ctx, .opts = opts, .out = out, .src = src};
+    oxide_function *k = NULL;
+    oxide_status st = build_kernel(out, src, opts, false, src->name, &k);
+    if (st)
+        return st;
+    /* oxide_module_add_kernel appended it: move it to the tile kernel's place */
+    memmove(&out->functions.items[at + 1], &out->functions.items[at],
+            (out->functions.len - 1 - at) * sizeof out->functions.items[0]);
+    out->functions.items[at] = k;
+    if (!k->tma_entry)
+        return OXIDE_OK;
+    /* the TMA variant, which launches take when the tensors allow (emit_tma.c) */
+    oxide_function *v;
+    if (oxide__module_find_function(out, k->tma_entry))
+        return oxide__fail(OXIDE_ERROR_VERIFY,
+                           "tile kernel @%s: its TMA variant would be @%s, which is another function's name; rename "
+                           "one of them",
+                           src->name, k->tma_entry);
+    if ((st = build_kernel(out, src, opts, true, k->tma_entry, &v)))
+        return st;
+    v->tma_only = true;
+    return OXIDE_OK;
+}
+
+/* The SIMT kernel name of tile kernel src; with TMA copies (tma) or without. A kernel without
+ * gets tma_entry set when a TMA variant would differ. */
+static oxide_status build_kernel(oxide_module *out, oxide_function *src, const oxide_options *opts, bool tma,
+                                 const char *name, oxide_function **made) {
+    tl T = {.ctx = out->ctx, .opts = opts, .out = out, .src = src, .tma_variant = tma};
     oxide_tile_kernel_get_hint(src, OXIDE_TILE_HINT_WARPS, &T.warps);
     T.threads = 32 * T.warps;
     oxide_context *c = out->ctx;
@@ -31,15 +62,17 @@ static oxide_status lower_kernel(oxide_module *out, oxide_function *src, const o
     T.tbf16 = c->scalars[OXIDE_TYPE_BF16], T.tf32 = c->scalars[OXIDE_TYPE_F32];
     oxide_status st;
     if ((st = oxide_type_pointer(c, OXIDE_AS_GLOBAL, &T.tpg)) ||
-        (st = oxide_type_pointer(c, OXIDE_AS_SHARED, &T.tps)) || (st = oxide_module_add_kernel(out, src->name, &T.k)))
+        (st = oxide_type_pointer(c, OXIDE_AS_SHARED, &T.tps)) || (st = oxide_module_add_kernel(out, name, &T.k)))
         return st;
     if ((st = tl_emit_kernel(&T)))
         return st;
-    /* oxide_module_add_kernel appended it: move it to the tile kernel's place */
-    oxide_function *k = out->functions.items[out->functions.len - 1];
-    memmove(&out->functions.items[at + 1], &out->functions.items[at],
-            (out->functions.len - 1 - at) * sizeof out->functions.items[0]);
-    out->functions.items[at] = k;
+    *made = T.k;
+    if (!tma && T.ntma) {
+        char v[300];
+        snprintf(v, sizeof v, "%s__tma", name);
+        if (!(T.k->tma_entry = oxide__strdup(&out->arena, v)))
+            return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory lowering @%s", name);
+    }
     return OXIDE_OK;
 }
 

@@ -71,7 +71,7 @@ typedef struct tl_pipe {
     const oxide_value *iv, *iv0, *ub;
     int64_t step;
     oxide_pred pred;
-    uint32_t stages, nloads;
+    uint32_t stages, nloads, ntma; /* ntma: the loads copied through TMA (no cp.async group) */
     /* emit_wgmma.c: the ring's one wgmma dot, when its result only feeds its own accumulator
      * (head parameter acc) and the code after the loop: its wgmma group stays in flight into the
      * next iteration (wait 1), so copies run stages - 2 iterations ahead, not stages - 1 */
@@ -90,7 +90,7 @@ typedef struct tl_tensor {
     uint32_t rank;
     bool tma; /* emit_tma.c: read through a TMA descriptor for boxes of tma_box (iface.h) */
     uint32_t tma_box[4];
-    oxide_value *tma_desc, *tma_ok; /* the descriptor's address, and 1 when the launch encoded it */
+    oxide_value *tma_desc; /* the descriptor's address (the lowered kernel's parameter) */
 } tl_tensor;
 
 /* Tensors a kernel reads through TMA: at most the runtime's RT_MAX_TMA (runtime/rt.h) */
@@ -112,6 +112,10 @@ typedef struct tl {
     oxide_value *smem_tiles; /* the reserved region, 1024-byte aligned */
     tl_pipe pipes[TL_MAX_PIPES];
     uint32_t npipes;
+    /* emit_tma.c: the kernel is built twice when a ring may copy through TMA (lower.c): the TMA
+     * variant (tma_variant) copies so, the other with cp.async; ntma: tensors with a TMA box */
+    bool tma_variant;
+    uint32_t ntma;
     const oxide_inst *smem_who; /* the op needing it */
     oxide_value *dummy;         /* ptr.global to a private word: out-of-bounds elements go there */
     tl_tensor *tensors;         /* per source parameter (tensors only) */
@@ -263,14 +267,13 @@ void tl_emit_wgmma_drain(tl *T, const tl_pipe *p);
 void tl_plan_tma(tl *T);
 /* In the loop's preheader, before its first copies: the ring k's barriers (re)initialised. */
 void tl_tma_init(tl *T, const tl_pipe *p, int8_t k);
-/* The TMA side of a copy of load in's tile to dst for stage (i32) when active; returns the join
- * block, with T->b left in the side where the launch gave no descriptor: the caller copies
- * without TMA there and goes to the join. */
-oxide_block *tl_tma_copy(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value *const *at, oxide_value *active,
-                         oxide_value *stage);
-/* A dot's wait for its n operand loads (NULL: from registers) of ring p (NULL: none): their
- * barriers' phase where every one came by TMA, else cp_wait cp.async groups and a block barrier. */
-void tl_tma_wait(tl *T, const tl_pipe *p, const oxide_inst *const *loads, uint32_t n, uint32_t cp_wait);
+/* The TMA copy of load in's tile to dst, ring slot stage (i32), when active. */
+void tl_tma_copy(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value *const *at, oxide_value *active,
+                 oxide_value *stage);
+/* A dot's wait for its n operand loads (NULL: from registers) of ring p (NULL: none): the TMA
+ * ones' barriers' phase; for the others, all but `ahead` iterations' cp.async groups and a block
+ * barrier. */
+void tl_tma_wait(tl *T, const tl_pipe *p, const oxide_inst *const *loads, uint32_t n, uint32_t ahead);
 
 /* ---- emit_red.c ---- */
 void tl_emit_reduce(tl *T, const oxide_inst *in);

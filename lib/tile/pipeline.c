@@ -398,18 +398,14 @@ oxide_value *tl_pipe_stage(tl *T, const tl_pipe *p, uint32_t d) {
     return tl_cast(T, OXIDE_OP_TRUNC, tl_op2(T, OXIDE_OP_UREM, i, tl_int(T, T->ti64, p->stages)), T->ti32);
 }
 
-/* A ring slot's copy: through TMA where the load may (emit_tma.c), else (or when the launch's
- * tensor does not allow it) with cp.async. */
+/* A ring slot's copy: through TMA in the TMA variant where the load may (emit_tma.c), else with
+ * cp.async. */
 static void pipe_copy(tl *T, const oxide_inst *in, oxide_value *stage, oxide_value *const *at, oxide_value *active) {
     oxide_value *dst = tl_ring_slot(T, in, stage);
-    oxide_block *join = tl_val_of(T, in->result)->tma ? tl_tma_copy(T, in, dst, at, active, stage) : NULL;
-    if (T->st)
-        return;
-    copy_tile(T, in, dst, at, active);
-    if (join) {
-        tl_go_to(T, join, NULL, 0);
-        T->b = join;
-    }
+    if (tl_val_of(T, in->result)->tma)
+        tl_tma_copy(T, in, dst, at, active, stage);
+    else
+        copy_tile(T, in, dst, at, active);
 }
 
 void tl_emit_load_smem(tl *T, const oxide_inst *in) {

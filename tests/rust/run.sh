@@ -45,17 +45,20 @@ for profile in dev release; do
         if "$PTXAS" -arch="$SM" "$ptx" -o "$TMP/x.cubin" 2>"$TMP/ptxas.log"; then pass "ptxas $profile $(basename "$ptx")"; else cat "$TMP/ptxas.log"; bad "ptxas $(basename "$ptx")"; fi
         grep -q "// oxide.manifest.v1 " "$ptx" || bad "no manifest in $ptx"
     done
-    for bin in vecadd seed seed_full generics reduce warp_reduce histogram matmul cluster async_pipeline gemm_hopper graph_replay pinned_copy slices await_cpu contract tile_matmul tile_softmax tile_matmul_fp8 tile_layernorm tile_mixed; do
+    for bin in vecadd seed seed_full generics reduce warp_reduce histogram matmul cluster async_pipeline gemm_hopper graph_replay pinned_copy slices await_cpu contract tile_matmul tile_softmax tile_matmul_fp8 tile_layernorm tile_mixed tile_attention; do
         out="$("$EX/target/$dir/$bin" 2>&1)" && rc=0 || rc=$?
         if [ $rc -ne 0 ] && [ $bin = seed ] && grep -q "OXIDE_ERROR_NO_DRIVER\|OXIDE_ERROR_NO_DEVICE" <<<"$out"; then
             pass "run $profile seed: no GPU here (the unchanged seed unwraps CudaContext::new)"; continue; fi
         if [ $rc -eq 0 ] && grep -qE "PASSED|no GPU found|^$" <<<"$out"; then pass "run $profile $bin: $(echo "$out" | head -1)"; else echo "$out" | tail -5; bad "run $profile $bin (rc $rc)"; fi
     done
+    # tile_attention's own check (its reference and tolerance) passes the right answer and fails a wrong one
+    (cd "$EX" && cargo test --offline -q $flag -p tile_attention 2>&1 | grep -q "^test result: ok. 1 passed") \
+        && pass "tile_attention $profile: its check tells right from wrong (cargo test)" || bad "tile_attention $profile cargo test"
     # the tile kernels lifted from this build's bitcode, printed, reparsed and run in the tile
     # interpreter against a CPU reference (tests/rust/tile_lift.c); their PTX through ptxas
     D="$EX/target/$dir/deps"
     newest() { ls -t "$D/$1"-*.bc | head -1; }
-    for pair in "tile_matmul matmul_bf16" "tile_softmax softmax_f32" "tile_layernorm layernorm_bf16" "tile_matmul_fp8 matmul_fp8" "tile_mixed row_sums"; do
+    for pair in "tile_matmul matmul_bf16" "tile_softmax softmax_f32" "tile_layernorm layernorm_bf16" "tile_matmul_fp8 matmul_fp8" "tile_mixed row_sums" "tile_attention attention"; do
         read -r crate kern <<<"$pair"
         if out="$("$BUILD/tests/rust/tile_lift" "$kern" "$TMP/$kern.oxir" "$(newest "$crate")" "$(newest cuda_tile)" "$(newest cuda_device)" 2>&1)"; then
             pass "tile $profile $kern lifted: $(grep 'interpreter' <<<"$out")"
@@ -69,10 +72,11 @@ for profile in dev release; do
     fi
 done
 # the examples whose kernels the fake driver re-implements (tests/gpu/mock) run end to end on it:
-# views, pinned copies, a graph, with the generated launches, checked against the CPU
+# views, pinned copies, a graph, a tile kernel's checked launch (tile_matmul), with the generated
+# launches, checked against the CPU
 fake="$BUILD/tests/gpu/mock/libcuda.so.1"
 if [ -f "$fake" ]; then
-    for bin in graph_replay pinned_copy slices; do
+    for bin in graph_replay pinned_copy slices tile_matmul; do
         out="$(OXIDE_CUDA_DRIVER="$fake" "$EX/target/release/$bin" 2>&1)" && rc=0 || rc=$?
         if [ $rc -eq 0 ] && grep -q "^PASSED" <<<"$out"; then pass "fake driver $bin: $out"; else echo "$out" | tail -5; bad "fake driver $bin (rc $rc)"; fi
     done
@@ -133,6 +137,12 @@ for profile in dev release; do
         "$PTXAS" -arch="$SM" "$ROOT/tests/rust/crates/target/$dir/oxide/$bin.ptx" -o "$TMP/x.cubin" && pass "ptxas $profile $bin" || bad "ptxas $profile $bin"
         out="$("$ROOT/tests/rust/crates/target/$dir/$bin" 2>&1)" && grep -qE "PASSED|no GPU found" <<<"$out" && pass "run $profile $bin: $(echo "$out" | tail -1)" || bad "run $profile $bin: $out"
     done
+    # tile_ops' loops in the interpreter: a rotated while loop gets its head back, loops that test
+    # at the bottom keep their shape (tests/rust/tile_lift.c, lib/import_tile_loop.c)
+    D="$ROOT/tests/rust/crates/target/$dir/deps"
+    if out="$("$BUILD/tests/rust/tile_lift" loops "$TMP/loops.oxir" "$(ls -t "$D"/tile_ops-*.bc | head -1)" "$(ls -t "$D"/cuda_tile-*.bc | head -1)" "$(ls -t "$D"/cuda_device-*.bc | head -1)" 2>&1)"; then
+        pass "tile $profile loops lifted: $(grep 'interpreter' <<<"$out")"
+    else echo "$out" | tail -5; bad "tile $profile loops lifted and interpreted"; fi
 done
 grep -q "panicked at panic_trap/src/main.rs:" "$ROOT/tests/rust/crates/target/debug/oxide/panic_trap.ptx" 2>/dev/null || \
     python3 - "$ROOT/tests/rust/crates/target/debug/oxide/panic_trap.ptx" <<'PY' && pass "panic message carries file:line" || bad "panic message without file:line"

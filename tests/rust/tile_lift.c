@@ -5,11 +5,11 @@
  *
  * imports the crates' bitcode units, lifts their #[tile_kernel]s (oxide_module_import_tile_kernels),
  * writes the module's text to OUT.oxir, parses that text into a fresh module and runs KERNEL
- * (matmul_bf16, matmul_fp8, softmax_f32, layernorm_bf16, or row_sums for both instances of
- * tile_mixed's generic kernel: examples/rust/tile_*) in the tile interpreter on random inputs of
- * ragged shapes, against a CPU reference; then compiles the reparsed module to PTX
- * (OUT.oxir.ptx, for ptxas). Prints one line per check and a closing
- * "tile_lift: N passed, N failed" line. */
+ * (matmul_bf16, matmul_fp8, softmax_f32, layernorm_bf16, row_sums for both instances of
+ * tile_mixed's generic kernel, attention for the six of tile_attention's: examples/rust/tile_*; or
+ * loops, of tests/rust/crates/tile_ops) in the tile interpreter on random inputs of ragged shapes,
+ * against a CPU reference; then compiles the reparsed module to PTX (OUT.oxir.ptx, for ptxas).
+ * Prints one line per check and a closing "tile_lift: N passed, N failed" line. */
 #include <math.h>
 #include <stdint.h>
 
@@ -235,6 +235,156 @@ static int check_row_sums(oxide_module *m, const char *text) {
     return seen;
 }
 
+/* How many loops of kernel's text have a head: a block with parameters whose first instruction
+ * compares one of them (`%P = icmp %x, ...` where the header declares %x) and whose second
+ * branches on it. The lift gives rustc's rotated loops one again (lib/import_tile_loop.c). */
+static int heads(const char *text, const char *kernel) {
+    char at[96];
+    snprintf(at, sizeof at, "tile_kernel @%s(", kernel);
+    const char *k = strstr(text, at), *end = k ? strstr(k + 1, "tile_kernel @") : NULL;
+    int n = 0;
+    for (const char *l = k; l && *l && (!end || l < end); l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        char var[32], cond[32], br[32];
+        const char *nl = strchr(l, '\n'), *nl2 = nl ? strchr(nl + 1, '\n') : NULL;
+        if (*l != '^' || !strchr(l, '(') || !nl || !nl2 || sscanf(nl + 1, "  %31s = icmp %31[^,]", cond, var) != 2 ||
+            sscanf(nl2 + 1, "  cond_br %31[^,]", br) != 1)
+            continue;
+        char decl[40];
+        snprintf(decl, sizeof decl, "%s:", var);
+        const char *hit = strstr(l, decl);
+        n += hit && hit < nl && !strcmp(br, cond);
+    }
+    return n;
+}
+
+/* One attention launch: q, o [planes, group * s_q, d], k, v [planes, s_kv, d], lse [planes, group * s_q]. */
+typedef struct attn_shape {
+    int planes, group, s_q, s_kv, d, causal;
+} attn_shape;
+
+/* The worst error of O (returned) and of LSE (*lse_worst) as fractions of the bounds of
+ * examples/python/tile_attention.py's tolerance(), against attention in double of the same bf16
+ * inputs: P rounded to bf16 before the P.V dot and O to bf16 (2^-8 of P.|V| and of |O|), a
+ * score's f32 dot off by (2d + 4) 2^-24 scale |q|.|k|, the row sums by s_kv 2^-24. */
+static double attention_worst(const attn_shape *sh, const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                              const uint16_t *o, const float *lse, double scale, double *lse_worst) {
+    int d = sh->d, rows = sh->planes * sh->group * sh->s_q;
+    double *sc = malloc(sizeof *sc * (size_t)sh->s_kv), *acc = malloc(sizeof *acc * 2 * (size_t)d), worst = 0;
+    need(sc && acc, "out of memory", NULL);
+    *lse_worst = 0;
+    for (int r = 0; r < rows; r++) {
+        int s = r % sh->s_q, plane = r / (sh->group * sh->s_q);
+        int n = sh->causal ? (s + 1 < sh->s_kv ? s + 1 : sh->s_kv) : sh->s_kv;
+        double mx = -INFINITY, qk = 0, sum = 0;
+        for (int j = 0; j < n; j++) {
+            double dp = 0, mag = 0;
+            for (int x = 0; x < d; x++) {
+                double t = (double)from_bf16(q[r * d + x]) * from_bf16(k[(plane * sh->s_kv + j) * d + x]);
+                dp += t, mag += fabs(t);
+            }
+            sc[j] = dp * scale, mx = fmax(mx, sc[j]), qk = fmax(qk, mag);
+        }
+        memset(acc, 0, sizeof *acc * 2 * (size_t)d);
+        for (int j = 0; j < n; j++)
+            sum += exp(sc[j] - mx);
+        for (int j = 0; j < n; j++)
+            for (int x = 0; x < d; x++) {
+                double p = exp(sc[j] - mx) / sum, vv = from_bf16(v[(plane * sh->s_kv + j) * d + x]);
+                acc[x] += p * vv, acc[d + x] += p * fabs(vv);
+            }
+        double score_err = (2.0 * d + 4) * 0x1p-24 * scale * qk + 8 * 0x1p-24;
+        double f32_rel = 4 * score_err + 8.0 * sh->s_kv * 0x1p-24;
+        for (int x = 0; x < d; x++) {
+            double tol = 0x1p-8 * acc[d + x] + 0x1p-8 * fabs(acc[x]) + f32_rel * acc[d + x];
+            double e = fabs(from_bf16(o[r * d + x]) - acc[x]) / tol;
+            worst = isnan(e) || e > worst ? (isnan(e) ? INFINITY : e) : worst;
+        }
+        double want = mx + log(sum), tol = score_err + 4.0 * sh->s_kv * 0x1p-24 + 4 * 0x1p-24 * fabs(want);
+        double e = fabs(lse[r] - want) / tol;
+        *lse_worst = isnan(e) || e > *lse_worst ? (isnan(e) ? INFINITY : e) : *lse_worst;
+    }
+    free(sc), free(acc);
+    return worst;
+}
+
+static oxide_tensor view3(void *data, oxide_scalar elem, int64_t a, int64_t b, int64_t c, int mut) {
+    oxide_tensor t = {sizeof t, (uint64_t)(uintptr_t)data, 0, elem, 3, {a, b, c}, {b * c, c, 1}, (uint32_t)mut, 0};
+    return t;
+}
+
+/* Each instance attention_<hash> of examples/rust/tile_attention's generic kernel, on a shape its
+ * tiles suit: its BM and D read from the tile type of its Q load, causal where it compares key
+ * <= position (`pred=sle`, which nothing else in the kernel does). 16-row instances are decode
+ * (S_q = 1, the group's heads in the rows). Returns how many instances it ran. */
+static int check_attention(oxide_module *m, const char *text) {
+    int seen = 0;
+    for (const char *at = strstr(text, "tile_kernel @attention_"); at; at = strstr(at + 1, "tile_kernel @attention_")) {
+        char name[64];
+        int bm = 0, d = 0;
+        const char *load = strstr(at, "tile.load %q"), *next = strstr(at + 1, "tile_kernel @");
+        const char *ty = load ? strstr(load, "tile<1x") : NULL, *sle = strstr(at, "{pred=sle}");
+        if (sscanf(at, "tile_kernel @%63[a-z0-9_]", name) != 1 || !ty || sscanf(ty, "tile<1x%dx%d", &bm, &d) != 2)
+            continue;
+        int causal = sle && (!next || sle < next);
+        CHECK(heads(text, name) == 1, "%s: the key loop has a head (the shape the pipeliner takes)", name);
+        attn_shape sh = bm == 16 ? (attn_shape){2, 4, 1, 100, d, 0}
+                        : causal ? (attn_shape){2, 2, 77, 77, d, 1}
+                                 : (attn_shape){1, 2, 40, 90, d, 0};
+        int rows = sh.group * sh.s_q;
+        size_t nq = (size_t)sh.planes * rows * d, nk = (size_t)sh.planes * sh.s_kv * d;
+        uint16_t *q = malloc(nq * 2), *o = malloc(nq * 2), *k = malloc(nk * 2), *v = malloc(nk * 2);
+        float *lse = malloc(sizeof *lse * (size_t)sh.planes * rows);
+        need(q && o && k && v && lse, "out of memory", NULL);
+        for (size_t i = 0; i < nq; i++)
+            q[i] = to_bf16(rnd(-2, 2)), o[i] = 0x7fc1;
+        for (size_t i = 0; i < nk; i++)
+            k[i] = to_bf16(rnd(-2, 2)), v[i] = to_bf16(rnd(-2, 2));
+        for (int i = 0; i < sh.planes * rows; i++)
+            lse[i] = NAN;
+        float scale = 1.0f / sqrtf((float)d);
+        oxide_tensor tq = view3(q, OXIDE_SCALAR_BF16, sh.planes, rows, d, 0);
+        oxide_tensor tk = view3(k, OXIDE_SCALAR_BF16, sh.planes, sh.s_kv, d, 0);
+        oxide_tensor tv = view3(v, OXIDE_SCALAR_BF16, sh.planes, sh.s_kv, d, 0);
+        oxide_tensor to = view3(o, OXIDE_SCALAR_BF16, sh.planes, rows, d, 1);
+        oxide_tensor tl = view(lse, OXIDE_SCALAR_F32, sh.planes, rows, 1);
+        oxide_arg args[7] = {oxide_arg_tensor(&tq),  oxide_arg_tensor(&tk), oxide_arg_tensor(&tv),
+                             oxide_arg_tensor(&to),  oxide_arg_tensor(&tl), oxide_arg_f32(scale),
+                             oxide_arg_i32(sh.group)};
+        uint32_t grid[3] = {(uint32_t)((rows + bm - 1) / bm), (uint32_t)sh.planes, 1};
+        OK(oxide_tile_interpret(m, name, grid, args, 7, NULL));
+        double lw, ow = attention_worst(&sh, q, k, v, o, lse, scale, &lw);
+        CHECK(ow <= 1.0 && lw <= 1.0, "%s: worst error O %.3f, LSE %.3f of the tolerance", name, ow, lw);
+        printf("%s (BM %d, D %d%s) group %d, S_q %d, S_kv %d in the interpreter: worst error O %.3f, LSE %.3f of "
+               "the tolerance\n",
+               name, bm, d, causal ? ", causal" : "", sh.group, sh.s_q, sh.s_kv, ow, lw);
+        free(q), free(o), free(k), free(v), free(lse);
+        seen++;
+    }
+    return seen;
+}
+
+/* tile_ops' `loops` (tests/rust/crates/tile_ops): a while loop (ceil(n/2) steps), a loop that
+ * runs once before its test (at least one step) and the same behind `if n > -5`. */
+static void check_loops(oxide_module *m) {
+    static const int ns[] = {3, 0, -2, -7};
+    for (int t = 0; t < 4; t++) {
+        int n = ns[t], steps = n > 0 ? (n + 1) / 2 : 0, once = steps > 1 ? steps : 1;
+        float y[96];
+        for (int i = 0; i < 96; i++)
+            y[i] = NAN;
+        oxide_tensor ty = view(y, OXIDE_SCALAR_F32, 1, 96, 1);
+        ty.rank = 1, ty.shape[0] = 96, ty.strides[0] = 1;
+        oxide_arg args[2] = {oxide_arg_tensor(&ty), oxide_arg_i32(n)};
+        uint32_t grid[3] = {1, 1, 1};
+        OK(oxide_tile_interpret(m, "loops", grid, args, 2, NULL));
+        int bad = 0;
+        for (int i = 0; i < 32; i++)
+            bad += y[i] != (float)steps || y[32 + i] != (float)once || y[64 + i] != (float)(n > -5 ? once : 0);
+        CHECK(bad == 0, "loops(n = %d): %g %g %g, not %d %d %d", n, y[0], y[32], y[64], steps, once, n > -5 ? once : 0);
+    }
+    printf("loops in the interpreter: while, loop-then-test and a guarded loop-then-test, n = 3, 0, -2, -7\n");
+}
+
 /* Whether a block header (a line "^N(...):") has a parameter of type ty: a loop-carried tile. */
 static int block_param(const char *text, const char *ty) {
     for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
@@ -286,9 +436,9 @@ int main(int argc, char **argv) {
     oxide_function *k = NULL;
     const char *text;
     MUST(oxide_module_print(mod, &text));
-    /* generic kernels are instances named KERNEL_<hash>: row_sums stands for all of its own */
-    need(oxide_module_get_function(mod, argv[1], &k) == OXIDE_OK || !strcmp(argv[1], "row_sums"),
-         "no tile kernel lifted named ", argv[1]);
+    /* generic kernels are instances named KERNEL_<hash>: row_sums and attention stand for all of their own */
+    int generic = !strcmp(argv[1], "row_sums") || !strcmp(argv[1], "attention");
+    need(oxide_module_get_function(mod, argv[1], &k) == OXIDE_OK || generic, "no tile kernel lifted named ", argv[1]);
     FILE *out = fopen(argv[2], "w");
     need(out != NULL, "cannot write ", argv[2]);
     fputs(text, out);
@@ -298,12 +448,21 @@ int main(int argc, char **argv) {
     MUST(oxide_module_parse(ctx, text, strlen(text), &re));
     if (!strcmp(argv[1], "matmul_bf16")) {
         CHECK(strstr(text, "tile.dot") && block_param(text, "tile<64x64 x f32>"), "the K loop carries the accumulator");
+        CHECK(heads(text, "matmul_bf16") == 1, "the K loop has a head (the shape the pipeliner takes)");
         check_matmul(re);
     } else if (!strcmp(argv[1], "softmax_f32")) {
         CHECK(strstr(text, "tile.reduce") && strstr(text, "pad=-inf"));
         check_softmax(re);
     } else if (!strcmp(argv[1], "row_sums")) {
         CHECK(check_row_sums(re, text) == 2, "examples/rust/tile_mixed launches two instances");
+    } else if (!strcmp(argv[1], "attention")) {
+        /* the online softmax's running max, sum and accumulator are carried by the key loop */
+        CHECK(strstr(text, "exp2") && block_param(text, "tile<64 x f32>") && block_param(text, "tile<64x64 x f32>"));
+        CHECK(check_attention(re, text) == 6, "examples/rust/tile_attention launches six instances");
+    } else if (!strcmp(argv[1], "loops")) {
+        /* the while loop gets its head back; the two that test at the bottom keep their shape */
+        CHECK(heads(text, "loops") == 1, "loops: %d loops with a head, not 1", heads(text, "loops"));
+        check_loops(re);
     } else if (!strcmp(argv[1], "matmul_fp8")) {
         CHECK(strstr(text, "tile.permute") && strstr(text, "x f8e4m3>"));
         check_matmul_fp8(re);

@@ -15,7 +15,7 @@ use oxide_sys as sys;
 pub use tensor::{DeviceTensor, DeviceTensorMut};
 pub use tma::{Swizzle, TmaDescriptor, TmaElement};
 
-pub use ops::{into_future, AndThen, DeviceOperation, LaunchOp, OpFuture, ParamBuffer, Zip};
+pub use ops::{into_future, AndThen, DeviceOperation, LaunchOp, OpFuture, ParamBuffer, TileArgs, Zip};
 
 use std::ffi::{CStr, CString};
 use std::fmt;
@@ -479,5 +479,13 @@ impl Module {
         let raw_cfg = cfg.raw();
         let mut ptrs = params.pointers();
         check(sys::oxide_kernel_launch_raw(k, stream.raw()?, &raw_cfg, ptrs.as_mut_ptr()))
+    }
+    /// Launch the tile kernel `entry` with `args`, which liboxide checks against its manifest
+    /// (count, kinds, element types, ranks, mutability) and lays out as its PTX parameters.
+    pub fn launch_tile(&self, entry: &str, stream: &CudaStream, cfg: &LaunchConfig, args: &TileArgs) -> Result<()> {
+        let k = self.kernel(entry)?;
+        let raw_cfg = cfg.raw();
+        let a = args.raw();
+        check(unsafe { sys::oxide_kernel_launch_ex(k, stream.raw()?, &raw_cfg, a.as_ptr(), a.len()) })
     }
 }

@@ -1,7 +1,7 @@
 //! Lazy GPU work: a `DeviceOperation` describes work and runs it when asked (`.sync()`,
 //! `.await`, or as part of a composition). Operations borrow their buffers for their lifetime,
 //! so safe code cannot free or touch a buffer while work on it may be in flight.
-use crate::{CudaError, CudaStream, LaunchConfig, Module, Result};
+use crate::{sys, CudaError, CudaStream, LaunchConfig, Module, Result};
 use std::borrow::Cow;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -48,6 +48,70 @@ impl ParamBuffer {
     }
 }
 
+/// The arguments of a tile kernel's launch. liboxide checks them against the kernel's manifest
+/// and lays out its PTX parameters, which for a tensor can be more than its pointer, shape and
+/// strides (a TMA descriptor and its flag, where the lowering reads the tensor through TMA).
+#[derive(Default, Clone)]
+pub struct TileArgs {
+    tensors: Vec<sys::oxide_tensor>,
+    /// (kind, oxide_scalar code, mutable, a scalar's bits or the tensor's index in `tensors`)
+    args: Vec<(u32, u32, bool, u64)>,
+}
+
+impl TileArgs {
+    /// No arguments yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    #[doc(hidden)]
+    pub fn push_tensor(&mut self, ptr: u64, elem: u32, mutable: bool, shape: &[i64], strides: &[i64]) {
+        let mut t = sys::oxide_tensor {
+            struct_size: std::mem::size_of::<sys::oxide_tensor>(),
+            data: ptr,
+            elem,
+            rank: shape.len() as u32,
+            is_mutable: mutable as u32,
+            ..Default::default()
+        };
+        t.shape[..shape.len()].copy_from_slice(shape);
+        t.strides[..strides.len()].copy_from_slice(strides);
+        self.args.push((sys::OXIDE_ARG_TENSOR, elem, mutable, self.tensors.len() as u64));
+        self.tensors.push(t);
+    }
+    /// A scalar of oxide_scalar type `code` (its bits, as the C API takes them).
+    #[doc(hidden)]
+    pub fn push_scalar<T: Copy>(&mut self, code: u32, v: &T) {
+        let mut bits = 0u64;
+        let n = std::mem::size_of::<T>().min(8);
+        unsafe { std::ptr::copy_nonoverlapping(v as *const T as *const u8, &mut bits as *mut u64 as *mut u8, n) };
+        self.args.push((sys::OXIDE_ARG_SCALAR, code, false, bits));
+    }
+    /// The C arguments, pointing into self.
+    pub(crate) fn raw(&self) -> Vec<sys::oxide_arg> {
+        let arg = |&(kind, ty, mutable, v): &(u32, u32, bool, u64)| {
+            let tensor = kind == sys::OXIDE_ARG_TENSOR;
+            sys::oxide_arg {
+                kind,
+                ty,
+                is_mutable: mutable as u32,
+                reserved: 0,
+                value: if tensor { 0 } else { v },
+                ptr: 0,
+                len: 0,
+                bytes: if tensor { &self.tensors[v as usize] as *const _ as *const c_void } else { std::ptr::null() },
+                size: if tensor { std::mem::size_of::<sys::oxide_tensor>() } else { 0 },
+            }
+        };
+        self.args.iter().map(arg).collect()
+    }
+}
+
+/// What a launch passes: PTX parameters laid out by the caller, or a tile kernel's arguments.
+enum Params {
+    Raw(ParamBuffer),
+    Tile(TileArgs),
+}
+
 /// Work for the GPU that has not run yet.
 pub trait DeviceOperation: Sized {
     /// What the operation gives when it has run.
@@ -92,14 +156,19 @@ pub struct LaunchOp<'a> {
     module: &'a Module,
     entry: Cow<'static, str>,
     cfg: LaunchConfig,
-    params: ParamBuffer,
+    params: Params,
     _borrow: PhantomData<&'a mut ()>,
 }
 
 impl<'a> LaunchOp<'a> {
     #[doc(hidden)]
     pub fn new(module: &'a Module, entry: Cow<'static, str>, cfg: LaunchConfig, params: ParamBuffer) -> Self {
-        LaunchOp { module, entry, cfg, params, _borrow: PhantomData }
+        LaunchOp { module, entry, cfg, params: Params::Raw(params), _borrow: PhantomData }
+    }
+    /// A tile kernel's launch (`#[tile_kernel]`'s launch methods): its arguments checked by liboxide.
+    #[doc(hidden)]
+    pub fn new_tile(module: &'a Module, entry: Cow<'static, str>, cfg: LaunchConfig, args: TileArgs) -> Self {
+        LaunchOp { module, entry, cfg, params: Params::Tile(args), _borrow: PhantomData }
     }
     /// The PTX entry this launches.
     pub fn entry(&self) -> &str {
@@ -110,7 +179,10 @@ impl<'a> LaunchOp<'a> {
 impl DeviceOperation for LaunchOp<'_> {
     type Output = ();
     fn enqueue(&mut self, stream: &CudaStream) -> Result<()> {
-        unsafe { self.module.launch_raw(&self.entry, stream, &self.cfg, &self.params) }
+        match &self.params {
+            Params::Raw(p) => unsafe { self.module.launch_raw(&self.entry, stream, &self.cfg, p) },
+            Params::Tile(a) => self.module.launch_tile(&self.entry, stream, &self.cfg, a),
+        }
     }
     fn finish(self) {}
     fn context(&self) -> &crate::CudaContext {

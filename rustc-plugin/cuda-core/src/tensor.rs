@@ -3,7 +3,7 @@
 //! launch passes as the kernel's 1 + 2 * R PTX parameters (docs/tile.md, "Memory").
 use std::marker::PhantomData;
 
-use crate::{CudaError, DeviceBuffer, ParamBuffer, Result};
+use crate::{CudaError, DeviceBuffer, ParamBuffer, Result, TileArgs};
 
 /// A read-only view of `buf` with a shape and strides; borrows the buffer.
 pub struct DeviceTensor<'a, T: Copy, const R: usize> {
@@ -75,6 +75,11 @@ impl<'a, T: Copy, const R: usize> DeviceTensor<'a, T, R> {
             p.push_value(&s);
         }
     }
+    /// This view as a tile launch's argument, of oxide_scalar element `elem`, read only.
+    #[doc(hidden)]
+    pub fn push_arg(&self, a: &mut TileArgs, elem: u32) {
+        a.push_tensor(self.ptr, elem, false, &self.shape, &self.strides)
+    }
 }
 
 impl<'a, T: Copy, const R: usize> DeviceTensorMut<'a, T, R> {
@@ -93,6 +98,11 @@ impl<'a, T: Copy, const R: usize> DeviceTensorMut<'a, T, R> {
     #[doc(hidden)]
     pub fn push_to(&self, p: &mut ParamBuffer) {
         self.view.push_to(p)
+    }
+    /// This view as a tile launch's argument, of oxide_scalar element `elem`, writable.
+    #[doc(hidden)]
+    pub fn push_arg(&self, a: &mut TileArgs, elem: u32) {
+        a.push_tensor(self.view.ptr, elem, true, &self.view.shape, &self.view.strides)
     }
 }
 

@@ -20,20 +20,7 @@ fn saxpy<'a>(m: &'a Module, a: f32, x: &'a DeviceBuffer<f32>, y: &'a mut DeviceB
 }
 
 fn random(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let f = 0.5 + 1.5 * ((s >> 40) as f32 / (1u64 << 24) as f32);
-            if s & 1 == 0 {
-                f
-            } else {
-                -f
-            }
-        })
-        .collect()
+    common::randoms(n, seed, true)
 }
 
 fn close(got: &[f32], want: &[f32]) -> bool {

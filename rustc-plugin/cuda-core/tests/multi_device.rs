@@ -5,15 +5,7 @@ mod common;
 use cuda_core::{copy_peer_async, CudaContext, DeviceBuffer, LaunchConfig, Module};
 
 fn random(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            0.5 + 1.5 * ((s >> 40) as f32 / (1u64 << 24) as f32)
-        })
-        .collect()
+    common::randoms(n, seed, false)
 }
 
 /// y += a * x on `m`'s device (the fake driver's saxpy).

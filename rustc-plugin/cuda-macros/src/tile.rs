@@ -75,8 +75,11 @@ fn params(func: &ItemFn) -> Result<Vec<Param>, TokenStream> {
     }
     for g in &func.sig.generics.params {
         if let GenericParam::Const(c) = g {
-            if !matches!(&c.ty, Type::Path(p) if p.path.is_ident("usize")) {
-                return Err(err(c.ty.span(), "a #[tile_kernel]'s const generics are usize (tile sizes)"));
+            if !matches!(&c.ty, Type::Path(p) if p.path.is_ident("usize") || p.path.is_ident("bool")) {
+                return Err(err(
+                    c.ty.span(),
+                    "a #[tile_kernel]'s const generics are usize (tile sizes) or bool (flags)",
+                ));
             }
         }
     }
@@ -101,12 +104,22 @@ fn params(func: &ItemFn) -> Result<Vec<Param>, TokenStream> {
     Ok(out)
 }
 
-/// The generic arguments that identify an instance: types, and each usize const as `[(); N]`.
+/// The generic arguments that identify an instance: types, each usize const as `[(); N]` and
+/// each bool const as `Flag<B>` (a TypeId needs a type, and stable Rust has no `[(); B as usize]`).
 fn instance_types(func: &ItemFn) -> Vec<TokenStream> {
-    let consts: Vec<String> = func.sig.generics.const_params().map(|c| c.ident.to_string()).collect();
+    let consts: Vec<(String, bool)> = func
+        .sig
+        .generics
+        .const_params()
+        .map(|c| (c.ident.to_string(), matches!(&c.ty, Type::Path(p) if p.path.is_ident("bool"))))
+        .collect();
     crate::kernel::type_args(&func.sig.generics)
         .into_iter()
-        .map(|t| if consts.contains(&t.to_string()) { quote!([(); #t]) } else { t })
+        .map(|t| match consts.iter().find(|(n, _)| *n == t.to_string()) {
+            Some((_, true)) => quote!(::cuda_tile::__private::Flag<#t>),
+            Some((_, false)) => quote!([(); #t]),
+            None => t,
+        })
         .collect()
 }
 
@@ -138,7 +151,7 @@ pub fn expand(func: ItemFn, attr: TokenStream) -> (TokenStream, TokenStream) {
                 etys.push(quote!(#ty));
                 conv.push(quote!(#pn));
                 hargs.push(quote!(#pn: #ty));
-                pushes.push(quote!(__p.push_value(&#pn);));
+                pushes.push(quote!(__p.push_scalar(<#ty as ::cuda_tile::__private::ScalarParam>::CODE, &#pn);));
                 pdesc.push(quote!(TileParamDesc { name_ptr: #pname.as_ptr(),
                     name_len: #pname.len(), kind: 0, rank: 0, mutable: 0,
                     elem: <#ty as ::cuda_tile::__private::ScalarParam>::CODE }));
@@ -155,7 +168,7 @@ pub fn expand(func: ItemFn, attr: TokenStream) -> (TokenStream, TokenStream) {
                 } else {
                     quote!(#pn: &'__a ::cuda_core::DeviceTensor<'_, #elem, { #rank }>)
                 });
-                pushes.push(quote!(#pn.push_to(&mut __p);));
+                pushes.push(quote!(#pn.push_arg(&mut __p, <#elem as ::cuda_tile::Element>::CODE);));
                 pdesc.push(quote!(TileParamDesc { name_ptr: #pname.as_ptr(),
                     name_len: #pname.len(), kind: 5, rank: (#rank) as u32, mutable: #m,
                     elem: <#elem as ::cuda_tile::Element>::CODE }));
@@ -208,9 +221,10 @@ pub fn expand(func: ItemFn, attr: TokenStream) -> (TokenStream, TokenStream) {
         {
             let __entry: extern "C" fn(#(#etys),*) = #entry_ref;
             ::core::hint::black_box(__entry as usize);
-            let mut __p = ::cuda_core::ParamBuffer::new();
+            // checked by liboxide, which lays out the PTX parameters (a tensor read through TMA has more)
+            let mut __p = ::cuda_core::TileArgs::new();
             #(#pushes)*
-            ::cuda_core::LaunchOp::new(&self.inner, #entry_str, ::cuda_core::LaunchConfig::new(grid, (0, 0, 0), 0), __p)
+            ::cuda_core::LaunchOp::new_tile(&self.inner, #entry_str, ::cuda_core::LaunchConfig::new(grid, (0, 0, 0), 0), __p)
         }
     };
     (quote!(#func #entry), launch)
@@ -277,5 +291,7 @@ mod tests {
     fn const_generics_name_the_instance() {
         let g = expanded("", "fn k<const R: usize>(a: Tensor<f32, 1>) {}");
         assert!(g.contains("[() ; R]") && g.contains("generic : 1u32"), "{g}");
+        let b = expanded("", "fn k<const R: usize, const C: bool>(a: Tensor<f32, 1>) {}");
+        assert!(b.contains("[() ; R]") && b.contains("Flag < C >") && !b.contains("compile_error"), "{b}");
     }
 }

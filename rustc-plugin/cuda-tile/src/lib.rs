@@ -299,6 +299,9 @@ pub mod __private {
     }
     unsafe impl Sync for TileParamDesc {}
 
+    /// Stands for a `const B: bool` of a generic tile kernel in the type that names its instance.
+    pub struct Flag<const B: bool>;
+
     /// A scalar parameter type of a tile kernel and its oxide_scalar code.
     pub trait ScalarParam: Copy + 'static {
         const CODE: u32;

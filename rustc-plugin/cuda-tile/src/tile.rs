@@ -107,6 +107,16 @@ impl<T: Element, const N: usize> Tile1<T, N> {
     pub fn row(self) -> Tile<T, 1, N> {
         Tile::from_handle(__oxide_tile_expand_dims(self.h, 0, <Tile<T, 1, N>>::TY))
     }
+    /// M rows, each this tile: `[N] -> [M, N]`, Python's `x[None, :]` broadcast (`row` then
+    /// `broadcast`). M is usually inferred from the tile it meets.
+    pub fn repeat_rows<const M: usize>(self) -> Tile<T, M, N> {
+        self.row().broadcast()
+    }
+    /// M columns, each this tile: `[N] -> [N, M]`, Python's `x[:, None]` broadcast (`column` then
+    /// `broadcast`): a per-row value (a row max, a row sum) against a whole tile.
+    pub fn repeat_cols<const M: usize>(self) -> Tile<T, N, M> {
+        self.column().broadcast()
+    }
 }
 
 impl<T: Element, const M: usize, const N: usize> Tile<T, M, N> {

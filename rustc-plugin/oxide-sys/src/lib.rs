@@ -103,6 +103,62 @@ pub struct oxide_bitcode_ref {
     pub size: usize,
 }
 
+/// A strided view of device memory (`oxide_tensor`): a tile kernel's tensor argument.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct oxide_tensor {
+    /// `size_of::<oxide_tensor>()`.
+    pub struct_size: usize,
+    /// The allocation's address.
+    pub data: u64,
+    /// Element [0, .., 0] is at data + byte_offset.
+    pub byte_offset: u64,
+    /// The element's oxide_scalar code.
+    pub elem: u32,
+    /// 1 to 4: the first `rank` entries of shape and strides are used.
+    pub rank: u32,
+    /// Elements per dim.
+    pub shape: [i64; 4],
+    /// In elements.
+    pub strides: [i64; 4],
+    /// Non-zero: the kernel may write it.
+    pub is_mutable: u32,
+    /// 0.
+    pub reserved: u32,
+}
+
+/// `oxide_arg_kind`: a scalar's value.
+pub const OXIDE_ARG_SCALAR: u32 = 0;
+/// `oxide_arg_kind`: the `oxide_tensor` at `bytes`.
+pub const OXIDE_ARG_TENSOR: u32 = 4;
+
+/// One argument of a launch checked against the manifest (`oxide_arg`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct oxide_arg {
+    /// `OXIDE_ARG_*`.
+    pub kind: u32,
+    /// A scalar's oxide_scalar code; a tensor's element's.
+    pub ty: u32,
+    /// A tensor: non-zero lets the kernel write it.
+    pub is_mutable: u32,
+    /// 0.
+    pub reserved: u32,
+    /// A scalar: its bits in the low-order bytes.
+    pub value: u64,
+    /// Unused here (buffers).
+    pub ptr: u64,
+    /// Unused here (buffers).
+    pub len: u64,
+    /// A tensor: its `oxide_tensor`.
+    pub bytes: *const c_void,
+    /// A tensor: `size_of::<oxide_tensor>()`.
+    pub size: usize,
+}
+
+// the C layouts (include/oxide.h): 104 and 56 bytes on every 64-bit target oxide runs on
+const _: () = assert!(std::mem::size_of::<oxide_tensor>() == 104 && std::mem::size_of::<oxide_arg>() == 56);
+
 /// Called once on a driver thread when a stream's earlier work has completed (`OXIDE_OK`) or
 /// the device failed first (`OXIDE_ERROR_CUDA`); it must not call CUDA or oxide.
 pub type oxide_stream_callback = unsafe extern "C" fn(user: *mut c_void, status: oxide_status);
@@ -255,6 +311,15 @@ api! {
         s: *mut oxide_stream,
         cfg: *const oxide_launch_config,
         params: *mut *mut c_void,
+    ) -> oxide_status;
+    /// Launch with arguments checked against the kernel's manifest (and laid out as its PTX
+    /// parameters by liboxide, with what the lowering added to them, such as a TMA descriptor).
+    fn oxide_kernel_launch_ex(
+        k: *mut oxide_kernel,
+        s: *mut oxide_stream,
+        cfg: *const oxide_launch_config,
+        args: *const oxide_arg,
+        nargs: usize,
     ) -> oxide_status;
     /// Check a launch shape against a loaded kernel's contract, the device's and its own limits.
     fn oxide_kernel_check_launch(k: *mut oxide_kernel, cfg: *const oxide_launch_config) -> oxide_status;

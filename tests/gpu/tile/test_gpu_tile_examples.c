@@ -242,6 +242,52 @@ static void note_skip(const tcase *c, const char *why) {
     skipped++;
 }
 
+static int tma_direct_runs, tma_direct_refusals;
+
+/* A kernel with TMA copies has a variant entry NAME__tma (the launch above chose between the two):
+ * launched directly, it runs when the case's tensors allow TMA (the outputs again right), and is
+ * refused, saying why, when one does not. */
+static void direct_tma_variant(const tcase *c, oxide_loaded_module *lm, tbuf *b, const oxide_arg *dargs, size_t n) {
+    char name[160];
+    oxide_kernel *v = NULL;
+    snprintf(name, sizeof name, "%s__tma", c->kernel);
+    if (oxide_loaded_module_get_kernel(lm, name, &v) != OXIDE_OK)
+        return;
+    /* the outputs' views cleared (the rest as it was), so that results must come from this launch */
+    for (int i = 0; i < c->nt; i++) {
+        size_t es = elem_size(b[i].p->elem);
+        unsigned char *clear = c->t[i].out ? malloc(b[i].bytes) : NULL;
+        if (!clear)
+            continue;
+        memcpy(clear, b[i].host, b[i].bytes);
+        for (size_t e = 0; e < b[i].n; e++)
+            if (b[i].inside[e])
+                memset(clear + e * es, 0, es);
+        OK(oxide_memcpy_htod(dev, oxide_buffer_ptr(b[i].buf), clear, b[i].bytes));
+        free(clear);
+    }
+    oxide_status st = oxide_kernel_launch(v, NULL, c->grid, NULL, 0, dargs, n);
+    if (st != OXIDE_OK) {
+        CHECK(st == OXIDE_ERROR_LAUNCH && strstr(oxide_last_error(), "copies through TMA"),
+              "%s (%s): launching %s directly: %s: %s", c->kernel, c->label, name, oxide_status_name(st),
+              oxide_last_error());
+        tma_direct_refusals++;
+        return;
+    }
+    OK(oxide_device_synchronize(dev));
+    double worst = 0, maxerr = 0;
+    size_t bad = 0;
+    for (int i = 0; i < c->nt; i++) {
+        if (!c->t[i].out)
+            continue;
+        OK(oxide_memcpy_dtoh(dev, b[i].back, oxide_buffer_ptr(b[i].buf), b[i].bytes));
+        bad += compare(c, &b[i], &worst, &maxerr);
+    }
+    CHECK(bad == 0, "%s (%s): its TMA variant %s launched directly: %zu elements wrong", c->kernel, c->label, name,
+          bad);
+    tma_direct_runs++;
+}
+
 /* Runs one case: interpreter, GPU, comparison, timing, its line. */
 static void run_case(const tcase *c) {
     char path[4096], why[512] = "", shape[128];
@@ -299,6 +345,7 @@ static void run_case(const tcase *c) {
         double ms = time_launches(c, k, dargs, n);
         printf("  %-4s %-17s %-22s %-26s max err %.3g (%.2f of tol)  gpu %.4f ms  interp %.2f s\n", bad ? "FAIL" : "ok",
                c->kernel, c->label, shape, maxerr, worst, ms, interp_s);
+        direct_tma_variant(c, lm, b, dargs, n);
     } else if (*why)
         note_skip(c, why);
     oxide_loaded_module_destroy(lm);
@@ -588,7 +635,8 @@ int main(int argc, char **argv) {
         run_case(&cases[i]);
     oxide_context_destroy(ctx);
     char fig[384];
-    snprintf(fig, sizeof fig, "%zu of %zu cases on %s%s%s%s", NCASES - (size_t)skipped, NCASES, target,
-             skipped ? " (SKIP: " : "", skipped_names, skipped ? ")" : "");
+    snprintf(fig, sizeof fig, "%zu of %zu cases on %s%s%s%s; TMA variants direct: %d ran, %d refused",
+             NCASES - (size_t)skipped, NCASES, target, skipped ? " (SKIP: " : "", skipped_names, skipped ? ")" : "",
+             tma_direct_runs, tma_direct_refusals);
     return finish("test_gpu_tile_examples", fig);
 }

@@ -66,3 +66,21 @@ pub fn saxpy_params(
     p.push_value(&(y.len() as u64));
     p
 }
+
+/// n values of magnitude in [0.5, 2) (never zero) from seed (xorshift); of random sign where signed.
+pub fn randoms(n: usize, seed: u64, signed: bool) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let f = 0.5 + 1.5 * ((s >> 40) as f32 / (1u64 << 24) as f32);
+            if signed && s & 1 == 1 {
+                -f
+            } else {
+                f
+            }
+        })
+        .collect()
+}

@@ -20,10 +20,10 @@ mod kernels {
         let b = t.mul_add(Tile::splat(s), -a).powf(Tile::full(2.0)) / (t.abs() + Tile::full(1.0)).log2();
         let c = select(t.cmp(Cmp::Gt, Tile::zeros()), a, b.rsqrt().ln());
         let r: Tile<f32, 32, 32> = c.max_rows().column().broadcast();
-        let q: Tile<f32, 32, 32> = c.sum_cols().row().broadcast();
+        let q: Tile<f32, 32, 32> = c.sum_cols().repeat_rows();
         let back: Tile<f32, 32, 32> = (c - r + q).t().reshape::<Tile1<f32, 1024>>().reshape();
         let round = back.cast::<f16>().cast::<bf16>().cast::<f8e5m2>().cast::<f32>();
-        y.store([p, 0], round + c.min_rows().column().broadcast());
+        y.store([p, 0], round + c.min_rows().repeat_cols() + c.max_cols().row().broadcast());
         sums.atomic_add([0], Tile1::<f32, 32>::splat(c.sum_cols().sum() + c.max_cols().max_value()));
     }
 
@@ -35,6 +35,38 @@ mod kernels {
         let m = select(v.cmp(Cmp::Lt, Tile1::splat(n)), -v, v.abs()).max(Tile1::splat(num_programs(0)));
         let w = Tile1::<i64, 128>::splat(big).cast::<i32>() + m.min(Tile1::splat(1000));
         y.store([program_id(0) * 128], w + Tile1::splat(w.sum()));
+    }
+
+    /// Loops: a `while` (which rustc rotates, and the lift gives a head again) and two it must
+    /// lift as they are: a `loop` that runs once before its first test, and one behind a guard
+    /// that is not its test (`n > -5`). tests/rust/tile_lift runs it for n = 3, 0, -2 and -7.
+    #[tile_kernel(warps = 1)]
+    pub fn loops(mut y: TensorMut<f32, 1>, n: i32) {
+        let (mut a, mut c) = (Tile1::<f32, 32>::zeros(), Tile1::zeros());
+        let mut i = 0;
+        while i < n {
+            a = a + Tile1::full(1.0);
+            i += 2;
+        }
+        let b = at_least_once(Tile1::zeros(), n);
+        if n > -5 {
+            c = at_least_once(c, n);
+        }
+        y.store([0], a);
+        y.store([32], b);
+        y.store([64], c);
+    }
+
+    /// acc + 1 once, then again while 2, 4, .. < n: a loop whose test is at its bottom.
+    fn at_least_once(mut acc: Tile1<f32, 32>, n: i32) -> Tile1<f32, 32> {
+        let mut k = 0;
+        loop {
+            acc = acc + Tile1::full(1.0);
+            k += 2;
+            if k >= n {
+                return acc;
+            }
+        }
     }
 
     /// The 3-D forms: a batched dot of bf16 tiles, stored as bf16.
@@ -93,10 +125,18 @@ fn main() {
             }
         }
     }
-    if bad == 0 {
-        println!("PASSED: tile_ops: every op lifted and compiled; batched dot {batch}x{m}x{n}x{k} matches the CPU");
+    // n = -2: the while loop runs 0 times, the two that test at the bottom once each
+    let mut dl = DeviceBuffer::from_host(&s, &[f32::NAN; 96]).unwrap();
+    module.loops(&s, (1, 1, 1), &mut DeviceTensorMut::new(&mut dl, [96]).unwrap(), -2).unwrap();
+    let l = dl.to_host_vec(&s).unwrap();
+    let loops_ok = (0..96).all(|i| l[i] == if i < 32 { 0.0 } else { 1.0 });
+    if bad == 0 && loops_ok {
+        println!(
+            "PASSED: tile_ops: every op lifted and compiled; batched dot {batch}x{m}x{n}x{k} matches the CPU; \
+             loops ran 0, 1 and 1 times"
+        );
     } else {
-        println!("FAILED: tile_ops: batched dot: {bad} elements wrong");
+        println!("FAILED: tile_ops: batched dot: {bad} elements wrong; loops {:?}", (l[0], l[32], l[64]));
         std::process::exit(1);
     }
 }
