@@ -203,6 +203,10 @@ expect_refusal fn_ptr_param - "parameter \`f: fn(f32) -> f32\`" "function pointe
 expect_refusal ref_param - "parameter \`scale: &f32\`" "host address the GPU cannot read" "\`&[f32]\`"
 expect_refusal process_exit - "\`std::process::exit\` in a #[kernel]" "cannot end the host process" "return from the kernel"
 expect_refusal thread_local thread_local/src/main.rs:17 "kernel \`thread_local::kernels::bad_kernel\`" "uses the thread-local static" "CALLS" "thread_local!"
+# an operation the default targets' sm_80 lacks, called through the device API from the user's
+# helper: the user's line, not the device API's
+expect_refusal target_op target_op/src/main.rs:7 "kernel \`target_op::kernels::bad_kernel\`: target_op::rank_of_block uses cluster.ctarank" \
+    "which only sm_90 and later has, and this build targets sm_80 too" "-> target_op::rank_of_block at target_op/src/main.rs:7:"
 expect_refusal wide_float wide_float/src/main.rs:8 "wide_float::kernels::bad_kernel" "converts a 128-bit integer to a float"
 expect_refusal contract_config - "expected \`LaunchConfig1D\`, found \`LaunchConfig2D\`" "expected \`&PreparedLaunch<second>\`, found \`&PreparedLaunch<first>\`"
 expect_refusal contract_domain - "domain = 1, but the kernel calls \`index_2d\`; declare \`domain = 2\`" "contract_domain/src/main.rs:12"
@@ -221,6 +225,8 @@ done
 # release builds have no debug info of their own: cargo oxide asks rustc for line tables
 RFLAG=--release expect_refusal alloc alloc/src/main.rs:9 "heap allocation" "-> __rustc::__rust_dealloc"
 RFLAG=--release expect_refusal std_call std_call/src/main.rs:7 "std::io::stdio::_print"
+RFLAG=--release expect_refusal target_op target_op/src/main.rs:7 "kernel \`target_op::kernels::bad_kernel\`: uses cluster.ctarank" \
+    "this build targets sm_80 too"
 # a formatted panic keeps its text (panic_trap's `negative` kernel; built above, dev and release)
 for dir in debug release; do
     python3 - "$RF/target/$dir/oxide/panic_trap.ptx" <<'PY' && pass "formatted panic keeps its text ($dir)" || bad "formatted panic text ($dir)"
@@ -315,8 +321,9 @@ for t in sm_80 sm_90a; do
 done
 cmp -s "$CR/device_api.ptx" "$CR/device_api.sm_90a.ptx" && pass "device_api.ptx is the newest target's PTX" || bad "device_api.ptx"
 out="$(cd "$EX" && cargo oxide build --release -p cluster --sm sm_80,sm_90a 2>&1)" && bad "cluster built for sm_80" || {
-    grep -q "kernel exchange: cluster::kernels::exchange uses cluster.ctarank, which only sm_90 and later has, and this build targets sm_80 too" <<<"$out" \
-        && pass "sm_90 operations refused for sm_80, naming the kernel and the operation" || bad "cluster for sm_80: $(grep -A1 'error: oxide' <<<"$out")"; }
+    grep -q "kernel \`cluster::kernels::exchange\`: uses cluster.ctarank, which only sm_90 and later has, and this build targets sm_80 too" <<<"$out" \
+        && grep -qE "^  --> cluster/src/main.rs:15:[0-9]+$" <<<"$out" \
+        && pass "sm_90 operations refused for sm_80, naming the kernel, the operation and the user's line" || bad "cluster for sm_80: $(grep -A2 '^error' <<<"$out")"; }
 out="$(cd "$EX" && cargo oxide build --sm sm_80,sm_91 2>&1)" && bad "--sm sm_91 accepted" || {
     grep -q "\-\-sm sm_91: not a target oxide compiles for" <<<"$out" && pass "--sm sm_91 refused before cargo runs" || bad "--sm sm_91: $out"; }
 (cd "$EX" && cargo oxide build --release -p vecadd --sm sm_80,sm_90a --module "$TMP/multi.ptx" --export vecadd=vector_add >/dev/null 2>&1) || bad "--module with two targets"
