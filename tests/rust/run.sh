@@ -277,7 +277,10 @@ printf 'rustc 9.99.0\nrelease: 9.99.0\nLLVM version: 99.1.0\n'
 SH
 chmod +x "$TMP/rustc"
 out="$(RUSTC="$TMP/rustc" cargo oxide doctor 2>&1)" && bad "doctor accepted LLVM 99" || { grep -q "newer than liboxide's LLVM" <<<"$out" && pass "doctor refuses LLVM 99 with the fix" || bad "doctor message: $out"; }
-out="$(cd "$EX" && RUSTC="$TMP/rustc" cargo oxide build 2>&1)" && bad "build accepted LLVM 99" || { grep -q "rustup default" <<<"$out" && pass "build refuses LLVM 99 with the fix" || bad "build message: $out"; }
+# (checked when cargo first asks the wrapper for rustc's version: before anything compiles, and
+# shown in place of cargo's block with rustc's output)
+out="$(cd "$EX" && RUSTC="$TMP/rustc" cargo oxide build 2>&1)" && bad "build accepted LLVM 99" || {
+    grep -q "rustup default" <<<"$out" && ! grep -q "Compiling\|process didn't exit" <<<"$out" && pass "build refuses LLVM 99 with the fix, before compiling" || bad "build message: $out"; }
 
 echo "== cargo oxide build --module with export names"
 (cd "$EX" && cargo oxide build --release -p vecadd --sm "$SM" --module "$TMP/vecadd_module.ptx" --export vecadd=vector_add >/dev/null 2>&1) || bad "--module build"
@@ -356,13 +359,17 @@ for profile in dev release; do
     echo "pub fn oxide_cache_probe() -> u32 { 7 }" >>"$VSRC"
     out="$(cd "$EX" && cargo oxide build $flag -p vecadd 2>&1)" && grep -q "unchanged: reused" "$VLOG" && grep -q "PTX reused" <<<"$out" \
         && pass "host-only edit: PTX reused ($profile)" || bad "host-only edit ($profile): $(cat "$VLOG")"
+    # the link of a likely hit starts while liboxide computes the kernel key (link.rs, EarlyLink):
+    # the program is the edited one, carrying the PTX
+    grep -qa "PASSED: each of the" "$EX/target/$dir/vecadd" && grep -qa "\.entry vecadd(" "$EX/target/$dir/vecadd" \
+        && pass "host-only edit: the program has the edit and carries the PTX ($profile)" || bad "host-only edit: the program ($profile)"
     # an edit to the kernel: the PTX is remade, with the edit in it (the constant 3.0)
     sed -i 's/\*c_elem = a\[i\] + b\[i\];/*c_elem = a[i] + b[i] * 3.0;/' "$VSRC"
     out="$(cd "$EX" && cargo oxide build $flag -p vecadd 2>&1)" && ! grep -q "reused" "$VLOG" && grep -qE "PTX vecadd: 1 kernel for sm_80,sm_90a in [0-9.]+ s" <<<"$out" \
-        && grep -q "0f40400000" "$EX/target/$dir/oxide/vecadd.ptx" \
-        && pass "kernel edit: PTX remade ($profile): $(grep -m1 'PTX vecadd' <<<"$out" | sed 's/^ *//')" || bad "kernel edit ($profile): $(cat "$VLOG")"
+        && grep -q "0f40400000" "$EX/target/$dir/oxide/vecadd.ptx" && grep -qa "0f40400000" "$EX/target/$dir/vecadd" \
+        && pass "kernel edit: PTX remade, and carried by the program ($profile): $(grep -m1 'PTX vecadd' <<<"$out" | sed 's/^ *//')" || bad "kernel edit ($profile): $(cat "$VLOG")"
     cp "$TMP/vecadd_main.rs" "$VSRC"
-    (cd "$EX" && cargo oxide build $flag -p vecadd -q) && ! grep -q "reused" "$VLOG" && ! grep -q "0f40400000" "$EX/target/$dir/oxide/vecadd.ptx" \
+    (cd "$EX" && cargo oxide build $flag -p vecadd -q) && ! grep -q "reused" "$VLOG" && ! grep -q "0f40400000" "$EX/target/$dir/oxide/vecadd.ptx" && ! grep -qa "0f40400000" "$EX/target/$dir/vecadd" \
         && pass "kernel edit undone: PTX remade ($profile)" || bad "rebuild after the cache test ($profile)"
 done
 # the targets are part of the key and each kind of build keeps its own entry; a bundle's link
