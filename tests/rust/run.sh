@@ -357,8 +357,12 @@ for profile in dev release; do
     sed -i 's/^    let stream = ctx.default_stream();/    let stream = ctx.default_stream();\n    let f = |k: u32| k * 3 + 2;\n    println!("{}", f(N as u32));/' "$VSRC"
     grep -q "let f = |k: u32|" "$VSRC" || bad "the host-only edit did not apply"
     echo "pub fn oxide_cache_probe() -> u32 { 7 }" >>"$VSRC"
-    out="$(cd "$EX" && cargo oxide build $flag -p vecadd 2>&1)" && grep -q "unchanged: reused" "$VLOG" && grep -q "PTX reused" <<<"$out" \
+    out="$(cd "$EX" && OXIDE_TIME=1 cargo oxide build $flag -p vecadd 2>&1)" && grep -q "unchanged: reused" "$VLOG" && grep -q "PTX reused" <<<"$out" \
         && pass "host-only edit: PTX reused ($profile)" || bad "host-only edit ($profile): $(cat "$VLOG")"
+    # OXIDE_TIME=1: each process's stages, the link's with the kernel key and no PTX compile
+    grep -qE "^ +[0-9.]+ +[0-9.]+ +[0-9.]+  rustc vecadd +rustc [0-9.]+$" <<<"$out" && grep -E "^ .*  link vecadd " <<<"$out" | grep -q "kernel_key [0-9.]*, .*real_linker" \
+        && ! grep -q "compile_ptx" <<<"$out" && grep -q "cargo oxide (all)" <<<"$out" \
+        && pass "OXIDE_TIME=1: the build's stages ($profile)" || bad "OXIDE_TIME=1 ($profile): $(grep -A5 'oxide time' <<<"$out")"
     # the link of a likely hit starts while liboxide computes the kernel key (link.rs, EarlyLink):
     # the program is the edited one, carrying the PTX
     grep -qa "PASSED: each of the" "$EX/target/$dir/vecadd" && grep -qa "\.entry vecadd(" "$EX/target/$dir/vecadd" \

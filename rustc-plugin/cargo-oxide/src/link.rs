@@ -229,16 +229,11 @@ fn compile_ptx(
 /// folder, so the same command compiles the crate again.
 pub const RELINES_ENV: &str = "OXIDE_RELINES";
 
-/// The crate of this link compiled again with line tables, into a folder of its own and to
-/// bitcode only (nothing of the build's is touched): its bitcode replaces the unit of the same
-/// name. false when there is nothing to replace or the compile fails.
-fn relined(units: &mut [(String, Vec<u8>)]) -> bool {
-    let Ok(cmd) = std::env::var(RELINES_ENV) else {
-        return false;
-    };
+/// The wrapper's rustc command (RELINES_ENV) as a compile of the crate's bitcode alone, with line
+/// tables, into `dir`.
+fn relines_command(cmd: &str, dir: &Path) -> (String, Vec<String>) {
     let mut parts = cmd.split('\x1f');
     let rustc = parts.next().unwrap_or("rustc").to_string();
-    let dir = std::env::temp_dir().join(format!("cargo-oxide-lines-{}", std::process::id()));
     let mut args: Vec<String> = Vec::new();
     while let Some(a) = parts.next() {
         if a.starts_with("--emit=") || a.starts_with("--out-dir=") {
@@ -252,6 +247,18 @@ fn relined(units: &mut [(String, Vec<u8>)]) -> bool {
     }
     args.extend(["--emit=llvm-bc", "-Cdebuginfo=line-tables-only", "--out-dir"].map(String::from));
     args.push(dir.display().to_string());
+    (rustc, args)
+}
+
+/// The crate of this link compiled again with line tables, into a folder of its own and to
+/// bitcode only (nothing of the build's is touched): its bitcode replaces the unit of the same
+/// name. false when there is nothing to replace or the compile fails.
+fn relined(units: &mut [(String, Vec<u8>)]) -> bool {
+    let Ok(cmd) = std::env::var(RELINES_ENV) else {
+        return false;
+    };
+    let dir = std::env::temp_dir().join(format!("cargo-oxide-lines-{}", std::process::id()));
+    let (rustc, args) = relines_command(&cmd, &dir);
     let ok = std::fs::create_dir_all(&dir).is_ok()
         && Command::new(&rustc)
             .args(&args)
@@ -589,4 +596,51 @@ pub fn carried_text(program: &Path) -> Option<String> {
     let sec = elf_section(&elf, ".oxide_ptx")?;
     let end = sec.iter().position(|&c| c == 0).unwrap_or(sec.len());
     String::from_utf8(sec[..end].to_vec()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_compiles_the_crate_again_to_bitcode_with_lines_elsewhere() {
+        let cmd = [
+            "/tc/rustc",
+            "--crate-name",
+            "app",
+            "--emit=dep-info,link,llvm-bc",
+            "--out-dir",
+            "/t/deps",
+            "-C",
+            "opt-level=3",
+            "--emit",
+            "link",
+            "-o",
+            "x",
+        ]
+        .join("\x1f");
+        let (rustc, args) = relines_command(&cmd, Path::new("/tmp/l"));
+        assert_eq!(rustc, "/tc/rustc");
+        assert_eq!(
+            args,
+            [
+                "--crate-name",
+                "app",
+                "-C",
+                "opt-level=3",
+                "--emit=llvm-bc",
+                "-Cdebuginfo=line-tables-only",
+                "--out-dir",
+                "/tmp/l"
+            ]
+        );
+    }
+
+    #[test]
+    fn units_are_found_beside_objects_and_rlibs() {
+        assert_eq!(bitcode_for("/t/deps/app-1234.app.abc-cgu.0.rcgu.o"), Some(PathBuf::from("/t/deps/app-1234.bc")));
+        assert_eq!(bitcode_for("/t/deps/libcuda_core-99.rlib"), Some(PathBuf::from("/t/deps/cuda_core-99.bc")));
+        assert_eq!(bitcode_for("/r/lib/rustlib/x86_64/lib/libcore-1.rlib"), None);
+        assert_eq!(rlib_crate("/r/lib/rustlib/x86_64/lib/libcore-1a2b.rlib"), "core");
+    }
 }

@@ -630,6 +630,25 @@ mod tests {
     }
 
     #[test]
+    fn the_toolchain_check_reads_rustc_vv() {
+        let vv = |llvm: &str| {
+            format!("rustc 1.95.0 (5980 2026-04-14)\nbinary: rustc\nrelease: 1.95.0\nLLVM version: {}\n", llvm)
+        };
+        assert_eq!(llvm_major_of(&vv("22.1.2")), Some(("rustc 1.95.0 (LLVM 22.1.2)".into(), 22)));
+        assert!(check_llvm(llvm_major_of(&vv("22.1.2"))).is_ok());
+        let e = check_llvm(llvm_major_of(&vv("23.0.0"))).unwrap_err();
+        assert!(e.contains("newer than liboxide's LLVM 22") && e.contains("rustup default"), "{}", e);
+        assert!(check_llvm(llvm_major_of("no version here")).unwrap_err().contains("rustc not found"));
+    }
+
+    #[test]
+    fn only_a_programs_crate_leaves_its_line_tables_for_later() {
+        assert!(lines_later(&args("--crate-name app --crate-type bin -C opt-level=3")));
+        assert!(!lines_later(&args("--crate-name core --crate-type lib -C opt-level=3")));
+        assert!(!lines_later(&args("--crate-name app --crate-type bin -C incremental=/t/inc")));
+    }
+
+    #[test]
     fn sm_is_checked_against_the_targets() {
         for t in targets::KNOWN {
             assert_eq!(check_sm(t).unwrap(), [*t]);

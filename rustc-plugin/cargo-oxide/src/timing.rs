@@ -79,3 +79,28 @@ pub fn timeline(dir: &Path, start: f64, end: f64) -> String {
 pub fn wall() -> f64 {
     now_s()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_timeline_lists_each_process_in_the_order_it_started() {
+        let dir = std::env::temp_dir().join(format!("oxide-timing-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("link app.7.time"), "100.30 100.40 kernel_key=0.0100 real_linker=0.0200\n").unwrap();
+        std::fs::write(dir.join("rustc app.5.time"), "100.05 100.41 rustc=0.3600\n").unwrap();
+        std::fs::write(dir.join("app.done"), "not a time file").unwrap();
+        let t = timeline(&dir, 100.0, 100.5);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 4, "{}", t);
+        assert!(
+            lines[1].contains("0.050") && lines[1].contains("rustc app") && lines[1].contains("rustc 0.3600"),
+            "{}",
+            t
+        );
+        assert!(lines[2].contains("link app") && lines[2].contains("kernel_key 0.0100, real_linker 0.0200"), "{}", t);
+        assert!(lines[3].contains("0.500") && lines[3].contains("cargo oxide (all)"), "{}", t);
+    }
+}
