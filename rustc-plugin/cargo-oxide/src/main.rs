@@ -100,12 +100,13 @@ fn wrap_rustc(rustc: &str, args: &[String]) -> i32 {
         // goes without: they cost a quarter of its release compile, and only a refusal reads
         // them (the kernel key leaves them out), so the linker compiles the crate again with
         // them when it has one to show (link.rs, `relined`).
-        if !args.iter().any(|a| a.contains("debuginfo=") || a == "-g") && lines_later(args) {
-            relines = true;
-        } else if !args.iter().any(|a| a.contains("debuginfo=") || a == "-g") {
-            out.push("-Cdebuginfo=line-tables-only".into());
-            // the program itself stays as the profile made it, without debug info (and its
-            // link does not write it)
+        if !args.iter().any(|a| a.contains("debuginfo=") || a == "-g") {
+            relines = lines_later(args);
+            if !relines {
+                out.push("-Cdebuginfo=line-tables-only".into());
+            }
+            // the program itself stays as the profile made it, without debug info (its
+            // dependencies' line tables stay out of it, and its link does not write them)
             if !args.iter().any(|a| a.contains("strip=")) {
                 out.push("-Cstrip=debuginfo".into());
             }
