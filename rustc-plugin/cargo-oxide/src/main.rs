@@ -121,6 +121,12 @@ fn wrap_rustc(rustc: &str, args: &[String]) -> i32 {
             std::iter::once(rustc).chain(out.iter().map(String::as_str)).collect::<Vec<_>>().join("\x1f"),
         );
     }
+    if stages.is_none() {
+        // nothing to do after rustc: it takes this process's place (no second process waiting)
+        let e = std::os::unix::process::CommandExt::exec(&mut cmd);
+        eprintln!("cargo-oxide: could not run {}: {}", rustc, e);
+        return 1;
+    }
     let status = cmd.status();
     if let Some(mut st) = stages {
         st.mark("rustc");
