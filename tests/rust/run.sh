@@ -142,6 +142,12 @@ msgs = [bytes(int(x) for x in m.group(1).split(",")).decode() for m in re.findit
 sys.exit(0 if any("panic_trap/src/main.rs:" in m for m in msgs) else 1)
 PY
 
+# a profile with several codegen units (each would be a bitcode file of its own, which the linker
+# does not read): the wrapper compiles each crate as one
+(cd "$ROOT/tests/rust/crates" && CARGO_PROFILE_RELEASE_CODEGEN_UNITS=4 cargo oxide build --release -q -p device_api --target-dir "$TMP/cgu4" 2>"$TMP/b.log") \
+    && "$PTXAS" -arch="$SM" "$TMP/cgu4/release/oxide/device_api.ptx" -o "$TMP/x.cubin" \
+    && pass "a profile with codegen-units = 4 builds (device_api, PTX through ptxas)" || { cat "$TMP/b.log"; bad "codegen-units = 4"; }
+
 echo "== the seed example, unchanged"
 SEED="${OXIDE_SEED:-$EX/seed/src/main.rs}"
 if [ -f "$SEED" ]; then

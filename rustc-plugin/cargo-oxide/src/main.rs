@@ -85,6 +85,11 @@ fn wrap_rustc(rustc: &str, args: &[String]) -> i32 {
     if saw_emit && !out.iter().any(|a| a.contains("symbol-mangling-version")) {
         out.push("-Csymbol-mangling-version=v0".into());
     }
+    if saw_emit && args.iter().any(|a| a.trim_start_matches("-C").starts_with("codegen-units=") && !a.ends_with("=1")) {
+        // A profile's codegen-units: each unit would be a bitcode file of its own (rustc writes
+        // the crate's one only for one unit), which the linker does not read. The last -C wins.
+        out.push("-Ccodegen-units=1".into());
+    }
     if saw_emit {
         // Keep the host optimiser from duplicating blocks that hold barriers or warp operations
         // into divergent branches (jump threading does that to unrolled reduction loops); the
