@@ -143,10 +143,13 @@ sys.exit(0 if any("panic_trap/src/main.rs:" in m for m in msgs) else 1)
 PY
 
 # a profile with several codegen units (each would be a bitcode file of its own, which the linker
-# does not read): the wrapper compiles each crate as one
-(cd "$ROOT/tests/rust/crates" && CARGO_PROFILE_RELEASE_CODEGEN_UNITS=4 cargo oxide build --release -q -p device_api --target-dir "$TMP/cgu4" 2>"$TMP/b.log") \
+# does not read) and LTO (which links the crates into one object before the linker sees them, and
+# the program carried no PTX): the wrapper compiles each crate as one unit, without LTO
+(cd "$ROOT/tests/rust/crates" && CARGO_PROFILE_RELEASE_CODEGEN_UNITS=4 CARGO_PROFILE_RELEASE_LTO=true \
+    cargo oxide build --release -q -p device_api --target-dir "$TMP/cgu4" 2>"$TMP/b.log") \
     && "$PTXAS" -arch="$SM" "$TMP/cgu4/release/oxide/device_api.ptx" -o "$TMP/x.cubin" \
-    && pass "a profile with codegen-units = 4 builds (device_api, PTX through ptxas)" || { cat "$TMP/b.log"; bad "codegen-units = 4"; }
+    && grep -qa "// oxide.manifest.v1 " "$TMP/cgu4/release/device_api" \
+    && pass "a profile with codegen-units = 4 and lto = true: device_api builds and carries its PTX" || { cat "$TMP/b.log"; bad "codegen-units = 4, lto = true"; }
 
 echo "== the seed example, unchanged"
 SEED="${OXIDE_SEED:-$EX/seed/src/main.rs}"

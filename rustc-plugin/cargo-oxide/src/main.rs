@@ -85,6 +85,9 @@ fn wrap_rustc(rustc: &str, args: &[String]) -> i32 {
     if saw_emit && !out.iter().any(|a| a.contains("symbol-mangling-version")) {
         out.push("-Csymbol-mangling-version=v0".into());
     }
+    if saw_emit {
+        out = without_lto(out);
+    }
     if saw_emit && args.iter().any(|a| a.trim_start_matches("-C").starts_with("codegen-units=") && !a.ends_with("=1")) {
         // A profile's codegen-units: each unit would be a bitcode file of its own (rustc writes
         // the crate's one only for one unit), which the linker does not read. The last -C wins.
@@ -172,6 +175,24 @@ fn probe_toolchain(rustc: &str) -> i32 {
             1
         }
     }
+}
+
+/// The arguments without a profile's LTO (`-C lto` for the program, `-C linker-plugin-lto` for
+/// its dependencies): LTO links the crates into one object before the linker sees them, so the
+/// linker would find no crates, and so no bitcode, on its command line, and the program would
+/// carry no PTX. The GPU code is compiled whole by liboxide anyway.
+fn without_lto(args: Vec<String>) -> Vec<String> {
+    let is_lto = |a: &str| a == "lto" || a.starts_with("lto=") || a.starts_with("linker-plugin-lto");
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.into_iter().peekable();
+    while let Some(a) = it.next() {
+        if a == "-C" && it.peek().is_some_and(|v| is_lto(v)) {
+            it.next();
+        } else if !a.strip_prefix("-C").is_some_and(is_lto) {
+            out.push(a);
+        }
+    }
+    out
 }
 
 /// Whether this compile may leave out the line tables for the linker to ask for again: a
@@ -651,6 +672,15 @@ mod tests {
         let e = check_llvm(llvm_major_of(&vv("23.0.0"))).unwrap_err();
         assert!(e.contains("newer than liboxide's LLVM 22") && e.contains("rustup default"), "{}", e);
         assert!(check_llvm(llvm_major_of("no version here")).unwrap_err().contains("rustc not found"));
+    }
+
+    #[test]
+    fn a_profiles_lto_is_left_out() {
+        assert_eq!(
+            without_lto(args("--crate-type bin -C lto -C opt-level=3 -Clto=fat -C linker-plugin-lto -Copt-level=3")),
+            args("--crate-type bin -C opt-level=3 -Copt-level=3")
+        );
+        assert_eq!(without_lto(args("-C embed-bitcode=no -C")), args("-C embed-bitcode=no -C"));
     }
 
     #[test]
