@@ -3,13 +3,16 @@
  * (wgmma on sm_80, a cluster barrier before sm_90) is refused naming the kernel, the Rust
  * function that calls it and the operation -- NVPTX would otherwise stop with a selection error
  * or write PTX that ptxas refuses. A build for several targets (cargo oxide build --sm
- * sm_80,sm_90a) compiles each one, so the refusal says which target lacks it. Also gives the
+ * sm_80,sm_90a) compiles each one, so the refusal says which target lacks it. The refusal has
+ * the layout of the others (lib/import_diag.c): the user's line of the call, and the chain to it,
+ * since the intrinsic is called from the device API, not from the line to change. Also gives the
  * dynamic shared memory the alignment the launch contracts ask for. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "demangle.h"
+#include <llvm-c/DebugInfo.h>
+
 #include "import.h"
 #include "rust_intrinsic_targets.inc"
 
@@ -82,8 +85,8 @@ static void push(walk *w, LLVMValueRef f) {
 }
 
 /* The first call in f (or what f reaches) to an intrinsic the target lacks: its row, and the
- * function that makes the call in *caller. */
-static int missing_in(walk *w, LLVMValueRef root, LLVMValueRef *caller) {
+ * call in *call. */
+static int missing_in(walk *w, LLVMValueRef root, LLVMValueRef *call) {
     w->len = 0;
     push(w, root);
     while (w->len && !w->oom) {
@@ -106,7 +109,7 @@ static int missing_in(walk *w, LLVMValueRef root, LLVMValueRef *caller) {
                                         sizeof oxide__rust_intrinsic_targets[0])
                                 : -1;
                     if (i >= 0 && !target_has(oxide__rust_intrinsic_targets[i].min_sm, w->o)) {
-                        *caller = f;
+                        *call = in;
                         return i;
                     }
                     continue; /* an intrinsic's body calls only LLVM's */
@@ -116,6 +119,50 @@ static int missing_in(walk *w, LLVMValueRef root, LLVMValueRef *caller) {
             }
     }
     return -1;
+}
+
+static bool same_dir(LLVMMetadataRef a, LLVMMetadataRef b) {
+    unsigned na = 0, nb = 0;
+    const char *da = "", *db = "";
+    LLVMMetadataRef fa = LLVMDIScopeGetFile(LLVMDILocationGetScope(a)),
+                    fb = LLVMDIScopeGetFile(LLVMDILocationGetScope(b));
+    if (fa)
+        da = LLVMDIFileGetDirectory(fa, &na);
+    if (fb)
+        db = LLVMDIFileGetDirectory(fb, &nb);
+    return na == nb && (!na || !memcmp(da, db, na));
+}
+
+/* Where to point the refusal: the refused call is the device API's (cuda_device wraps each
+ * intrinsic), whose source line is not the one to change. The user's line is the first place
+ * outside the package folder of the call's own line: an inlinedAt location of the call (which
+ * the call then takes as its line: the compile fails, nothing else reads it), else, when the call
+ * sits in a device API function that was not inlined, a call of that function, outward. */
+static LLVMValueRef user_site(LLVMValueRef call) {
+    LLVMMetadataRef inner = LLVMInstructionGetDebugLoc(call);
+    for (int depth = 0; inner && depth < 16; depth++) {
+        LLVMMetadataRef here = LLVMInstructionGetDebugLoc(call);
+        if (!here)
+            return call;
+        if (!same_dir(here, inner))
+            return call;
+        for (LLVMMetadataRef l = LLVMDILocationGetInlinedAt(here); l; l = LLVMDILocationGetInlinedAt(l))
+            if (!same_dir(l, inner)) {
+                LLVMInstructionSetDebugLoc(call, l);
+                return call;
+            }
+        LLVMValueRef f = LLVMGetBasicBlockParent(LLVMGetInstructionParent(call)), next = NULL;
+        for (LLVMUseRef u = LLVMGetFirstUse(f); u && !next; u = LLVMGetNextUse(u)) {
+            LLVMValueRef user = LLVMGetUser(u);
+            if ((LLVMIsACallInst(user) || LLVMIsAInvokeInst(user)) && LLVMGetCalledValue(user) == f &&
+                LLVMInstructionGetDebugLoc(user))
+                next = user;
+        }
+        if (!next)
+            return call;
+        call = next;
+    }
+    return call;
 }
 
 static void align_dyn_smem(LLVMModuleRef m, const oxide_found_kernel *ks, size_t n) {
@@ -135,24 +182,23 @@ oxide_status oxide__check_targets(LLVMModuleRef m, const oxide_found_kernel *ks,
     walk w = {.o = opts};
     oxide_status st = OXIDE_OK;
     for (size_t k = 0; k < n && !st; k++) {
-        LLVMValueRef caller = NULL;
-        int i = missing_in(&w, ks[k].entry, &caller);
+        LLVMValueRef call = NULL;
+        int i = missing_in(&w, ks[k].entry, &call);
         if (w.oom) {
             st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory checking the kernels for %s", opts->target);
         } else if (i >= 0) {
             unsigned need = oxide__rust_intrinsic_targets[i].min_sm;
-            char want[32], fn[512];
+            char want[32];
             if (need == SM_90A)
                 snprintf(want, sizeof want, "sm_90a");
             else
                 snprintf(want, sizeof want, "sm_%u", need);
-            st = oxide__fail(OXIDE_ERROR_UNSUPPORTED,
-                             "kernel %s: %s uses %s, which only %s%s has, and this build targets %s too; build the "
-                             "program for %s%s only (cargo oxide build --sm %s, or [package.metadata.oxide] sm = "
-                             "[\"%s\"] in its Cargo.toml), or keep that kernel out of a program built for %s",
-                             ks[k].desc.name, oxide__rust_name(caller, fn, sizeof fn),
-                             oxide__rust_intrinsic_targets[i].what, want, need == SM_90A ? "" : " and later",
-                             opts->target, want, need == SM_90A ? "" : " and later", want, want, opts->target);
+            st = oxide__refuse(m, user_site(call), NULL,
+                               "uses %s, which only %s%s has, and this build targets %s too; build the program for "
+                               "%s%s only (cargo oxide build --sm %s, or [package.metadata.oxide] sm = [\"%s\"] in "
+                               "its Cargo.toml), or keep that kernel out of a program built for %s",
+                               oxide__rust_intrinsic_targets[i].what, want, need == SM_90A ? "" : " and later",
+                               opts->target, want, need == SM_90A ? "" : " and later", want, want, opts->target);
         }
     }
     free(w.seen.slot);

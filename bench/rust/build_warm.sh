@@ -7,6 +7,9 @@
 # Each tool builds into its own target directory, so each is warm in its own cache: alternating
 # in one directory makes cargo re-probe rustc every time (its rustc-info cache holds one
 # toolchain fingerprint, with or without the wrapper) and lets plain cargo overwrite the binary.
+# On a shared machine the ratio moves by ±0.2 between runs; `chrt -f 50 bench/rust/build_warm.sh`
+# (as root) gives both tools the cores as on an idle one. Where oxide's time goes:
+# `OXIDE_TIME=1 cargo oxide build ...` (docs/rust.md section 11).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$ROOT/examples/rust"

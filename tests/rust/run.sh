@@ -152,6 +152,15 @@ msgs = [bytes(int(x) for x in m.group(1).split(",")).decode() for m in re.findit
 sys.exit(0 if any("panic_trap/src/main.rs:" in m for m in msgs) else 1)
 PY
 
+# a profile with several codegen units (each would be a bitcode file of its own, which the linker
+# does not read) and LTO (which links the crates into one object before the linker sees them, and
+# the program carried no PTX): the wrapper compiles each crate as one unit, without LTO
+(cd "$ROOT/tests/rust/crates" && CARGO_PROFILE_RELEASE_CODEGEN_UNITS=4 CARGO_PROFILE_RELEASE_LTO=true \
+    cargo oxide build --release -q -p device_api --target-dir "$TMP/cgu4" 2>"$TMP/b.log") \
+    && "$PTXAS" -arch="$SM" "$TMP/cgu4/release/oxide/device_api.ptx" -o "$TMP/x.cubin" \
+    && grep -qa "// oxide.manifest.v1 " "$TMP/cgu4/release/device_api" \
+    && pass "a profile with codegen-units = 4 and lto = true: device_api builds and carries its PTX" || { cat "$TMP/b.log"; bad "codegen-units = 4, lto = true"; }
+
 echo "== the seed example, unchanged"
 SEED="${OXIDE_SEED:-$EX/seed/src/main.rs}"
 if [ -f "$SEED" ]; then
@@ -213,6 +222,10 @@ expect_refusal fn_ptr_param - "parameter \`f: fn(f32) -> f32\`" "function pointe
 expect_refusal ref_param - "parameter \`scale: &f32\`" "host address the GPU cannot read" "\`&[f32]\`"
 expect_refusal process_exit - "\`std::process::exit\` in a #[kernel]" "cannot end the host process" "return from the kernel"
 expect_refusal thread_local thread_local/src/main.rs:17 "kernel \`thread_local::kernels::bad_kernel\`" "uses the thread-local static" "CALLS" "thread_local!"
+# an operation the default targets' sm_80 lacks, called through the device API from the user's
+# helper: the user's line, not the device API's
+expect_refusal target_op target_op/src/main.rs:7 "kernel \`target_op::kernels::bad_kernel\`: target_op::rank_of_block uses cluster.ctarank" \
+    "which only sm_90 and later has, and this build targets sm_80 too" "-> target_op::rank_of_block at target_op/src/main.rs:7:"
 expect_refusal wide_float wide_float/src/main.rs:8 "wide_float::kernels::bad_kernel" "converts a 128-bit integer to a float"
 expect_refusal contract_config - "expected \`LaunchConfig1D\`, found \`LaunchConfig2D\`" "expected \`&PreparedLaunch<second>\`, found \`&PreparedLaunch<first>\`"
 expect_refusal contract_domain - "domain = 1, but the kernel calls \`index_2d\`; declare \`domain = 2\`" "contract_domain/src/main.rs:12"
@@ -231,6 +244,8 @@ done
 # release builds have no debug info of their own: cargo oxide asks rustc for line tables
 RFLAG=--release expect_refusal alloc alloc/src/main.rs:9 "heap allocation" "-> __rustc::__rust_dealloc"
 RFLAG=--release expect_refusal std_call std_call/src/main.rs:7 "std::io::stdio::_print"
+RFLAG=--release expect_refusal target_op target_op/src/main.rs:7 "kernel \`target_op::kernels::bad_kernel\`: uses cluster.ctarank" \
+    "this build targets sm_80 too"
 # a formatted panic keeps its text (panic_trap's `negative` kernel; built above, dev and release)
 for dir in debug release; do
     python3 - "$RF/target/$dir/oxide/panic_trap.ptx" <<'PY' && pass "formatted panic keeps its text ($dir)" || bad "formatted panic text ($dir)"
@@ -281,7 +296,10 @@ printf 'rustc 9.99.0\nrelease: 9.99.0\nLLVM version: 99.1.0\n'
 SH
 chmod +x "$TMP/rustc"
 out="$(RUSTC="$TMP/rustc" cargo oxide doctor 2>&1)" && bad "doctor accepted LLVM 99" || { grep -q "newer than liboxide's LLVM" <<<"$out" && pass "doctor refuses LLVM 99 with the fix" || bad "doctor message: $out"; }
-out="$(cd "$EX" && RUSTC="$TMP/rustc" cargo oxide build 2>&1)" && bad "build accepted LLVM 99" || { grep -q "rustup default" <<<"$out" && pass "build refuses LLVM 99 with the fix" || bad "build message: $out"; }
+# (checked when cargo first asks the wrapper for rustc's version: before anything compiles, and
+# shown in place of cargo's block with rustc's output)
+out="$(cd "$EX" && RUSTC="$TMP/rustc" cargo oxide build 2>&1)" && bad "build accepted LLVM 99" || {
+    grep -q "rustup default" <<<"$out" && ! grep -q "Compiling\|process didn't exit" <<<"$out" && pass "build refuses LLVM 99 with the fix, before compiling" || bad "build message: $out"; }
 
 echo "== cargo oxide build --module with export names"
 (cd "$EX" && cargo oxide build --release -p vecadd --sm "$SM" --module "$TMP/vecadd_module.ptx" --export vecadd=vector_add >/dev/null 2>&1) || bad "--module build"
@@ -325,8 +343,9 @@ for t in sm_80 sm_90a; do
 done
 cmp -s "$CR/device_api.ptx" "$CR/device_api.sm_90a.ptx" && pass "device_api.ptx is the newest target's PTX" || bad "device_api.ptx"
 out="$(cd "$EX" && cargo oxide build --release -p cluster --sm sm_80,sm_90a 2>&1)" && bad "cluster built for sm_80" || {
-    grep -q "kernel exchange: cluster::kernels::exchange uses cluster.ctarank, which only sm_90 and later has, and this build targets sm_80 too" <<<"$out" \
-        && pass "sm_90 operations refused for sm_80, naming the kernel and the operation" || bad "cluster for sm_80: $(grep -A1 'error: oxide' <<<"$out")"; }
+    grep -q "kernel \`cluster::kernels::exchange\`: uses cluster.ctarank, which only sm_90 and later has, and this build targets sm_80 too" <<<"$out" \
+        && grep -qE "^  --> cluster/src/main.rs:15:[0-9]+$" <<<"$out" \
+        && pass "sm_90 operations refused for sm_80, naming the kernel, the operation and the user's line" || bad "cluster for sm_80: $(grep -A2 '^error' <<<"$out")"; }
 out="$(cd "$EX" && cargo oxide build --sm sm_80,sm_91 2>&1)" && bad "--sm sm_91 accepted" || {
     grep -q "\-\-sm sm_91: not a target oxide compiles for" <<<"$out" && pass "--sm sm_91 refused before cargo runs" || bad "--sm sm_91: $out"; }
 (cd "$EX" && cargo oxide build --release -p vecadd --sm sm_80,sm_90a --module "$TMP/multi.ptx" --export vecadd=vector_add >/dev/null 2>&1) || bad "--module with two targets"
@@ -357,15 +376,23 @@ for profile in dev release; do
     sed -i 's/^    let stream = ctx.default_stream();/    let stream = ctx.default_stream();\n    let f = |k: u32| k * 3 + 2;\n    println!("{}", f(N as u32));/' "$VSRC"
     grep -q "let f = |k: u32|" "$VSRC" || bad "the host-only edit did not apply"
     echo "pub fn oxide_cache_probe() -> u32 { 7 }" >>"$VSRC"
-    out="$(cd "$EX" && cargo oxide build $flag -p vecadd 2>&1)" && grep -q "unchanged: reused" "$VLOG" && grep -q "PTX reused" <<<"$out" \
+    out="$(cd "$EX" && OXIDE_TIME=1 cargo oxide build $flag -p vecadd 2>&1)" && grep -q "unchanged: reused" "$VLOG" && grep -q "PTX reused" <<<"$out" \
         && pass "host-only edit: PTX reused ($profile)" || bad "host-only edit ($profile): $(cat "$VLOG")"
+    # OXIDE_TIME=1: each process's stages, the link's with the kernel key and no PTX compile
+    grep -qE "^ +[0-9.]+ +[0-9.]+ +[0-9.]+  rustc vecadd +rustc [0-9.]+$" <<<"$out" && grep -E "^ .*  link vecadd " <<<"$out" | grep -q "kernel_key [0-9.]*, .*real_linker" \
+        && ! grep -q "compile_ptx" <<<"$out" && grep -q "cargo oxide (all)" <<<"$out" \
+        && pass "OXIDE_TIME=1: the build's stages ($profile)" || bad "OXIDE_TIME=1 ($profile): $(grep -A5 'oxide time' <<<"$out")"
+    # the link of a likely hit starts while liboxide computes the kernel key (link.rs, EarlyLink):
+    # the program is the edited one, carrying the PTX
+    grep -qa "PASSED: each of the" "$EX/target/$dir/vecadd" && grep -qa "\.entry vecadd(" "$EX/target/$dir/vecadd" \
+        && pass "host-only edit: the program has the edit and carries the PTX ($profile)" || bad "host-only edit: the program ($profile)"
     # an edit to the kernel: the PTX is remade, with the edit in it (the constant 3.0)
     sed -i 's/\*c_elem = a\[i\] + b\[i\];/*c_elem = a[i] + b[i] * 3.0;/' "$VSRC"
     out="$(cd "$EX" && cargo oxide build $flag -p vecadd 2>&1)" && ! grep -q "reused" "$VLOG" && grep -qE "PTX vecadd: 1 kernel for sm_80,sm_90a in [0-9.]+ s" <<<"$out" \
-        && grep -q "0f40400000" "$EX/target/$dir/oxide/vecadd.ptx" \
-        && pass "kernel edit: PTX remade ($profile): $(grep -m1 'PTX vecadd' <<<"$out" | sed 's/^ *//')" || bad "kernel edit ($profile): $(cat "$VLOG")"
+        && grep -q "0f40400000" "$EX/target/$dir/oxide/vecadd.ptx" && grep -qa "0f40400000" "$EX/target/$dir/vecadd" \
+        && pass "kernel edit: PTX remade, and carried by the program ($profile): $(grep -m1 'PTX vecadd' <<<"$out" | sed 's/^ *//')" || bad "kernel edit ($profile): $(cat "$VLOG")"
     cp "$TMP/vecadd_main.rs" "$VSRC"
-    (cd "$EX" && cargo oxide build $flag -p vecadd -q) && ! grep -q "reused" "$VLOG" && ! grep -q "0f40400000" "$EX/target/$dir/oxide/vecadd.ptx" \
+    (cd "$EX" && cargo oxide build $flag -p vecadd -q) && ! grep -q "reused" "$VLOG" && ! grep -q "0f40400000" "$EX/target/$dir/oxide/vecadd.ptx" && ! grep -qa "0f40400000" "$EX/target/$dir/vecadd" \
         && pass "kernel edit undone: PTX remade ($profile)" || bad "rebuild after the cache test ($profile)"
 done
 # the targets are part of the key and each kind of build keeps its own entry; a bundle's link

@@ -74,6 +74,213 @@ fn ptx_object(ptx_dir: &Path, prog: &str, ptx_file: &Path, ptx_len: usize, reuse
     }
 }
 
+/// Where one program's PTX and its cache entry live: target/<profile>/oxide/<program>.ptx.
+struct Program {
+    out_name: String,
+    prog: String,
+    ptx_dir: PathBuf,
+    ptx_file: PathBuf,
+    key_file: PathBuf,
+}
+
+impl Program {
+    fn of(out: &str, sm: &str) -> Program {
+        let out_path = PathBuf::from(out);
+        let out_name = out_path.file_name().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+        let deps = out_path.parent().unwrap_or(Path::new("."));
+        let prog = out_name.rsplit_once('-').map(|(a, _)| a.to_string()).unwrap_or(out_name.clone());
+        let profile_dir = if deps.file_name().map(|f| f == "deps" || f == "examples").unwrap_or(false) {
+            deps.parent().unwrap()
+        } else {
+            deps
+        };
+        let ptx_dir = profile_dir.join("oxide");
+        let _ = std::fs::create_dir_all(&ptx_dir);
+        let ptx_file = crate::targets::embedded_file(&ptx_dir, &prog, sm);
+        // one cache entry per kind of build (one target, a bundle): cargo keeps both programs
+        let key_file = PathBuf::from(format!("{}.key", ptx_file.display()));
+        Program { out_name, prog, ptx_dir, ptx_file, key_file }
+    }
+}
+
+/// The bitcode of the crates on the link line, one unit per crate.
+fn read_units(flat: &[String]) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let mut units: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for a in flat {
+        if let Some(bc) = bitcode_for(a) {
+            if !seen.insert(bc.clone()) {
+                continue;
+            }
+            match std::fs::read(&bc) {
+                Ok(d) => units.push((bc.file_name().unwrap().to_string_lossy().to_string(), d)),
+                Err(_) => {
+                    if a.ends_with(".rcgu.o") || a.contains("cuda_device") {
+                        return Err(format!(
+                            "no bitcode {} for {} (was it built by `cargo oxide build`? try `cargo clean`)",
+                            bc.display(),
+                            a
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(units)
+}
+
+/// The standard library's rlibs of the link whose embedded bitcode kernels may need (the
+/// host-only ones left out).
+fn std_rlibs(flat: &[String]) -> Vec<&String> {
+    flat.iter()
+        .filter(|a| a.contains("/lib/rustlib/") && a.ends_with(".rlib"))
+        .filter(|a| {
+            let krate = rlib_crate(a);
+            !matches!(
+                krate.as_str(),
+                "std" | "test" | "proc_macro" | "panic_unwind" | "unwind" | "std_detect" | "getopts"
+            )
+        })
+        .collect()
+}
+
+/// `core` for `.../libcore-<hash>.rlib`.
+fn rlib_crate(rlib: &str) -> String {
+    let file = Path::new(rlib).file_name().unwrap().to_string_lossy().to_string();
+    file.trim_start_matches("lib").split('-').next().unwrap_or("").to_string()
+}
+
+/// The PTX cache's entry as the key file holds it: the units' key, the line naming the PTX text
+/// it was written with, the kernel key.
+#[derive(Default)]
+struct Entry {
+    quick: String,
+    text: String,
+    key: String,
+}
+
+impl Entry {
+    fn read(key_file: &Path) -> Entry {
+        let stored = std::fs::read_to_string(key_file).unwrap_or_default();
+        let mut lines = stored.splitn(3, '\n');
+        let mut next = || lines.next().unwrap_or("").to_string();
+        Entry { quick: next(), text: next(), key: next() }
+    }
+}
+
+/// The real link of a likely cache hit, started with the entry's object while liboxide computes
+/// the kernel key (the two take about as long, on a warm build with two cores). Dropping it waits
+/// for the linker, so that a miss's relink, or a refusal, never races it.
+struct EarlyLink(Option<std::process::Child>);
+
+impl EarlyLink {
+    fn start(args: &[String], p: &Program, old_ptx: &str) -> EarlyLink {
+        let Ok(obj) = ptx_object(&p.ptx_dir, &p.prog, &p.ptx_file, old_ptx.len(), true) else {
+            return EarlyLink(None);
+        };
+        EarlyLink(Command::new(real_linker()).args(args).arg(&obj).spawn().ok())
+    }
+
+    /// The linker's exit status, once it is done (None: none was started).
+    fn finish(mut self) -> Option<i32> {
+        let child = self.0.take()?;
+        Some(wait_linker(child))
+    }
+}
+
+impl Drop for EarlyLink {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.take() {
+            wait_linker(c);
+        }
+    }
+}
+
+fn wait_linker(mut c: std::process::Child) -> i32 {
+    c.wait().ok().and_then(|s| s.code()).unwrap_or(1)
+}
+
+/// The PTX for the targets, compiled from the units with the standard library's core offered as
+/// a library unit: liboxide takes from it only the functions the kernels call that the crates'
+/// bitcode lacks (dev builds share generic instances such as copy_from_slice::<u8> with the
+/// precompiled core instead of compiling their own), and parses only the units whose functions
+/// the kernels turn out to need. A refusal of a crate compiled without line tables is made again
+/// from the crate compiled with them, so that it names the user's line.
+fn compile_ptx(
+    lib: &crate::liboxide::Lib,
+    units: &mut Vec<(String, Vec<u8>)>,
+    std_rlibs: &[&String],
+    sm: &str,
+    lineinfo: bool,
+) -> Result<String, String> {
+    for a in std_rlibs {
+        if let Some(bc) = rlib_bitcode(Path::new(a)) {
+            units.push((format!("library:{}", rlib_crate(a)), bc));
+        }
+    }
+    match crate::targets::compile(lib, units, sm, lineinfo) {
+        Err(_) if relined(units) => crate::targets::compile(lib, units, sm, lineinfo),
+        r => r,
+    }
+}
+
+/// Set by the rustc wrapper (main.rs) for a program's crate it compiled without line tables:
+/// rustc and its arguments, separated by \x1f. The linker runs in that compile's environment and
+/// folder, so the same command compiles the crate again.
+pub const RELINES_ENV: &str = "OXIDE_RELINES";
+
+/// The wrapper's rustc command (RELINES_ENV) as a compile of the crate's bitcode alone, with line
+/// tables, into `dir`.
+fn relines_command(cmd: &str, dir: &Path) -> (String, Vec<String>) {
+    let mut parts = cmd.split('\x1f');
+    let rustc = parts.next().unwrap_or("rustc").to_string();
+    let mut args: Vec<String> = Vec::new();
+    while let Some(a) = parts.next() {
+        if a.starts_with("--emit=") || a.starts_with("--out-dir=") {
+            continue;
+        }
+        if a == "--emit" || a == "--out-dir" || a == "-o" {
+            parts.next();
+            continue;
+        }
+        args.push(a.to_string());
+    }
+    args.extend(["--emit=llvm-bc", "-Cdebuginfo=line-tables-only", "--out-dir"].map(String::from));
+    args.push(dir.display().to_string());
+    (rustc, args)
+}
+
+/// The crate of this link compiled again with line tables, into a folder of its own and to
+/// bitcode only (nothing of the build's is touched): its bitcode replaces the unit of the same
+/// name. false when there is nothing to replace or the compile fails.
+fn relined(units: &mut [(String, Vec<u8>)]) -> bool {
+    let Ok(cmd) = std::env::var(RELINES_ENV) else {
+        return false;
+    };
+    let dir = std::env::temp_dir().join(format!("cargo-oxide-lines-{}", std::process::id()));
+    let (rustc, args) = relines_command(&cmd, &dir);
+    let ok = std::fs::create_dir_all(&dir).is_ok()
+        && Command::new(&rustc)
+            .args(&args)
+            .env_remove(RELINES_ENV)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    let mut replaced = false;
+    for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let (true, Some(u)) = (ok, units.iter_mut().find(|u| u.0 == name)) {
+            if let Ok(d) = std::fs::read(e.path()) {
+                u.1 = d;
+                replaced = true;
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    replaced
+}
+
 pub fn main(args: &[String]) -> i32 {
     let flat = expand_response_files(args);
     let out = flat.iter().position(|a| a == "-o").and_then(|i| flat.get(i + 1)).cloned().unwrap_or_default();
@@ -86,71 +293,34 @@ pub fn main(args: &[String]) -> i32 {
         return run_linker(args);
     }
     let t0 = Instant::now();
-    let mut units: Vec<(String, Vec<u8>)> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for a in &flat {
-        if let Some(bc) = bitcode_for(a) {
-            if !seen.insert(bc.clone()) {
-                continue;
-            }
-            match std::fs::read(&bc) {
-                Ok(d) => units.push((bc.file_name().unwrap().to_string_lossy().to_string(), d)),
-                Err(_) => {
-                    if a.ends_with(".rcgu.o") || a.contains("cuda_device") {
-                        eprintln!("cargo-oxide linker: no bitcode {} for {} (was it built by `cargo oxide build`? try `cargo clean`)", bc.display(), a);
-                        return 1;
-                    }
-                }
-            }
+    let mut st = crate::timing::Stages::new();
+    let mut units = match read_units(&flat) {
+        Ok(u) => u,
+        Err(e) => {
+            eprintln!("cargo-oxide linker: {}", e);
+            return 1;
         }
-    }
-    // Where the PTX goes: target/<profile>/oxide/<program>.ptx
-    let out_path = PathBuf::from(&out);
-    let deps = out_path.parent().unwrap_or(Path::new("."));
-    let prog = out_name.rsplit_once('-').map(|(a, _)| a.to_string()).unwrap_or(out_name.clone());
-    let profile_dir = if deps.file_name().map(|f| f == "deps" || f == "examples").unwrap_or(false) {
-        deps.parent().unwrap()
-    } else {
-        deps
     };
-    let ptx_dir = profile_dir.join("oxide");
-    let _ = std::fs::create_dir_all(&ptx_dir);
     let sm = crate::targets::chosen();
-    let ptx_file = crate::targets::embedded_file(&ptx_dir, &prog, &sm);
-    // one cache entry per kind of build (one target, a bundle): cargo keeps both programs
-    let key_file = PathBuf::from(format!("{}.key", ptx_file.display()));
+    let p = Program::of(&out, &sm);
     let lineinfo = std::env::var("OXIDE_LINEINFO").is_ok();
     let lib_path = match std::env::var("OXIDE_LIB") {
-        Ok(p) => PathBuf::from(p),
+        Ok(path) => PathBuf::from(path),
         Err(_) => match crate::liboxide::find() {
-            Some(p) => p,
+            Some(path) => path,
             None => {
                 eprintln!("cargo-oxide linker: liboxide.so not found (set OXIDE_LIB)");
                 return 1;
             }
         },
     };
-    // The standard library's rlibs of the link (their embedded bitcode is offered below).
-    let std_rlibs: Vec<&String> = flat
-        .iter()
-        .filter(|a| a.contains("/lib/rustlib/") && a.ends_with(".rlib"))
-        .filter(|a| {
-            let file = Path::new(a).file_name().unwrap().to_string_lossy().to_string();
-            let krate = file.trim_start_matches("lib").split('-').next().unwrap_or("").to_string();
-            // host-only code
-            !matches!(
-                krate.as_str(),
-                "std" | "test" | "proc_macro" | "panic_unwind" | "unwind" | "std_detect" | "getopts"
-            )
-        })
-        .collect();
+    let std_rlibs = std_rlibs(&flat);
     let fail = |e: String| {
         // cargo oxide shows the report file in place of rustc's linker block
-        crate::report::write("error", &prog, &e);
-        eprintln!("error: oxide could not compile the kernels of {} for the GPU:\n  {}", out_name, e);
+        crate::report::write("error", &p.prog, &e);
+        eprintln!("error: oxide could not compile the kernels of {} for the GPU:\n  {}", p.out_name, e);
         1
     };
-    let open_lib = || crate::liboxide::Lib::open(&lib_path).map_err(|e| format!("cargo-oxide linker: {}", e));
     // The same kernels, toolchain, liboxide and options give the same PTX. Two keys, in the key
     // file's first line and the rest: the units' bytes as at the last link (a touched file, a
     // relink with nothing new: liboxide is not even opened), then what the kernels are
@@ -163,33 +333,39 @@ pub fn main(args: &[String]) -> i32 {
         Ok(t) => t,
         Err(e) => return fail(e),
     };
+    st.mark("read_bitcode");
     let quick = quick_key(&units, &std_rlibs, &lib_path, &sm, lineinfo);
-    let stored = std::fs::read_to_string(&key_file).unwrap_or_default();
-    let mut lines = stored.splitn(3, '\n');
-    let (stored_quick, stored_text, stored_key) =
-        (lines.next().unwrap_or(""), lines.next().unwrap_or(""), lines.next().unwrap_or(""));
-    let old_ptx = std::fs::read_to_string(&ptx_file).ok().filter(|p| text_line(p) == stored_text);
+    let stored = Entry::read(&p.key_file);
+    let old_ptx = std::fs::read_to_string(&p.ptx_file).ok().filter(|t| text_line(t) == stored.text);
+    st.mark("unit_key");
+    let mut early = EarlyLink(None);
     let mut lib = None;
     let key;
-    let cached = if old_ptx.is_some() && stored_quick == quick {
-        key = stored_key.to_string();
+    let cached = if old_ptx.is_some() && stored.quick == quick {
+        key = stored.key.clone();
         old_ptx
     } else {
-        let l = match open_lib() {
+        if let Some(old) = &old_ptx {
+            early = EarlyLink::start(args, &p, old);
+            st.mark("early_link_started");
+        }
+        let l = match crate::liboxide::Lib::open(&lib_path) {
             Ok(l) => l,
             Err(e) => {
-                eprintln!("{}", e);
+                eprintln!("cargo-oxide linker: {}", e);
                 return 1;
             }
         };
+        st.mark("open_liboxide");
         // what the kernels are does not depend on the target (liboxide's key names the target
         // it is asked for): one kernel key, with the whole list beside it
         key = match l.kernel_key(&units, &targets[0], lineinfo) {
             Ok(k) => cache_key(&k, &targets, &std_rlibs),
             Err(e) => return fail(e),
         };
+        st.mark("kernel_key");
         lib = Some(l);
-        if key == stored_key {
+        if key == stored.key {
             old_ptx
         } else {
             None
@@ -197,56 +373,70 @@ pub fn main(args: &[String]) -> i32 {
     };
     let cache_hit = cached.is_some();
     let ptx = match cached {
-        Some(p) => p,
+        Some(t) => t,
         None => {
-            // The standard library's core, as a library unit: liboxide takes from it only the
-            // functions the kernels call that the crates' bitcode lacks (dev builds share generic
-            // instances such as copy_from_slice::<u8> with the precompiled core instead of
-            // compiling their own). liboxide parses only the units whose functions the kernels
-            // turn out to need.
-            let mut libs: Vec<(String, Vec<u8>)> = Vec::new();
-            for a in &std_rlibs {
-                let file = Path::new(a).file_name().unwrap().to_string_lossy().to_string();
-                let krate = file.trim_start_matches("lib").split('-').next().unwrap_or("").to_string();
-                if let Some(bc) = rlib_bitcode(Path::new(a)) {
-                    libs.push((format!("library:{}", krate), bc));
-                }
-            }
-            units.extend(libs);
             let lib = lib.take().expect("opened for the kernel key");
-            match crate::targets::compile(&lib, &units, &sm, lineinfo) {
-                Ok(p) => p,
+            match compile_ptx(&lib, &mut units, &std_rlibs, &sm, lineinfo) {
+                Ok(t) => t,
                 Err(e) => return fail(e),
             }
         }
     };
     let t_compile = t0.elapsed();
     if !cache_hit {
-        if let Err(e) = std::fs::write(&ptx_file, &ptx) {
-            eprintln!("cargo-oxide linker: {}: {}", ptx_file.display(), e);
+        st.mark("compile_ptx");
+        if let Err(e) = std::fs::write(&p.ptx_file, &ptx) {
+            eprintln!("cargo-oxide linker: {}: {}", p.ptx_file.display(), e);
             return 1;
         }
     }
     // a bundle's copies (rewritten on a reuse too: a one-target build of the same program in
     // between wrote its own <program>.ptx)
-    if let Err(e) = crate::targets::write_copies(&ptx_dir, &prog, &ptx) {
-        eprintln!("cargo-oxide linker: the PTX copies in {}: {}", ptx_dir.display(), e);
+    if let Err(e) = crate::targets::write_copies(&p.ptx_dir, &p.prog, &ptx) {
+        eprintln!("cargo-oxide linker: the PTX copies in {}: {}", p.ptx_dir.display(), e);
         return 1;
     }
     let text = text_line(&ptx);
-    if stored_quick != quick || stored_text != text || stored_key != key {
-        let _ = std::fs::write(&key_file, format!("{}\n{}\n{}", quick, text, key));
+    if stored.quick != quick || stored.text != text || stored.key != key {
+        let _ = std::fs::write(&p.key_file, format!("{}\n{}\n{}", quick, text, key));
     }
-    let obj = match ptx_object(&ptx_dir, &prog, &ptx_file, ptx.len(), cache_hit) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("cargo-oxide linker: {}", e);
-            return 1;
+    write_summary(&p, &units, &ptx, &sm, &targets, t_compile.as_secs_f64(), cache_hit);
+    st.mark("write_files");
+    // a miss relinks (after the early link, which used the old PTX, is done)
+    let rc = match (early.finish(), cache_hit) {
+        (Some(rc), true) => rc,
+        _ => {
+            let obj = match ptx_object(&p.ptx_dir, &p.prog, &p.ptx_file, ptx.len(), cache_hit) {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("cargo-oxide linker: {}", e);
+                    return 1;
+                }
+            };
+            st.mark("ptx_object");
+            let mut full: Vec<String> = args.to_vec();
+            full.push(obj.display().to_string());
+            run_linker(&full)
         }
     };
-    // rustc hides a successful linker's output: the summary goes beside the PTX
+    st.mark("real_linker");
+    st.write(&format!("link {}", p.prog));
+    rc
+}
+
+/// `<program>.log` beside the PTX (rustc hides a successful linker's output) and the PTX line
+/// `cargo oxide` prints.
+fn write_summary(
+    p: &Program,
+    units: &[(String, Vec<u8>)],
+    ptx: &str,
+    sm: &str,
+    targets: &[String],
+    secs: f64,
+    cache_hit: bool,
+) {
     let _ = std::fs::write(
-        ptx_dir.join(format!("{}.log", prog)),
+        p.ptx_dir.join(format!("{}.log", p.prog)),
         format!(
             "{} bitcode units ({} crates, {} standard-library offered) -> {} bytes of PTX for {} in {:.3} s{}\n",
             units.len(),
@@ -254,30 +444,23 @@ pub fn main(args: &[String]) -> i32 {
             units.iter().filter(|u| u.0.starts_with("library:")).count(),
             ptx.len(),
             sm,
-            t_compile.as_secs_f64(),
+            secs,
             if cache_hit { " (unchanged: reused)" } else { "" }
         ),
     );
     let kernels = ptx.matches(".entry ").count() / targets.len();
     crate::report::write(
         "done",
-        &prog,
+        &p.prog,
         &format!(
             "{}: {} kernel{} for {} {}",
-            prog,
+            p.prog,
             kernels,
             if kernels == 1 { "" } else { "s" },
             targets.join(","),
-            if cache_hit {
-                "(kernels unchanged: PTX reused)".to_string()
-            } else {
-                format!("in {:.2} s", t_compile.as_secs_f64())
-            }
+            if cache_hit { "(kernels unchanged: PTX reused)".to_string() } else { format!("in {:.2} s", secs) }
         ),
     );
-    let mut full: Vec<String> = args.to_vec();
-    full.push(obj.display().to_string());
-    run_linker(&full)
 }
 
 /// `--module` output: the PTX, with manifest names replaced as `--export FROM=TO` asks (FROM:
@@ -413,4 +596,51 @@ pub fn carried_text(program: &Path) -> Option<String> {
     let sec = elf_section(&elf, ".oxide_ptx")?;
     let end = sec.iter().position(|&c| c == 0).unwrap_or(sec.len());
     String::from_utf8(sec[..end].to_vec()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_compiles_the_crate_again_to_bitcode_with_lines_elsewhere() {
+        let cmd = [
+            "/tc/rustc",
+            "--crate-name",
+            "app",
+            "--emit=dep-info,link,llvm-bc",
+            "--out-dir",
+            "/t/deps",
+            "-C",
+            "opt-level=3",
+            "--emit",
+            "link",
+            "-o",
+            "x",
+        ]
+        .join("\x1f");
+        let (rustc, args) = relines_command(&cmd, Path::new("/tmp/l"));
+        assert_eq!(rustc, "/tc/rustc");
+        assert_eq!(
+            args,
+            [
+                "--crate-name",
+                "app",
+                "-C",
+                "opt-level=3",
+                "--emit=llvm-bc",
+                "-Cdebuginfo=line-tables-only",
+                "--out-dir",
+                "/tmp/l"
+            ]
+        );
+    }
+
+    #[test]
+    fn units_are_found_beside_objects_and_rlibs() {
+        assert_eq!(bitcode_for("/t/deps/app-1234.app.abc-cgu.0.rcgu.o"), Some(PathBuf::from("/t/deps/app-1234.bc")));
+        assert_eq!(bitcode_for("/t/deps/libcuda_core-99.rlib"), Some(PathBuf::from("/t/deps/cuda_core-99.bc")));
+        assert_eq!(bitcode_for("/r/lib/rustlib/x86_64/lib/libcore-1.rlib"), None);
+        assert_eq!(rlib_crate("/r/lib/rustlib/x86_64/lib/libcore-1a2b.rlib"), "core");
+    }
 }

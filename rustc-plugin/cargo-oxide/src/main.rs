@@ -12,6 +12,7 @@ mod liboxide;
 mod link;
 mod report;
 mod targets;
+mod timing;
 
 use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
@@ -58,7 +59,11 @@ fn main() {
 
 /// The rustc wrapper: keep cargo's arguments, add bitcode emission and v0 mangling.
 fn wrap_rustc(rustc: &str, args: &[String]) -> i32 {
+    if args.len() == 1 && args[0] == "-vV" {
+        return probe_toolchain(rustc);
+    }
     let mut out: Vec<String> = Vec::with_capacity(args.len() + 3);
+    let mut relines = false;
     let is_info = args.iter().any(|a| a == "-vV" || a == "--version" || a.starts_with("--print"));
     let mut saw_emit = false;
     let mut i = 0;
@@ -81,6 +86,14 @@ fn wrap_rustc(rustc: &str, args: &[String]) -> i32 {
         out.push("-Csymbol-mangling-version=v0".into());
     }
     if saw_emit {
+        out = without_lto(out);
+    }
+    if saw_emit && args.iter().any(|a| a.trim_start_matches("-C").starts_with("codegen-units=") && !a.ends_with("=1")) {
+        // A profile's codegen-units: each unit would be a bitcode file of its own (rustc writes
+        // the crate's one only for one unit), which the linker does not read. The last -C wins.
+        out.push("-Ccodegen-units=1".into());
+    }
+    if saw_emit {
         // Keep the host optimiser from duplicating blocks that hold barriers or warp operations
         // into divergent branches (jump threading does that to unrolled reduction loops); the
         // GPU pipeline then sees the structured control flow the source has.
@@ -91,17 +104,44 @@ fn wrap_rustc(rustc: &str, args: &[String]) -> i32 {
         out.push("-Cllvm-args=-simplifycfg-max-small-block-size=0".into());
         // Line tables in the bitcode: liboxide's refusals name the user's file:line from them,
         // and --lineinfo turns them into the PTX's .loc. A profile that asks for debug info
-        // keeps what it asked for.
+        // keeps what it asked for. A program's own crate, what a warm rebuild compiles again,
+        // goes without: they cost a quarter of its release compile, and only a refusal reads
+        // them (the kernel key leaves them out), so the linker compiles the crate again with
+        // them when it has one to show (link.rs, `relined`).
         if !args.iter().any(|a| a.contains("debuginfo=") || a == "-g") {
-            out.push("-Cdebuginfo=line-tables-only".into());
-            // the program itself stays as the profile made it, without debug info (and its
-            // link does not write it)
+            relines = lines_later(args);
+            if !relines {
+                out.push("-Cdebuginfo=line-tables-only".into());
+            }
+            // the program itself stays as the profile made it, without debug info (its
+            // dependencies' line tables stay out of it, and its link does not write them)
             if !args.iter().any(|a| a.contains("strip=")) {
                 out.push("-Cstrip=debuginfo".into());
             }
         }
     }
-    match Command::new(rustc).args(&out).status() {
+    let stages = timing::on().then(timing::Stages::new);
+    let mut cmd = Command::new(rustc);
+    cmd.args(&out);
+    if relines {
+        cmd.env(
+            link::RELINES_ENV,
+            std::iter::once(rustc).chain(out.iter().map(String::as_str)).collect::<Vec<_>>().join("\x1f"),
+        );
+    }
+    if stages.is_none() {
+        // nothing to do after rustc: it takes this process's place (no second process waiting)
+        let e = std::os::unix::process::CommandExt::exec(&mut cmd);
+        eprintln!("cargo-oxide: could not run {}: {}", rustc, e);
+        return 1;
+    }
+    let status = cmd.status();
+    if let Some(mut st) = stages {
+        st.mark("rustc");
+        let name = args.iter().position(|a| a == "--crate-name").and_then(|i| args.get(i + 1));
+        st.write(&format!("rustc {}", name.map(String::as_str).unwrap_or("?")));
+    }
+    match status {
         Ok(s) => s.code().unwrap_or(1),
         Err(e) => {
             eprintln!("cargo-oxide: could not run {}: {}", rustc, e);
@@ -110,10 +150,68 @@ fn wrap_rustc(rustc: &str, args: &[String]) -> i32 {
     }
 }
 
+/// cargo's `rustc -vV`, answered with the toolchain check: cargo asks once per toolchain (it
+/// keeps the answer in the target folder's .rustc_info.json, keyed by rustc and this wrapper), so
+/// a toolchain whose bitcode liboxide cannot read is refused before anything compiles, and a
+/// warm build runs no `rustc -vV` of its own (through rustup's proxy, 15 ms of CPU and 40 ms).
+fn probe_toolchain(rustc: &str) -> i32 {
+    let o = match Command::new(rustc).arg("-vV").stderr(std::process::Stdio::inherit()).output() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("cargo-oxide: could not run {}: {}", rustc, e);
+            return 1;
+        }
+    };
+    let _ = std::io::Write::write_all(&mut std::io::stdout(), &o.stdout);
+    if !o.status.success() {
+        return o.status.code().unwrap_or(1);
+    }
+    match check_llvm(llvm_major_of(&String::from_utf8_lossy(&o.stdout))) {
+        Ok(()) => 0,
+        Err(e) => {
+            // shown by `cargo oxide` in place of cargo's block with rustc's output
+            report::write("error", "toolchain", &format!("cargo oxide: {}", e));
+            eprintln!("error: cargo oxide: {}", e);
+            1
+        }
+    }
+}
+
+/// The arguments without a profile's LTO (`-C lto` for the program, `-C linker-plugin-lto` for
+/// its dependencies): LTO links the crates into one object before the linker sees them, so the
+/// linker would find no crates, and so no bitcode, on its command line, and the program would
+/// carry no PTX. The GPU code is compiled whole by liboxide anyway.
+fn without_lto(args: Vec<String>) -> Vec<String> {
+    let is_lto = |a: &str| a == "lto" || a.starts_with("lto=") || a.starts_with("linker-plugin-lto");
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.into_iter().peekable();
+    while let Some(a) = it.next() {
+        if a == "-C" && it.peek().is_some_and(|v| is_lto(v)) {
+            it.next();
+        } else if !a.strip_prefix("-C").is_some_and(is_lto) {
+            out.push(a);
+        }
+    }
+    out
+}
+
+/// Whether this compile may leave out the line tables for the linker to ask for again: a
+/// program's crate (linked by this wrapper), not compiled incrementally (a second compile must
+/// not touch the incremental state) and without --lineinfo (which puts them in the PTX).
+fn lines_later(args: &[String]) -> bool {
+    args.windows(2).any(|w| w[0] == "--crate-type" && w[1] == "bin")
+        && !args.iter().any(|a| a.contains("incremental="))
+        && std::env::var_os("OXIDE_LINEINFO").is_none()
+}
+
 fn rustc_llvm_major() -> Option<(String, u32)> {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let o = Command::new(rustc).arg("-vV").output().ok()?;
-    let s = String::from_utf8_lossy(&o.stdout).to_string();
+    llvm_major_of(&String::from_utf8_lossy(&o.stdout))
+}
+
+/// The toolchain and its LLVM major, from what `rustc -vV` printed.
+fn llvm_major_of(s: &str) -> Option<(String, u32)> {
     let release = s.lines().find(|l| l.starts_with("release:"))?.trim_start_matches("release:").trim().to_string();
     let llvm =
         s.lines().find(|l| l.starts_with("LLVM version:"))?.trim_start_matches("LLVM version:").trim().to_string();
@@ -122,7 +220,11 @@ fn rustc_llvm_major() -> Option<(String, u32)> {
 }
 
 fn check_toolchain() -> Result<(), String> {
-    match rustc_llvm_major() {
+    check_llvm(rustc_llvm_major())
+}
+
+fn check_llvm(found: Option<(String, u32)>) -> Result<(), String> {
+    match found {
         None => Err("rustc not found on PATH (install Rust with rustup: stable)".into()),
         Some((desc, major)) if major > OXIDE_LLVM_MAJOR => Err(format!(
             "{} is newer than liboxide's LLVM {}: its bitcode cannot be read. Fix: use a toolchain whose LLVM \
@@ -360,6 +462,7 @@ fn check_sm(list: &str) -> Result<Vec<String>, String> {
 }
 
 fn build(args: &[String], run: bool) -> i32 {
+    let started = timing::wall();
     let b = match parse_build_args(args, run) {
         Ok(b) => b,
         Err(e) => {
@@ -381,9 +484,6 @@ fn build(args: &[String], run: bool) -> i32 {
         eprintln!("error: cargo oxide: {}", e);
         return 2;
     }
-    // `rustc -vV` through rustup's proxy takes ~30 ms: check the toolchain while cargo starts,
-    // and stop cargo if the check fails (a warm rebuild is a few hundred ms in all).
-    let toolchain = std::thread::spawn(check_toolchain);
     let Some(lib) = liboxide::find() else {
         eprintln!("cargo oxide: liboxide.so not found: build oxide with CMake (cmake -S . -B build && cmake --build build) or set OXIDE_LIB");
         return 1;
@@ -432,12 +532,6 @@ fn build(args: &[String], run: bool) -> i32 {
             return 1;
         }
     };
-    if let Err(e) = toolchain.join().unwrap_or_else(|_| Err("the toolchain check failed".into())) {
-        let _ = child.kill();
-        let _ = child.wait();
-        eprintln!("cargo oxide: {}", e);
-        return 1;
-    }
     if let Some(err) = child.stderr.take() {
         report.relay(err, &me.to_string_lossy());
     }
@@ -448,6 +542,9 @@ fn build(args: &[String], run: bool) -> i32 {
             1
         }
     };
+    if timing::on() {
+        eprint!("{}", timing::timeline(report.dir(), started, timing::wall()));
+    }
     if code != 0 || b.module_out.is_none() {
         return code;
     }
@@ -563,6 +660,34 @@ mod tests {
         assert!(e("--sm --release").contains("--sm needs a target"));
         assert!(e("--module k.ptx --export ab").contains("NAME=NEW"));
         assert!(e("--export a=b").contains("add --module"));
+    }
+
+    #[test]
+    fn the_toolchain_check_reads_rustc_vv() {
+        let vv = |llvm: &str| {
+            format!("rustc 1.95.0 (5980 2026-04-14)\nbinary: rustc\nrelease: 1.95.0\nLLVM version: {}\n", llvm)
+        };
+        assert_eq!(llvm_major_of(&vv("22.1.2")), Some(("rustc 1.95.0 (LLVM 22.1.2)".into(), 22)));
+        assert!(check_llvm(llvm_major_of(&vv("22.1.2"))).is_ok());
+        let e = check_llvm(llvm_major_of(&vv("23.0.0"))).unwrap_err();
+        assert!(e.contains("newer than liboxide's LLVM 22") && e.contains("rustup default"), "{}", e);
+        assert!(check_llvm(llvm_major_of("no version here")).unwrap_err().contains("rustc not found"));
+    }
+
+    #[test]
+    fn a_profiles_lto_is_left_out() {
+        assert_eq!(
+            without_lto(args("--crate-type bin -C lto -C opt-level=3 -Clto=fat -C linker-plugin-lto -Copt-level=3")),
+            args("--crate-type bin -C opt-level=3 -Copt-level=3")
+        );
+        assert_eq!(without_lto(args("-C embed-bitcode=no -C")), args("-C embed-bitcode=no -C"));
+    }
+
+    #[test]
+    fn only_a_programs_crate_leaves_its_line_tables_for_later() {
+        assert!(lines_later(&args("--crate-name app --crate-type bin -C opt-level=3")));
+        assert!(!lines_later(&args("--crate-name core --crate-type lib -C opt-level=3")));
+        assert!(!lines_later(&args("--crate-name app --crate-type bin -C incremental=/t/inc")));
     }
 
     #[test]

@@ -107,13 +107,15 @@ impl Report {
     }
 
     /// Copies cargo's stderr to ours, with rustc's block about the failed link (our own
-    /// executable as the linker) replaced by the linker's refusal, and the PTX lines before
-    /// "Finished".
+    /// executable as the linker) replaced by the linker's refusal, cargo's about a refused
+    /// toolchain by the refusal, and the PTX lines before "Finished".
     pub fn relay(&mut self, from: impl Read, me: &str) {
         let mut err = std::io::stderr().lock();
         // rustc's block about the failed link, held back until its end: shown as it is when the
         // linker left no refusal (the real linker failed, on host code)
         let mut held: Option<Vec<u8>> = None;
+        // cargo's block about a failed `rustc -vV` (the toolchain check, main.rs) runs to the end
+        let mut held_to_end = false;
         let mut reader = BufReader::new(from);
         let mut buf = Vec::new();
         loop {
@@ -126,7 +128,7 @@ impl Report {
             let plain = strip_ansi(&line);
             if let Some(block) = held.as_mut() {
                 block.extend_from_slice(&buf);
-                if plain.trim().is_empty() {
+                if plain.trim().is_empty() && !held_to_end {
                     let block = held.take().unwrap();
                     self.end_block(&block, &mut err);
                 }
@@ -134,6 +136,14 @@ impl Report {
             }
             if plain.starts_with("error: linking with `") && plain.contains(me) {
                 held = Some(buf.clone());
+                continue;
+            }
+            if plain.starts_with("error: process didn't exit successfully: `")
+                && plain.contains(me)
+                && plain.contains(" -vV`")
+            {
+                held = Some(buf.clone());
+                held_to_end = true;
                 continue;
             }
             if plain.trim_start().starts_with("Finished ") {
