@@ -11,8 +11,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 EXAMPLES = os.path.join(ROOT, "examples", "python")
 
 # The choices, stated (bench/README.md repeats them):
-MATMUL_BF16 = dict(BM=128, BN=128, BK=64, warps=8, stages=3)
-MATMUL_FP8 = dict(BM=128, BN=128, BK=128, warps=8, stages=3)
+# (128x256x64 with 4 stages: 0.84-0.91 of cuBLAS on the H200 where 128x128x64 gave 0.70-0.73 with
+# 4 stages and 0.58-0.61 with 3; fp8 128x128x128 with 4 stages 0.71, with 3 0.59-0.64:
+# docs/results.md, "H200, 2026-12-02")
+MATMUL_BF16 = dict(BM=128, BN=256, BK=64, warps=8, stages=4)
+MATMUL_FP8 = dict(BM=128, BN=128, BK=128, warps=8, stages=4)
 SOFTMAX_TILE = 4096      # elements per program: R = SOFTMAX_TILE // C rows of C columns, 8 warps
 LAYERNORM_WARPS = 8      # one row per program, the whole row in one tile
 # attention: 128 query rows a program, keys 64 at a time, 8 warps (16 rows each, so the row max
