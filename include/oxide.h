@@ -656,8 +656,8 @@ OXIDE_API oxide_status oxide_module_import_bitcode_isolated(oxide_module *mod, c
                                                             const char *unit_name, size_t max_memory,
                                                             unsigned max_seconds);
 /* The tile kernels of the imported bitcode (Rust `#[tile_kernel]`s of cuda-tile) lifted into
- * tile kernels of mod, which then print, interpret and compile as any other (docs/rust.md, "Tile
- * kernels in Rust"). After one success later calls do nothing; a failed call leaves mod as it was.
+ * tile kernels of mod, which then print, interpret and compile as any other (docs/rust-tile.md).
+ * After one success later calls do nothing; a failed call leaves mod as it was.
  * oxide_module_compile calls it.
  * Errors: UNSUPPORTED (what cannot be lifted: names the kernel, the Rust source line where the
  * bitcode has debug info, and what to write instead), TYPE_MISMATCH and VERIFY (a tile op's rule,

@@ -1,4 +1,4 @@
-/* Tile kernels from Rust bitcode (docs/rust.md, "Tile kernels in Rust"): cuda-tile's
+/* Tile kernels from Rust bitcode (docs/rust-tile.md): cuda-tile's
  * `#[tile_kernel]` entries are lifted into oxide tile kernels, which the tile compiler then
  * lowers like any other (lib/tile/). A sibling of import.c, which does the SIMT kernels.
  *

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generate cuda-tile's intrinsics from lib/ops.def's tile rows (tier 3) and the elementwise rows
-that take tiles (docs/tile.md, "Ops"; docs/rust.md, "Tile kernels in Rust").
+that take tiles (docs/tile.md, "Ops"; docs/rust-tile.md).
 
 Writes two checked-in files:
   rustc-plugin/cuda-tile/src/intrinsics.rs  host stubs (made as cuda-device's are, so each use is

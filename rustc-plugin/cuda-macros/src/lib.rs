@@ -57,7 +57,7 @@ pub fn launch_contract(attr: TokenStream, item: TokenStream) -> TokenStream {
     kernel::marker("launch_contract", attr.into(), item.into()).into()
 }
 
-/// A tile kernel (docs/rust.md, "Tile kernels in Rust"): inside a `#[cuda_module]`,
+/// A tile kernel (docs/rust-tile.md): inside a `#[cuda_module]`,
 /// `#[tile_kernel]` or `#[tile_kernel(warps = 8)]`.
 #[proc_macro_attribute]
 pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
