@@ -6,6 +6,7 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
 
+#include "codegen.h"
 #include "ir.h"
 
 /* LLVM's process-wide setup (targets, options, the fatal-error handler), once; every entry that
@@ -30,12 +31,13 @@ oxide_status oxide__kernel_key_material(const oxide_bitcode_ref *units, size_t n
 
 /* Legalise, optimise and emit m (consumed: disposed on every path) as PTX carrying the manifest
  * line for kernels. *ptx_out is malloc'd and NUL-terminated; *llvm_ir_out (when the pointer is not
- * NULL) receives the optimised LLVM IR text, malloc'd. */
+ * NULL) receives the optimised LLVM IR text, malloc'd. The time of each stage from TARGET on is
+ * written to ms[stage] (indexed by oxide__stage). */
 oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_options *opts,
                              const oxide_iface_kernel *kernels, size_t nkernels, char **ptx_out, size_t *len_out,
-                             char **llvm_ir_out);
+                             char **llvm_ir_out, double *ms);
 
-/* The target machine for opts, held by ctx (drawn from the process-wide pool, lib/emit.c). Errors:
+/* The target machine for opts, held by ctx (drawn from the process-wide pool, lib/target.c). Errors:
  * INVALID_ARGUMENT (a target/PTX combination this LLVM cannot emit), CODEGEN. */
 oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out);
 
