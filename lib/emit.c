@@ -17,10 +17,6 @@
 
 #include "llvm.h"
 
-#ifndef OXIDE_LIBDEVICE_PATH
-#define OXIDE_LIBDEVICE_PATH "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
-#endif
-
 /* ---- diagnostics: LLVM reports errors through the context; without a handler it exits ---- */
 
 typedef struct diag_state {
@@ -325,56 +321,10 @@ static oxide_status legalize(LLVMModuleRef m, const oxide_options *opts, bool *n
 
 /* ---- libdevice ---- */
 
-/* libdevice.10.bc's bytes, read once per process and never changed (each compile parses them
- * lazily into its own LLVM context); a failed read is retried by the next compile. */
-static struct {
-    pthread_mutex_t lock;
-    char *data;
-    size_t size;
-} libdevice = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static oxide_status read_libdevice(void) {
-    FILE *fp = fopen(OXIDE_LIBDEVICE_PATH, "rb");
-    if (!fp)
-        return oxide__fail(OXIDE_ERROR_NOT_FOUND,
-                           "math functions need libdevice, which is not at %s (install the CUDA toolkit)",
-                           OXIDE_LIBDEVICE_PATH);
-    fseek(fp, 0, SEEK_END);
-    long size = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *data = size > 0 ? malloc((size_t)size) : NULL;
-    if (!data || fread(data, 1, (size_t)size, fp) != (size_t)size) {
-        free(data);
-        fclose(fp);
-        return oxide__fail(OXIDE_ERROR_IO, "could not read libdevice from %s", OXIDE_LIBDEVICE_PATH);
-    }
-    fclose(fp);
-    libdevice.data = data;
-    libdevice.size = (size_t)size;
-    return OXIDE_OK;
-}
-
 static oxide_status link_libdevice(LLVMModuleRef m) {
-    pthread_mutex_lock(&libdevice.lock);
-    oxide_status st = libdevice.data ? OXIDE_OK : read_libdevice();
-    pthread_mutex_unlock(&libdevice.lock);
+    oxide_status st = oxide__libdevice_link(m);
     if (st)
         return st;
-    /* Lazy parse: only the bodies the module needs are read. Making every definition
-     * linkonce_odr makes the linker pull in just the functions that are referenced. */
-    LLVMContextRef llctx = LLVMGetModuleContext(m);
-    LLVMMemoryBufferRef buf =
-        LLVMCreateMemoryBufferWithMemoryRange(libdevice.data, libdevice.size, "libdevice.10.bc", 0);
-    LLVMModuleRef lib;
-    if (LLVMGetBitcodeModuleInContext2(llctx, buf, &lib))
-        return oxide__fail(OXIDE_ERROR_PARSE, "LLVM 22 could not read %s", OXIDE_LIBDEVICE_PATH);
-    LLVMSetTarget(lib, LLVMGetTarget(m));
-    LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(m));
-    for (LLVMValueRef f = LLVMGetFirstFunction(lib); f; f = LLVMGetNextFunction(f))
-        if (!LLVMIsDeclaration(f) && LLVMGetLinkage(f) == LLVMExternalLinkage)
-            LLVMSetLinkage(f, LLVMLinkOnceODRLinkage);
-    if (LLVMLinkModules2(m, lib))
-        return oxide__fail(OXIDE_ERROR_CODEGEN, "linking libdevice failed");
     /* every libdevice function is private to this module: inlined and dropped when unused */
     for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
         size_t len;

@@ -37,6 +37,11 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
                              const oxide_iface_kernel *kernels, size_t nkernels, char **ptx_out, size_t *len_out,
                              char **llvm_ir_out, double *ms);
 
+/* Links into m the libdevice functions m calls (declared __nv_* functions with uses), as
+ * linkonce_odr definitions (lib/emit_libdevice.c). A name libdevice lacks stays declared. Errors:
+ * NOT_FOUND, IO (libdevice missing or unreadable: named), PARSE, CODEGEN, OUT_OF_MEMORY. */
+oxide_status oxide__libdevice_link(LLVMModuleRef m);
+
 /* The target machine for opts, held by ctx (drawn from the process-wide pool, lib/target.c). Errors:
  * INVALID_ARGUMENT (a target/PTX combination this LLVM cannot emit), CODEGEN. */
 oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out);

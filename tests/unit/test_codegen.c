@@ -218,10 +218,71 @@ static void test_codegen_matches(void) {
     }
 }
 
+/* ---- libdevice pieces ---- */
+
+/* ptx without its comments: NVPTX numbers the calls it emits ("// callseq 3") per target machine,
+ * across compiles, so the same module's second compile differs from its first there only */
+static char *code_of(const char *ptx) {
+    char *out = malloc(strlen(ptx) + 1), *o = out;
+    for (const char *p = ptx; out && *p;) {
+        if (p[0] == '/' && p[1] == '/')
+            while (*p && *p != '\n')
+                p++;
+        else
+            *o++ = *p++;
+    }
+    if (out)
+        *o = 0;
+    return out;
+}
+
+/* More distinct sets of libdevice functions than the process keeps pieces for (64): each module
+ * calls two, and every compile must link both (a call left without a definition is an error),
+ * the first compile of a set and later ones alike, with the same PTX. */
+static void test_libdevice_sets(void) {
+    static const char *const ops[] = {"rsqrt", "exp", "exp2", "log", "log2", "sin",
+                                      "cos",   "tan", "tanh", "erf", "round"};
+    enum { NOPS = sizeof ops / sizeof ops[0] };
+    int sets = 0;
+    for (int i = 0; i < 2 * NOPS && sets < 80; i++)
+        for (int j = i + 1; j < 2 * NOPS && sets < 80; j++, sets++) {
+            const char *ti = i < NOPS ? "f32" : "f64", *tj = j < NOPS ? "f32" : "f64";
+            char text[1024];
+            snprintf(text, sizeof text,
+                     "module @m%d\n\nkernel @k() {\n^0:\n"
+                     "  %%0 = alloca {elem=f64, align=0} : ptr\n"
+                     "  %%1 = load %%0 {align=0, volatile=0} : %s\n"
+                     "  %%2 = %s %%1 : %s\n"
+                     "  %%3 = load %%0 {align=0, volatile=0} : %s\n"
+                     "  %%4 = %s %%3 : %s\n"
+                     "  ret\n}\n",
+                     sets, ti, ops[i % NOPS], ti, tj, ops[j % NOPS], tj);
+            oxide_module *m = NULL;
+            OK(oxide_module_parse(ctx, text, strlen(text), &m));
+            if (!m)
+                continue;
+            const char *ptx;
+            size_t len;
+            char *first = NULL;
+            OK(oxide_module_compile(m, NULL, &ptx, &len));
+            first = code_of(ptx);
+            OK(oxide_module_compile(m, NULL, &ptx, &len));
+            char *second = code_of(ptx);
+            CHECK(first && second && !strcmp(first, second), "%s and %s (%s, %s): the second compile's PTX differs",
+                  ops[i % NOPS], ops[j % NOPS], ti, tj);
+            free(second);
+            CHECK(stage(m, "libdevice") > 0, "%s and %s: no libdevice stage", ops[i % NOPS], ops[j % NOPS]);
+            free(first);
+            oxide_module_destroy(m);
+        }
+    CHECK(sets == 80, "only %d sets", sets);
+}
+
 int main(void) {
     MUST(oxide_context_create(&ctx));
     test_stage_times();
     test_codegen_matches();
+    test_libdevice_sets();
     oxide_context_destroy(ctx);
     return check_report("test_codegen");
 }
