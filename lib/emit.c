@@ -604,8 +604,14 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
     if (!st && llvm_ir_out && !(ir = LLVMPrintModuleToString(m)))
         st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory printing LLVM IR");
     lap(ms, OXIDE__STAGE_LLVM_IR, &t);
-    if (!st && !(st = oxide__target_machine(ctx, opts, &tm)) && !(ptx = oxide__codegen(tm, m, &ptx_len)))
+    oxide_codegen **kept = NULL;
+    if (!st && !(st = oxide__target_codegen(ctx, opts, &tm, &kept)) && !(ptx = oxide__codegen(tm, kept, m, &ptx_len)))
         st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory emitting PTX");
+    if (kept && diag.first_error) {
+        /* LLVM went on after its error; what its passes kept of that module is not trusted */
+        oxide__codegen_destroy(*kept);
+        *kept = NULL;
+    }
     if (!st && diag.first_error)
         st = oxide__fail(OXIDE_ERROR_CODEGEN, "PTX emission failed: %s", diag.first_error);
     lap(ms, OXIDE__STAGE_CODEGEN, &t);

@@ -1,10 +1,13 @@
 /* NVPTX codegen: an optimised LLVM module to PTX text, as LLVMTargetMachineEmitToMemoryBuffer
- * does it but without the codegen passes that do nothing for oxide's kernels (docs/pipeline.md,
- * "Codegen"). The one C++ file of liboxide, because LLVM-C cannot leave a pass out of the codegen
- * pipeline. Callers see only the C function of lib/codegen.h. */
+ * does it but without the codegen passes that do nothing for oxide's kernels, and through a pass
+ * manager kept with the target machine where that is safe (docs/pipeline.md, "Codegen"). The one
+ * C++ file of liboxide, because LLVM-C can neither leave a pass out of the codegen pipeline nor
+ * keep one. Callers see only the C functions of lib/codegen.h. */
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
+#include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Pass.h>
@@ -80,22 +83,65 @@ struct FilteredPM : legacy::PassManager {
 
 } // namespace
 
-extern "C" char *oxide__codegen(LLVMTargetMachineRef tmr, LLVMModuleRef mr, size_t *len) {
+/* A pass manager with its output buffer (the printer holds the stream). */
+struct oxide_codegen {
+    FilteredPM pm;
+    SmallVector<char, 0> ptx;
+    raw_svector_ostream os{ptx};
+};
+
+namespace {
+
+oxide_codegen *make_codegen(TargetMachine *tm) {
+    oxide_codegen *cg = new (std::nothrow) oxide_codegen;
+    /* true means the target cannot emit assembly, which NVPTX always can */
+    if (cg && tm->addPassesToEmitFile(cg->pm, cg->os, nullptr, CodeGenFileType::AssemblyFile)) {
+        delete cg;
+        return nullptr;
+    }
+    return cg;
+}
+
+/* Building and scheduling codegen's ~110 passes is a fifth of a small kernel's compile, so one
+ * pass manager serves every module it safely can. Not a module with shared-memory globals: NVPTX's
+ * printer moves a shared variable that one kernel uses into that kernel, recording it in a map by
+ * the kernel's Function pointer that nothing clears, so a later module whose kernel lands at the
+ * same address gets the old module's variables printed into it (measured: the process ends in
+ * "Bad address space found while emitting PTX"). A manager that never sees such a module keeps
+ * that map empty. */
+bool reusable_for(const Module &m) {
+    for (const GlobalVariable &g : m.globals())
+        if (g.getAddressSpace() == 3)
+            return false;
+    return true;
+}
+
+} // namespace
+
+extern "C" char *oxide__codegen(LLVMTargetMachineRef tmr, oxide_codegen **kept, LLVMModuleRef mr, size_t *len) {
     TargetMachine *tm = reinterpret_cast<TargetMachine *>(tmr);
     Module *m = reinterpret_cast<Module *>(mr);
-    SmallVector<char, 0> ptx;
-    raw_svector_ostream os(ptx);
-    FilteredPM pm;
-    m->setDataLayout(tm->createDataLayout());
-    /* true means the target cannot emit assembly, which NVPTX always can */
-    if (tm->addPassesToEmitFile(pm, os, nullptr, CodeGenFileType::AssemblyFile))
-        return nullptr;
-    pm.run(*m);
-    char *out = static_cast<char *>(malloc(ptx.size() + 1));
-    if (out) {
-        memcpy(out, ptx.data(), ptx.size());
-        out[ptx.size()] = 0;
-        *len = ptx.size();
+    oxide_codegen *own = nullptr, *cg;
+    if (reusable_for(*m)) {
+        if (!*kept)
+            *kept = make_codegen(tm);
+        cg = *kept;
+    } else {
+        cg = own = make_codegen(tm);
     }
+    if (!cg)
+        return nullptr;
+    m->setDataLayout(tm->createDataLayout());
+    cg->ptx.clear();
+    cg->pm.run(*m);
+    char *out = static_cast<char *>(malloc(cg->ptx.size() + 1));
+    if (out) {
+        memcpy(out, cg->ptx.data(), cg->ptx.size());
+        out[cg->ptx.size()] = 0;
+        *len = cg->ptx.size();
+    }
+    delete own;
     return out;
 }
+
+extern "C" void oxide__codegen_destroy(oxide_codegen *cg) { delete cg; }

@@ -1,6 +1,6 @@
 /* The NVPTX target: LLVM's one-time process setup, the PTX ISA version for a target, and the
- * target machines, held by contexts and pooled across them. docs/pipeline.md, "Targets and PTX
- * ISA versions". */
+ * target machines with the codegen pass manager kept for each (lib/emit_codegen.cpp), held by
+ * contexts and pooled across them. docs/pipeline.md, "Targets and PTX ISA versions". */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,17 +52,19 @@ void oxide__llvm_init(void) { pthread_once(&llvm_once, init_llvm); }
 
 /* ---- target machines: a context's own, drawn from a process-wide pool ---- */
 
-/* Creating an NVPTX TargetMachine is a fixed cost of a compile, and programs make contexts
- * freely (one per compile, one per thread). A TargetMachine is not safe to share between
- * threads that emit at the same time, and a context is used by one thread at a time, so each
- * context holds the machines it took; when it is destroyed they go back to the process's pool,
- * where the next context that wants the same target takes them instead of creating new ones. */
+/* Creating an NVPTX TargetMachine, and codegen's pass manager for it, are fixed costs of a
+ * compile, and programs make contexts freely (one per compile, one per thread). Neither is safe
+ * to share between threads that emit at the same time, and a context is used by one thread at a
+ * time, so each context holds the machines it took; when it is destroyed they go back to the
+ * process's pool, where the next context that wants the same target takes them instead of
+ * creating new ones. */
 typedef struct tm_entry {
     unsigned sm;
     bool arch_specific;
     int ptx;   /* major*10+minor */
     int level; /* codegen opt level */
     LLVMTargetMachineRef tm;
+    oxide_codegen *cg; /* codegen's pass manager kept for the next module (lib/codegen.h) */
 } tm_entry;
 
 struct oxide_target_cache {
@@ -82,16 +84,17 @@ static bool same_target(const tm_entry *e, unsigned sm, bool arch_specific, int 
     return e->sm == sm && e->arch_specific == arch_specific && e->ptx == ptx && e->level == level;
 }
 
-static LLVMTargetMachineRef pool_take(unsigned sm, bool arch_specific, int ptx, int level) {
-    LLVMTargetMachineRef tm = NULL;
+static bool pool_take(unsigned sm, bool arch_specific, int ptx, int level, tm_entry *out) {
+    bool found = false;
     pthread_mutex_lock(&pool.lock);
-    for (size_t i = 0; i < pool.n && !tm; i++)
+    for (size_t i = 0; i < pool.n && !found; i++)
         if (same_target(&pool.e[i], sm, arch_specific, ptx, level)) {
-            tm = pool.e[i].tm;
+            *out = pool.e[i];
             pool.e[i] = pool.e[--pool.n];
+            found = true;
         }
     pthread_mutex_unlock(&pool.lock);
-    return tm;
+    return found;
 }
 
 void oxide__targets_free(oxide_target_cache *t) {
@@ -99,10 +102,12 @@ void oxide__targets_free(oxide_target_cache *t) {
         return;
     pthread_mutex_lock(&pool.lock);
     for (size_t i = 0; i < t->n; i++) {
-        if (pool.n < POOL_MAX)
+        if (pool.n < POOL_MAX) {
             pool.e[pool.n++] = t->e[i];
-        else
+        } else {
+            oxide__codegen_destroy(t->e[i].cg); /* its passes point into the machine */
             LLVMDisposeTargetMachine(t->e[i].tm);
+        }
     }
     pthread_mutex_unlock(&pool.lock);
     free(t->e);
@@ -198,7 +203,8 @@ static oxide_status create_target_machine(const oxide_options *opts, int major, 
     return OXIDE_OK;
 }
 
-oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out) {
+oxide_status oxide__target_codegen(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out,
+                                   oxide_codegen ***kept) {
     oxide__llvm_init();
     int major, minor;
     oxide_status st = oxide__ptx_version(opts, &major, &minor);
@@ -211,6 +217,7 @@ oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts
     for (size_t i = 0; i < c->n; i++)
         if (same_target(&c->e[i], opts->sm, opts->arch_specific, ptx, level)) {
             *out = c->e[i].tm;
+            *kept = &c->e[i].cg;
             return OXIDE_OK;
         }
     if (c->n == c->cap) {
@@ -221,10 +228,17 @@ oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts
         c->e = e;
         c->cap = cap;
     }
-    LLVMTargetMachineRef tm = pool_take(opts->sm, opts->arch_specific, ptx, level);
-    if (!tm && (st = create_target_machine(opts, major, minor, level, &tm)))
+    tm_entry e = {opts->sm, opts->arch_specific, ptx, level, NULL, NULL};
+    if (!pool_take(opts->sm, opts->arch_specific, ptx, level, &e) &&
+        (st = create_target_machine(opts, major, minor, level, &e.tm)))
         return st;
-    c->e[c->n++] = (tm_entry){opts->sm, opts->arch_specific, ptx, level, tm};
-    *out = tm;
+    c->e[c->n] = e;
+    *out = e.tm;
+    *kept = &c->e[c->n++].cg;
     return OXIDE_OK;
+}
+
+oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out) {
+    oxide_codegen **kept;
+    return oxide__target_codegen(ctx, opts, out, &kept);
 }

@@ -1,8 +1,9 @@
 /* The compile's stage times (oxide_module_get_compile_time) and liboxide's own codegen pipeline
- * (lib/emit_codegen.cpp, which leaves out passes that do nothing for kernels) checked against
- * LLVM-C's full one: every C and tile example's optimised LLVM IR, as oxide_module_get_llvm_ir
- * gives it, is emitted again here through LLVMTargetMachineEmitToMemoryBuffer by an LLVM linked
- * into this test, and the PTX must be the same byte for byte (docs/pipeline.md, "Codegen"). */
+ * (lib/emit_codegen.cpp, which leaves out passes that do nothing for kernels and keeps its pass
+ * manager for the next module) checked against LLVM-C's full one, built anew for each module: every C and tile
+ * example's optimised LLVM IR, as oxide_module_get_llvm_ir gives it, is emitted again here through
+ * LLVMTargetMachineEmitToMemoryBuffer by an LLVM linked into this test, and the PTX must be the same byte for byte
+ * (docs/pipeline.md, "Codegen"). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,6 +219,20 @@ static void test_codegen_matches(void) {
     }
 }
 
+/* The pass manager kept with a target machine serves module after module (lib/emit_codegen.cpp);
+ * modules with shared memory, which it must never see, come between them. Each compile must
+ * still give what LLVM-C's fresh pipeline gives. */
+static void test_kept_pass_manager(void) {
+    static const char *const mix[] = {"vecadd", "reduce", "saxpy", "sgemm", "vecadd", "transpose", "saxpy"};
+    for (int round = 0; round < 8; round++)
+        for (size_t i = 0; i < sizeof mix / sizeof mix[0]; i++) {
+            oxide_module *m;
+            MUST(oxide_example_module(ctx, mix[i], &m));
+            same_as_llvm_c(m, mix[i]);
+            oxide_module_destroy(m);
+        }
+}
+
 /* ---- libdevice pieces ---- */
 
 /* ptx without its comments: NVPTX numbers the calls it emits ("// callseq 3") per target machine,
@@ -282,6 +297,7 @@ int main(void) {
     MUST(oxide_context_create(&ctx));
     test_stage_times();
     test_codegen_matches();
+    test_kept_pass_manager();
     test_libdevice_sets();
     oxide_context_destroy(ctx);
     return check_report("test_codegen");
