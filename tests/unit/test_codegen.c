@@ -231,6 +231,23 @@ static void test_kept_pass_manager(void) {
             same_as_llvm_c(m, mix[i]);
             oxide_module_destroy(m);
         }
+    /* line info: each module's .file names its own source, never the module before's */
+    oxide_options *o;
+    MUST(oxide_options_create(&o));
+    MUST(oxide_options_set_line_info(o, 1));
+    const char *names[] = {"vecadd", "saxpy", "vecadd"};
+    for (int i = 0; i < 3; i++) {
+        oxide_module *m;
+        const char *ptx;
+        MUST(oxide_example_module(ctx, names[i], &m));
+        OK(oxide_module_compile(m, o, &ptx, NULL));
+        char own[64], other[64];
+        snprintf(own, sizeof own, "\"%s.oxide\"", names[i]);
+        snprintf(other, sizeof other, "\"%s.oxide\"", names[(i + 1) % 2]);
+        CHECK(strstr(ptx, own) && !strstr(ptx, other), "%s with line info: .file should name %s only", names[i], own);
+        oxide_module_destroy(m);
+    }
+    oxide_options_destroy(o);
 }
 
 /* ---- libdevice pieces ---- */
