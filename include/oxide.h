@@ -683,6 +683,17 @@ OXIDE_API oxide_status oxide_module_compile(oxide_module *mod, const oxide_optio
 /* Textual LLVM IR of the last oxide_module_compile (after optimisation). */
 OXIDE_API oxide_status oxide_module_get_llvm_ir(oxide_module *mod, const char **out);
 
+/* Where the last oxide_module_compile of mod (a failed one too) spent its time: stage i, from 0
+ * in the order the stages run, gives its stable name and its wall-clock milliseconds, 0 for a
+ * stage that compile did not need (or before any compile). The stages: "tile" (tile kernels
+ * lifted and lowered), "verify", "lower" (to LLVM IR), "import" (Rust bitcode), "target" (the
+ * target machine), "legalize", "libdevice", "llvm-verify", "passes" (the IR pipeline),
+ * "llvm-ir" (kept for oxide_module_get_llvm_ir), "codegen" (NVPTX, PTX text), "ptx" (the
+ * manifest); later versions may add stages, so look them up by name. Every compile records
+ * them; `oxide compile --time-passes` prints them. Errors: INVALID_ARGUMENT (NULL), NOT_FOUND (i
+ * past the last stage: ask from 0 until it). */
+OXIDE_API oxide_status oxide_module_get_compile_time(oxide_module *mod, size_t i, const char **stage, double *ms);
+
 /* ---- the module cache (docs/c-api.md, "The module cache") ---- */
 
 /* The cache key of mod compiled with opts (NULL: the defaults): 64 lower-case hex digits and a

@@ -59,9 +59,17 @@ oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, 
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_compile: %s is NULL", mod ? "ptx" : "mod");
     oxide_options defaults;
     opts = oxide__options_or_default(opts, &defaults);
-    oxide_status st = mod->bitcode.len ? oxide_module_import_tile_kernels(mod) : OXIDE_OK;
+    double *ms = mod->stage_ms, t = oxide__now_ms(), t0;
+    memset(mod->stage_ms, 0, sizeof mod->stage_ms);
+    oxide_status st = OXIDE_OK;
+    if (mod->bitcode.len) {
+        st = oxide_module_import_tile_kernels(mod);
+        ms[OXIDE__STAGE_TILE] = (t0 = oxide__now_ms()) - t;
+        t = t0;
+    }
     if (!st)
         st = oxide__verify(mod, opts);
+    ms[OXIDE__STAGE_VERIFY] = (t0 = oxide__now_ms()) - t;
     if (st)
         return st;
     if (oxide__module_has_tile(mod)) {
@@ -69,9 +77,14 @@ oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, 
         oxide_module *low = NULL;
         const char *lptx;
         st = oxide__tile_lower(mod, opts, &low);
+        ms[OXIDE__STAGE_TILE] += oxide__now_ms() - t0;
         if (low) /* the lowering's copy holds the same bitcode, already lifted */
             low->tile_import = mod->tile_import;
-        if (st || (st = oxide_module_compile(low, opts, &lptx, NULL))) {
+        if (!st)
+            st = oxide_module_compile(low, opts, &lptx, NULL);
+        for (int i = OXIDE__STAGE_VERIFY; low && i < OXIDE__STAGES; i++)
+            ms[i] += low->stage_ms[i];
+        if (st) {
             oxide_module_destroy(low);
             return st;
         }
@@ -100,13 +113,23 @@ oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, 
     LLVMModuleRef m = NULL;
     char *out = NULL, *ir = NULL;
     size_t out_len = 0;
-    st = oxide__lower(mod, llctx, opts, &m);
+    /* made or found here, so that a cold process's machine counts as "target", not "lower" */
+    LLVMTargetMachineRef tm;
+    t = oxide__now_ms();
+    st = oxide__target_machine(mod->ctx, opts, &tm);
+    ms[OXIDE__STAGE_TARGET] = (t0 = oxide__now_ms()) - t;
+    t = t0;
+    if (!st)
+        st = oxide__lower(mod, llctx, opts, &m);
+    ms[OXIDE__STAGE_LOWER] = (t0 = oxide__now_ms()) - t;
     if (!st && mod->bitcode.len > 0 && mod->tile_import != OXIDE_TILE_IMPORT_TILE_ONLY)
         st = oxide__import_link(mod, m, opts, &kernels, &nkernels);
     if (!st && mod->bitcode.len > 0 && opts->line_info)
         st = oxide__import_line_tables(&m);
+    if (mod->bitcode.len > 0)
+        ms[OXIDE__STAGE_IMPORT] = oxide__now_ms() - t0;
     if (!st) {
-        st = oxide__emit_ptx(mod->ctx, m, opts, kernels, nkernels, &out, &out_len, &ir);
+        st = oxide__emit_ptx(mod->ctx, m, opts, kernels, nkernels, &out, &out_len, &ir, ms);
         m = NULL; /* consumed */
     }
     if (m)

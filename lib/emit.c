@@ -1,6 +1,6 @@
-/* From an LLVM module to PTX text: the legality check, libdevice, the optimisation pipeline,
- * the cached NVPTX target machines and the manifest line. docs/pipeline.md records why the
- * pipeline is what it is, with measurements. */
+/* From an LLVM module to PTX text: the legality check, libdevice, the optimisation pipeline, PTX
+ * symbol names and the manifest line (target machines and codegen: lib/target.c).
+ * docs/pipeline.md records why the pipeline is what it is, with measurements. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,226 +16,6 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 
 #include "llvm.h"
-
-#ifndef OXIDE_LIBDEVICE_PATH
-#define OXIDE_LIBDEVICE_PATH "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
-#endif
-
-/* ---- one-time process setup ---- */
-
-static void fatal_handler(const char *reason) {
-    /* LLVM exits right after this returns; all that is left is a clear last word. */
-    static const char a[] = "oxide: LLVM fatal error: ";
-    static const char b[] = " -- please report this IR (oxide_module_print) to the oxide developers\n";
-    ssize_t w = write(2, a, sizeof a - 1);
-    w = write(2, reason, strlen(reason));
-    w = write(2, b, sizeof b - 1);
-    (void)w;
-}
-
-static void init_llvm(void) {
-    LLVMInitializeNVPTXTargetInfo();
-    LLVMInitializeNVPTXTarget();
-    LLVMInitializeNVPTXTargetMC();
-    LLVMInitializeNVPTXAsmPrinter();
-    LLVMInstallFatalErrorHandler(fatal_handler);
-    /* No loop strength reduction in NVPTX's codegen. LSR turns each address and each index a
-     * loop compares into its own 64-bit induction variable; ptxas does its own strength
-     * reduction, and those extra live register pairs cost occupancy: the Rust tiled matmul
-     * (usize indices, bounds-checked) went from 39 registers (6 blocks of 256 an SM) to 32
-     * (8 blocks), like nvcc, whose PTX keeps 32-bit indices and recomputes addresses. On the C
-     * examples no occupancy changes and SASS stays the same size or shrinks (docs/rust.md,
-     * performance notes).
-     * The option is LLVM's only switch for it and is process-wide, hence here, once.
-     * Bitcode: the reader's debug-info upgrade verifies a whole unit and, when the unit is not
-     * valid IR, ends the process with a fatal error; without it, import verifies each unit
-     * itself and returns a status (docs/reliability.md). */
-    const char *args[] = {"oxide", "-disable-lsr", "-disable-auto-upgrade-debug-info"};
-    LLVMParseCommandLineOptions(3, args, NULL);
-}
-
-static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
-
-void oxide__llvm_init(void) { pthread_once(&llvm_once, init_llvm); }
-
-/* ---- target machines: a context's own, drawn from a process-wide pool ---- */
-
-/* Creating an NVPTX TargetMachine is a fixed cost of a compile, and programs make contexts
- * freely (one per compile, one per thread). A TargetMachine is not safe to share between
- * threads that emit at the same time, and a context is used by one thread at a time, so each
- * context holds the machines it took; when it is destroyed they go back to the process's pool,
- * where the next context that wants the same target takes them instead of creating new ones. */
-typedef struct tm_entry {
-    unsigned sm;
-    bool arch_specific;
-    int ptx;   /* major*10+minor */
-    int level; /* codegen opt level */
-    LLVMTargetMachineRef tm;
-} tm_entry;
-
-struct oxide_target_cache {
-    tm_entry *e;
-    size_t n, cap;
-};
-
-/* machines no context holds; at most POOL_MAX, so many contexts at once cannot pin memory */
-enum { POOL_MAX = 16 };
-static struct {
-    pthread_mutex_t lock;
-    tm_entry e[POOL_MAX];
-    size_t n;
-} pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static bool same_target(const tm_entry *e, unsigned sm, bool arch_specific, int ptx, int level) {
-    return e->sm == sm && e->arch_specific == arch_specific && e->ptx == ptx && e->level == level;
-}
-
-static LLVMTargetMachineRef pool_take(unsigned sm, bool arch_specific, int ptx, int level) {
-    LLVMTargetMachineRef tm = NULL;
-    pthread_mutex_lock(&pool.lock);
-    for (size_t i = 0; i < pool.n && !tm; i++)
-        if (same_target(&pool.e[i], sm, arch_specific, ptx, level)) {
-            tm = pool.e[i].tm;
-            pool.e[i] = pool.e[--pool.n];
-        }
-    pthread_mutex_unlock(&pool.lock);
-    return tm;
-}
-
-void oxide__targets_free(oxide_target_cache *t) {
-    if (!t)
-        return;
-    pthread_mutex_lock(&pool.lock);
-    for (size_t i = 0; i < t->n; i++) {
-        if (pool.n < POOL_MAX)
-            pool.e[pool.n++] = t->e[i];
-        else
-            LLVMDisposeTargetMachine(t->e[i].tm);
-    }
-    pthread_mutex_unlock(&pool.lock);
-    free(t->e);
-    free(t);
-}
-
-static oxide_target_cache *cache_of(oxide_context *ctx) {
-    if (!ctx->targets)
-        ctx->targets = calloc(1, sizeof *ctx->targets);
-    return ctx->targets;
-}
-
-/* The lowest PTX ISA LLVM 22 accepts for each target: the lowest version gives the widest range
- * of drivers that load the PTX (the driver refuses newer PTX than it knows). All are at most
- * PTX 8.6, far below CUDA 13.0's 9.0. Everything oxide emits (cluster barriers, fence scopes,
- * redux, mapa) is available at these versions on the targets that have it. */
-static int min_ptx(unsigned sm, bool arch_specific) {
-    switch (sm) {
-    case 80: return 70;
-    case 86: return 71;
-    case 89: return 78;
-    case 90: return arch_specific ? 80 : 78;
-    case 100: return 86;
-    default: return 0;
-    }
-}
-
-int oxide__intrinsic_min_ptx(const char *name, unsigned sm) {
-    if (strncmp(name, "llvm.nvvm.", 10))
-        return 0;
-    /* mma.sync with fp8 inputs came with PTX 8.4 on every target that has it */
-    if (!strncmp(name, "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.", 40) ||
-        !strncmp(name, "llvm.nvvm.mma.m16n8k32.row.col.f32.e5m2.", 40))
-        return 84;
-    /* the fp8 pair conversions: PTX 7.8 for sm_90, 8.1 for sm_89 */
-    if (strstr(name, "e4m3x2") || strstr(name, "e5m2x2"))
-        return sm == 89 ? 81 : 78;
-    return 0;
-}
-
-oxide_status oxide__ptx_version(const oxide_options *opts, int *major, int *minor) {
-    int need = min_ptx(opts->sm, opts->arch_specific);
-    if (!need)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "target %s is not one oxide can compile for", opts->target);
-    int v = need;
-    if (opts->ptx_major || opts->ptx_minor) {
-        v = opts->ptx_major * 10 + opts->ptx_minor;
-        if (v < need)
-            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
-                               "target %s needs PTX ISA %d.%d or newer; %d.%d was asked for", opts->target, need / 10,
-                               need % 10, opts->ptx_major, opts->ptx_minor);
-        static const int known[] = {60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75, 76,
-                                    77, 78, 80, 81, 82, 83, 84, 85, 86, 87, 88, 90};
-        bool ok = false;
-        for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-            ok |= known[i] == v;
-        if (!ok)
-            return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "LLVM 22 cannot emit PTX ISA %d.%d", opts->ptx_major,
-                               opts->ptx_minor);
-    }
-    *major = v / 10;
-    *minor = v % 10;
-    return OXIDE_OK;
-}
-
-static LLVMCodeGenOptLevel codegen_level(int opt) {
-    /* NVPTX's codegen at any level above None adds ~100 passes (a fixed 0.3 ms of pass-manager
-     * setup) and its own IR optimisations; after the GPU pipeline they buy 2-4% on sgemm and
-     * transpose and nothing elsewhere (ptxas does the heavy lifting), for twice the compile
-     * time. Level 3 pays for them; level 2 is the same IR pipeline with the fast codegen.
-     * Aggressive only swaps EarlyCSE for two more GVN runs, which bought nothing measurable. */
-    return opt >= 3 ? LLVMCodeGenLevelDefault : LLVMCodeGenLevelNone;
-}
-
-static oxide_status create_target_machine(const oxide_options *opts, int major, int minor, int level,
-                                          LLVMTargetMachineRef *out) {
-    LLVMTargetRef target;
-    char *err = NULL;
-    if (LLVMGetTargetFromTriple(OXIDE_NVPTX_TRIPLE, &target, &err)) {
-        oxide_status st = oxide__fail(OXIDE_ERROR_CODEGEN, "LLVM has no NVPTX target: %s", err ? err : "?");
-        LLVMDisposeMessage(err);
-        return st;
-    }
-    char cpu[16], features[16];
-    snprintf(cpu, sizeof cpu, "sm_%u%s", opts->sm, opts->arch_specific ? "a" : "");
-    snprintf(features, sizeof features, "+ptx%d", major * 10 + minor);
-    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(
-        target, OXIDE_NVPTX_TRIPLE, cpu, features, (LLVMCodeGenOptLevel)level, LLVMRelocDefault, LLVMCodeModelDefault);
-    if (!tm)
-        return oxide__fail(OXIDE_ERROR_CODEGEN, "LLVM could not create a target machine for %s with PTX %d.%d", cpu,
-                           major, minor);
-    *out = tm;
-    return OXIDE_OK;
-}
-
-oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out) {
-    oxide__llvm_init();
-    int major, minor;
-    oxide_status st = oxide__ptx_version(opts, &major, &minor);
-    if (st)
-        return st;
-    int ptx = major * 10 + minor, level = (int)codegen_level(opts->opt_level);
-    oxide_target_cache *c = cache_of(ctx);
-    if (!c)
-        return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory creating the target cache");
-    for (size_t i = 0; i < c->n; i++)
-        if (same_target(&c->e[i], opts->sm, opts->arch_specific, ptx, level)) {
-            *out = c->e[i].tm;
-            return OXIDE_OK;
-        }
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 4;
-        tm_entry *e = realloc(c->e, cap * sizeof *e);
-        if (!e)
-            return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory creating a target machine");
-        c->e = e;
-        c->cap = cap;
-    }
-    LLVMTargetMachineRef tm = pool_take(opts->sm, opts->arch_specific, ptx, level);
-    if (!tm && (st = create_target_machine(opts, major, minor, level, &tm)))
-        return st;
-    c->e[c->n++] = (tm_entry){opts->sm, opts->arch_specific, ptx, level, tm};
-    *out = tm;
-    return OXIDE_OK;
-}
 
 /* ---- diagnostics: LLVM reports errors through the context; without a handler it exits ---- */
 
@@ -541,56 +321,10 @@ static oxide_status legalize(LLVMModuleRef m, const oxide_options *opts, bool *n
 
 /* ---- libdevice ---- */
 
-/* libdevice.10.bc's bytes, read once per process and never changed (each compile parses them
- * lazily into its own LLVM context); a failed read is retried by the next compile. */
-static struct {
-    pthread_mutex_t lock;
-    char *data;
-    size_t size;
-} libdevice = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static oxide_status read_libdevice(void) {
-    FILE *fp = fopen(OXIDE_LIBDEVICE_PATH, "rb");
-    if (!fp)
-        return oxide__fail(OXIDE_ERROR_NOT_FOUND,
-                           "math functions need libdevice, which is not at %s (install the CUDA toolkit)",
-                           OXIDE_LIBDEVICE_PATH);
-    fseek(fp, 0, SEEK_END);
-    long size = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *data = size > 0 ? malloc((size_t)size) : NULL;
-    if (!data || fread(data, 1, (size_t)size, fp) != (size_t)size) {
-        free(data);
-        fclose(fp);
-        return oxide__fail(OXIDE_ERROR_IO, "could not read libdevice from %s", OXIDE_LIBDEVICE_PATH);
-    }
-    fclose(fp);
-    libdevice.data = data;
-    libdevice.size = (size_t)size;
-    return OXIDE_OK;
-}
-
 static oxide_status link_libdevice(LLVMModuleRef m) {
-    pthread_mutex_lock(&libdevice.lock);
-    oxide_status st = libdevice.data ? OXIDE_OK : read_libdevice();
-    pthread_mutex_unlock(&libdevice.lock);
+    oxide_status st = oxide__libdevice_link(m);
     if (st)
         return st;
-    /* Lazy parse: only the bodies the module needs are read. Making every definition
-     * linkonce_odr makes the linker pull in just the functions that are referenced. */
-    LLVMContextRef llctx = LLVMGetModuleContext(m);
-    LLVMMemoryBufferRef buf =
-        LLVMCreateMemoryBufferWithMemoryRange(libdevice.data, libdevice.size, "libdevice.10.bc", 0);
-    LLVMModuleRef lib;
-    if (LLVMGetBitcodeModuleInContext2(llctx, buf, &lib))
-        return oxide__fail(OXIDE_ERROR_PARSE, "LLVM 22 could not read %s", OXIDE_LIBDEVICE_PATH);
-    LLVMSetTarget(lib, LLVMGetTarget(m));
-    LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(m));
-    for (LLVMValueRef f = LLVMGetFirstFunction(lib); f; f = LLVMGetNextFunction(f))
-        if (!LLVMIsDeclaration(f) && LLVMGetLinkage(f) == LLVMExternalLinkage)
-            LLVMSetLinkage(f, LLVMLinkOnceODRLinkage);
-    if (LLVMLinkModules2(m, lib))
-        return oxide__fail(OXIDE_ERROR_CODEGEN, "linking libdevice failed");
     /* every libdevice function is private to this module: inlined and dropped when unused */
     for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
         size_t len;
@@ -764,10 +498,94 @@ static oxide_status ptx_for_module(LLVMModuleRef m, const oxide_options *opts, o
     return OXIDE_OK;
 }
 
+/* Adds the time since *t to ms[stage] and restarts the clock there. */
+static void lap(double *ms, oxide__stage stage, double *t) {
+    double now = oxide__now_ms();
+    ms[stage] += now - *t;
+    *t = now;
+}
+
+/* Everything before codegen: the PTX version, the target machine, legality, libdevice, the
+ * verifier and the IR pipeline. */
+static oxide_status prepare(oxide_context *ctx, LLVMModuleRef m, const oxide_options **opts, oxide_options *raised,
+                            double *ms, double *t) {
+    LLVMTargetMachineRef tm;
+    bool needs_libdevice;
+    oxide_status st = ptx_for_module(m, *opts, raised, opts);
+    if (!st)
+        st = oxide__target_machine(ctx, *opts, &tm);
+    lap(ms, OXIDE__STAGE_TARGET, t);
+    if (!st)
+        st = legalize(m, *opts, &needs_libdevice);
+    lap(ms, OXIDE__STAGE_LEGALIZE, t);
+    if (!st && needs_libdevice) {
+        st = link_libdevice(m);
+        LLVMValueRef one = LLVMConstInt(LLVMInt32TypeInContext(LLVMGetModuleContext(m)), (*opts)->fast_math ? 1 : 0, 0);
+        LLVMAddModuleFlag(m, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16, LLVMValueAsMetadata(one));
+    }
+    lap(ms, OXIDE__STAGE_LIBDEVICE, t);
+    if (!st) {
+        char *msg = NULL;
+        if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg))
+            st =
+                oxide__fail(OXIDE_ERROR_CODEGEN, "internal error: the LLVM module is invalid: %.400s", msg ? msg : "?");
+        LLVMDisposeMessage(msg);
+    }
+    lap(ms, OXIDE__STAGE_LLVM_VERIFY, t);
+    if (!st)
+        st = optimise(m, tm, (*opts)->opt_level);
+    if (!st)
+        oxide__opaque_negations(m);
+    lap(ms, OXIDE__STAGE_PASSES, t);
+    return st;
+}
+
+/* The manifest line, naming each entry as the PTX spells it (kfn: the kernels' functions). */
+static oxide_status manifest_line(const oxide_options *opts, const oxide_iface_kernel *kernels, size_t nkernels,
+                                  LLVMValueRef *kfn, char **out) {
+    oxide_iface_kernel *k = nkernels ? malloc(nkernels * sizeof *k) : NULL;
+    char **fixed = nkernels ? calloc(nkernels, sizeof *fixed) : NULL;
+    oxide_status st = OXIDE_OK;
+    if (nkernels && (!k || !fixed))
+        st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory writing the manifest");
+    for (size_t i = 0; i < nkernels && !st; i++) {
+        k[i] = kernels[i];
+        size_t n = 0;
+        const char *emitted = LLVMGetValueName2(kfn[i], &n);
+        if (!(fixed[i] = strndup(emitted, n)))
+            st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory writing the manifest");
+        k[i].entry = fixed[i];
+    }
+    if (!st && !(*out = oxide__manifest_json(opts, k, nkernels)))
+        st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory writing the manifest");
+    for (size_t i = 0; fixed && i < nkernels; i++)
+        free(fixed[i]);
+    free(fixed);
+    free(k);
+    return st;
+}
+
+/* Symbols spelled for PTX, and the kernels' functions found (kfn, nkernels of them). */
+static oxide_status name_symbols(LLVMModuleRef m, const oxide_iface_kernel *kernels, size_t nkernels,
+                                 LLVMValueRef **kfn) {
+    /* Renaming can collide ("a.b" becomes a_$_b, which another kernel may already be); LLVM
+     * then makes the name unique, so each kernel's entry is read back from its function. */
+    if (nkernels && !(*kfn = calloc(nkernels, sizeof **kfn)))
+        return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory writing the manifest");
+    for (size_t i = 0; i < nkernels; i++)
+        if (!((*kfn)[i] = LLVMGetNamedFunction(m, kernels[i].entry)))
+            return oxide__fail(OXIDE_ERROR_CODEGEN,
+                               "internal error: kernel '%s' has no function '%s' after optimisation", kernels[i].name,
+                               kernels[i].entry);
+    sanitize_symbols(m);
+    return OXIDE_OK;
+}
+
 oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_options *opts,
                              const oxide_iface_kernel *kernels, size_t nkernels, char **ptx_out, size_t *len_out,
-                             char **llvm_ir_out) {
-    oxide_options defaults;
+                             char **llvm_ir_out, double *ms) {
+    double t = oxide__now_ms();
+    oxide_options defaults, raised;
     opts = oxide__options_or_default(opts, &defaults);
     LLVMContextRef llctx = LLVMGetModuleContext(m);
     LLVMDiagnosticHandler old_handler = LLVMContextGetDiagnosticHandler(llctx);
@@ -775,109 +593,54 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
     diag_state diag = {0};
     LLVMContextSetDiagnosticHandler(llctx, diag_handler, &diag);
 
-    LLVMTargetMachineRef tm;
-    char *ir = NULL, *manifest = NULL;
-    LLVMMemoryBufferRef buf = NULL;
-    bool needs_libdevice;
-    oxide_options raised;
-    oxide_status st = ptx_for_module(m, opts, &raised, &opts);
-    if (!st)
-        st = oxide__target_machine(ctx, opts, &tm);
-    if (!st)
-        st = legalize(m, opts, &needs_libdevice);
-    if (!st && needs_libdevice) {
-        st = link_libdevice(m);
-        LLVMValueRef one = LLVMConstInt(LLVMInt32TypeInContext(llctx), opts->fast_math ? 1 : 0, 0);
-        LLVMAddModuleFlag(m, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16, LLVMValueAsMetadata(one));
-    }
-    if (!st) {
-        char *msg = NULL;
-        if (LLVMVerifyModule(m, LLVMReturnStatusAction, &msg)) {
-            st =
-                oxide__fail(OXIDE_ERROR_CODEGEN, "internal error: the LLVM module is invalid: %.400s", msg ? msg : "?");
-        }
-        LLVMDisposeMessage(msg);
-    }
-    if (!st)
-        st = optimise(m, tm, opts->opt_level);
-    if (!st)
-        oxide__opaque_negations(m);
-    /* Renaming can collide ("a.b" becomes a_$_b, which another kernel may already be); LLVM
-     * then makes the name unique, so each kernel's entry is read back from its function. */
+    char *ir = NULL, *manifest = NULL, *ptx = NULL;
     LLVMValueRef *kfn = NULL;
-    if (!st && nkernels && !(kfn = calloc(nkernels, sizeof *kfn)))
-        st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory writing the manifest");
-    for (size_t i = 0; !st && i < nkernels; i++)
-        if (!(kfn[i] = LLVMGetNamedFunction(m, kernels[i].entry)))
-            st = oxide__fail(OXIDE_ERROR_CODEGEN, "internal error: kernel '%s' has no function '%s' after optimisation",
-                             kernels[i].name, kernels[i].entry);
+    LLVMTargetMachineRef tm;
+    size_t ptx_len = 0;
+    oxide_status st = prepare(ctx, m, &opts, &raised, ms, &t);
     if (!st)
-        sanitize_symbols(m);
+        st = name_symbols(m, kernels, nkernels, &kfn);
+    if (!st)
+        st = manifest_line(opts, kernels, nkernels, kfn, &manifest);
+    lap(ms, OXIDE__STAGE_PTX, &t);
     if (!st && llvm_ir_out && !(ir = LLVMPrintModuleToString(m)))
         st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory printing LLVM IR");
-    if (!st) {
-        char *err = NULL;
-        if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMAssemblyFile, &err, &buf) || diag.first_error) {
-            st = oxide__fail(OXIDE_ERROR_CODEGEN, "PTX emission failed: %s",
-                             diag.first_error ? diag.first_error
-                             : err            ? err
-                                              : "unknown error");
-            if (buf) {
-                LLVMDisposeMemoryBuffer(buf);
-                buf = NULL;
-            }
-        }
-        LLVMDisposeMessage(err);
+    lap(ms, OXIDE__STAGE_LLVM_IR, &t);
+    oxide_codegen **kept = NULL;
+    if (!st && !(st = oxide__target_codegen(ctx, opts, &tm, &kept)) && !(ptx = oxide__codegen(tm, kept, m, &ptx_len)))
+        st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory emitting PTX");
+    if (kept && diag.first_error) {
+        /* LLVM went on after its error; what its passes kept of that module is not trusted */
+        oxide__codegen_destroy(*kept);
+        *kept = NULL;
     }
     if (!st && diag.first_error)
-        st = oxide__fail(OXIDE_ERROR_CODEGEN, "LLVM: %s", diag.first_error);
-    if (!st) {
-        /* the manifest names each entry as the PTX spells it */
-        oxide_iface_kernel *k = nkernels ? malloc(nkernels * sizeof *k) : NULL;
-        char **fixed = nkernels ? calloc(nkernels, sizeof *fixed) : NULL;
-        if (nkernels && (!k || !fixed)) {
-            st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory writing the manifest");
-        } else {
-            for (size_t i = 0; i < nkernels && !st; i++) {
-                k[i] = kernels[i];
-                size_t n = 0;
-                const char *emitted = LLVMGetValueName2(kfn[i], &n);
-                if (!(fixed[i] = strndup(emitted, n)))
-                    st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory writing the manifest");
-                k[i].entry = fixed[i];
-            }
-            if (!st && !(manifest = oxide__manifest_json(opts, k, nkernels)))
-                st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory writing the manifest");
-        }
-        for (size_t i = 0; fixed && i < nkernels; i++)
-            free(fixed[i]);
-        free(fixed);
-        free(k);
-    }
+        st = oxide__fail(OXIDE_ERROR_CODEGEN, "PTX emission failed: %s", diag.first_error);
+    lap(ms, OXIDE__STAGE_CODEGEN, &t);
     if (!st) {
         size_t len = 0;
-        char *ptx = insert_manifest(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf), manifest, &len);
+        char *out = insert_manifest(ptx, ptx_len, manifest, &len);
         char *ir_copy = llvm_ir_out ? strdup(ir) : NULL;
-        if (!ptx || (llvm_ir_out && !ir_copy)) {
-            free(ptx);
+        if (!out || (llvm_ir_out && !ir_copy)) {
+            free(out);
             free(ir_copy);
             st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory assembling the PTX");
         } else {
-            *ptx_out = ptx;
+            *ptx_out = out;
             if (len_out)
                 *len_out = len;
             if (llvm_ir_out)
                 *llvm_ir_out = ir_copy;
         }
     }
-    if (buf)
-        LLVMDisposeMemoryBuffer(buf);
     if (ir)
         LLVMDisposeMessage(ir);
+    free(ptx);
     free(manifest);
     free(kfn);
     free(diag.first_error);
     LLVMDisposeModule(m);
     LLVMContextSetDiagnosticHandler(llctx, old_handler, old_diag_ctx);
+    lap(ms, OXIDE__STAGE_PTX, &t);
     return st;
 }

@@ -206,6 +206,26 @@ struct oxide_global {
     void *scratch;
 };
 
+/* The stages of a compile, each timed by every oxide_module_compile (names and the query:
+ * lib/compile_time.c). */
+typedef enum oxide__stage {
+    OXIDE__STAGE_TILE,        /* tile kernels: the lift from bitcode and the tile compiler */
+    OXIDE__STAGE_VERIFY,      /* oxide__verify */
+    OXIDE__STAGE_LOWER,       /* oxide IR -> LLVM IR */
+    OXIDE__STAGE_IMPORT,      /* imported bitcode linked, retargeted, wrapped */
+    OXIDE__STAGE_TARGET,      /* the target machine found or made */
+    OXIDE__STAGE_LEGALIZE,    /* the legality check and the math rewrites */
+    OXIDE__STAGE_LIBDEVICE,   /* libdevice linked */
+    OXIDE__STAGE_LLVM_VERIFY, /* LLVMVerifyModule */
+    OXIDE__STAGE_PASSES,      /* the IR pipeline */
+    OXIDE__STAGE_LLVM_IR,     /* the optimised LLVM IR kept for oxide_module_get_llvm_ir */
+    OXIDE__STAGE_CODEGEN,     /* NVPTX codegen, PTX text included */
+    OXIDE__STAGE_PTX,         /* the manifest line and the PTX the caller gets */
+    OXIDE__STAGES
+} oxide__stage;
+/* A monotonic clock in ms, for the stage times. */
+double oxide__now_ms(void);
+
 struct oxide_module {
     oxide_context *ctx;
     oxide_arena arena;
@@ -219,6 +239,7 @@ struct oxide_module {
     char *llvm_ir;                    /* malloc */
     struct oxide_module *next, *prev; /* context's list */
     uint8_t tile_import;              /* oxide_module_import_tile_kernels: 0 not yet, else OXIDE_TILE_IMPORT_* */
+    double stage_ms[OXIDE__STAGES];   /* the last compile's time in each stage */
 };
 /* What the bitcode held once its tile kernels were lifted (lib/import_tile.c): SIMT kernels too,
  * or tile kernels only (then the SIMT import has nothing to find). */

@@ -6,6 +6,7 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
 
+#include "codegen.h"
 #include "ir.h"
 
 /* LLVM's process-wide setup (targets, options, the fatal-error handler), once; every entry that
@@ -30,14 +31,24 @@ oxide_status oxide__kernel_key_material(const oxide_bitcode_ref *units, size_t n
 
 /* Legalise, optimise and emit m (consumed: disposed on every path) as PTX carrying the manifest
  * line for kernels. *ptx_out is malloc'd and NUL-terminated; *llvm_ir_out (when the pointer is not
- * NULL) receives the optimised LLVM IR text, malloc'd. */
+ * NULL) receives the optimised LLVM IR text, malloc'd. The time of each stage from TARGET on is
+ * written to ms[stage] (indexed by oxide__stage). */
 oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_options *opts,
                              const oxide_iface_kernel *kernels, size_t nkernels, char **ptx_out, size_t *len_out,
-                             char **llvm_ir_out);
+                             char **llvm_ir_out, double *ms);
 
-/* The target machine for opts, held by ctx (drawn from the process-wide pool, lib/emit.c). Errors:
+/* Links into m the libdevice functions m calls (declared __nv_* functions with uses), as
+ * linkonce_odr definitions (lib/emit_libdevice.c). A name libdevice lacks stays declared. Errors:
+ * NOT_FOUND, IO (libdevice missing or unreadable: named), PARSE, CODEGEN, OUT_OF_MEMORY. */
+oxide_status oxide__libdevice_link(LLVMModuleRef m);
+
+/* The target machine for opts, held by ctx (drawn from the process-wide pool, lib/target.c). Errors:
  * INVALID_ARGUMENT (a target/PTX combination this LLVM cannot emit), CODEGEN. */
 oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out);
+/* The same, and *kept: the slot of the codegen pass manager kept with that machine, for
+ * oxide__codegen (valid until ctx takes another machine). */
+oxide_status oxide__target_codegen(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out,
+                                   oxide_codegen ***kept);
 
 /* The PTX ISA version oxide emits for opts (the explicit option, or chosen from the target). */
 oxide_status oxide__ptx_version(const oxide_options *opts, int *major, int *minor);

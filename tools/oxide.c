@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "oxide.h"
 #include "oxide_examples.h"
@@ -106,7 +107,7 @@ typedef struct args {
     const char *input;  /* the one positional argument */
     const char *output; /* -o */
     oxide_options *opts;
-    int emit_llvm, emit_simt, print_ir;
+    int emit_llvm, emit_simt, print_ir, time_passes;
 } args;
 
 typedef struct command {
@@ -117,7 +118,7 @@ typedef struct command {
 } command;
 
 /* getopt_long values of the long-only options */
-enum { L_SM = 256, L_PTX, L_FAST, L_LINE, L_LLVM, L_SIMT, L_IR, L_HELP };
+enum { L_SM = 256, L_PTX, L_FAST, L_LINE, L_LLVM, L_SIMT, L_IR, L_TIME, L_HELP };
 
 typedef struct option_doc {
     struct option opt;
@@ -155,6 +156,10 @@ static const option_doc option_docs[] = {
      OPT_CODEGEN,
      "--emit-simt",
      "write the SIMT IR the tile compiler makes of tile kernels (text IR)"},
+    {{"time-passes", no_argument, NULL, L_TIME},
+     OPT_CODEGEN,
+     "--time-passes",
+     "print the time each stage of the compile took to standard error"},
     {{"ir", no_argument, NULL, L_IR}, OPT_IR, "--ir", "write the example's text IR instead of compiling it"},
     {{"help", no_argument, NULL, 'h'}, ~0u, "-h, --help", "this command's help"},
 };
@@ -235,6 +240,7 @@ static int take_option(const command *c, int ch, const char *arg, args *a, codeg
     case L_LLVM: a->emit_llvm = 1; return 0;
     case L_SIMT: a->emit_simt = 1; return 0;
     case L_IR: a->print_ir = 1; return 0;
+    case L_TIME: a->time_passes = 1; return 0;
     default: return usage_error(c->name, "internal error: option %d has no handler", ch);
     }
 }
@@ -305,6 +311,15 @@ static int parse_args(const command *c, int argc, char **argv, args *a, int *don
     return 0;
 }
 
+/* How long load_ir's parse took (ms; < 0: no text was parsed), for --time-passes. */
+static double parse_ms = -1;
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
 /* Reads and parses an IR file into a module of ctx; prints the error and returns NULL on failure. */
 static oxide_module *load_ir(oxide_context *ctx, const char *path) {
     char *text;
@@ -312,13 +327,31 @@ static oxide_module *load_ir(oxide_context *ctx, const char *path) {
     if (oxide_tool_read_file(path, &text, &len))
         return NULL;
     oxide_module *mod = NULL;
+    double t0 = now_ms();
     oxide_status st = oxide_module_parse(ctx, text, len, &mod);
+    parse_ms = now_ms() - t0;
     free(text);
     if (st) {
         oxide_tool_fail(st, "%s:%s", strcmp(path, "-") ? path : "<stdin>", oxide_last_error());
         return NULL;
     }
     return mod;
+}
+
+/* --time-passes: one line per stage of the last compile (a failed one too), then the total. */
+static void print_stage_times(oxide_module *mod) {
+    const char *name;
+    double ms, total = 0;
+    fputs("oxide: compile stages (ms, wall clock)\n", stderr);
+    if (parse_ms >= 0) {
+        fprintf(stderr, "  %-12s %9.3f\n", "parse", parse_ms);
+        total += parse_ms;
+    }
+    for (size_t i = 0; !oxide_module_get_compile_time(mod, i, &name, &ms); i++) {
+        fprintf(stderr, "  %-12s %9.3f\n", name, ms);
+        total += ms;
+    }
+    fprintf(stderr, "  %-12s %9.3f\n", "total", total);
 }
 
 /* Compiles mod and writes PTX (or LLVM IR) to a->output. */
@@ -338,6 +371,8 @@ static int compile_and_write(oxide_module *mod, const args *a) {
         return rc;
     }
     oxide_status st = oxide_module_compile(mod, o, &ptx, &len);
+    if (a->time_passes)
+        print_stage_times(mod);
     if (st)
         return oxide_tool_fail_last(st);
     if (a->emit_llvm) {

@@ -76,7 +76,7 @@ for cmd in compile verify manifest extract example doctor; do
 done
 "$OXIDE" compile --help >"$T/out"
 for opt in "-o, --output FILE" "--sm SM" "--ptx-version X.Y" "-O, --opt-level N" --fast-math --lineinfo --emit-llvm \
-    --emit-simt; do
+    --emit-simt --time-passes; do
     expect "$T/out" "$opt" "compile --help lists $opt"
 done
 "$OXIDE" verify --help >"$T/out"
@@ -123,6 +123,13 @@ run "-O 2" 0 "$OXIDE" compile "$T/vecadd.oxir" -O 2 && expect "$T/out" ".entry v
 run "--fast-math" 0 "$OXIDE" compile "$T/vecadd.oxir" --fast-math && expect "$T/out" ".entry vecadd"
 run "--lineinfo" 0 "$OXIDE" compile "$T/vecadd.oxir" --lineinfo && expect "$T/out" ".entry vecadd"
 run "--emit-llvm" 0 "$OXIDE" compile "$T/vecadd.oxir" --emit-llvm && expect "$T/out" "nvptx64-nvidia-cuda"
+run "--time-passes" 0 "$OXIDE" compile "$T/vecadd.oxir" --time-passes && cmp -s "$T/out" "$T/vecadd.ptx" ||
+    fail "--time-passes changed the PTX"
+for stage in parse verify lower passes codegen total; do
+    grep -qE "^  $stage +[0-9]+\.[0-9]{3}$" "$T/err" || fail "--time-passes shows no '$stage' line: $(cat "$T/err")"
+done
+run "example --time-passes" 0 "$OXIDE" example saxpy --time-passes && expect "$T/err" "  codegen"
+grep -q "  parse" "$T/err" && fail "example --time-passes shows a parse stage, but nothing was parsed"
 
 error "missing input file" OXIDE_ERROR_IO "$OXIDE" compile "$T/does_not_exist.oxir"
 usage "no input" "$OXIDE" compile

@@ -1,0 +1,147 @@
+/* NVPTX codegen: an optimised LLVM module to PTX text, as LLVMTargetMachineEmitToMemoryBuffer
+ * does it but without the codegen passes that do nothing for oxide's kernels, and through a pass
+ * manager kept with the target machine where that is safe (docs/pipeline.md, "Codegen"). The one
+ * C++ file of liboxide, because LLVM-C can neither leave a pass out of the codegen pipeline nor
+ * keep one. Callers see only the C functions of lib/codegen.h. */
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include <llvm/IR/GlobalVariable.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Pass.h>
+#include <llvm/PassInfo.h>
+#include <llvm/PassRegistry.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "codegen.h"
+
+using namespace llvm;
+
+namespace {
+
+/* Codegen passes left out, by their registered names. Each was measured to leave the PTX of every
+ * example kernel byte for byte the same (the 9 C examples and the 12 tile examples;
+ * docs/pipeline.md has the figures):
+ * - early-cse: NVPTX's codegen runs it three times (after straight-line strength reduction, after
+ *   n-ary reassociation, and after the generic IR passes to clean up loop strength reduction,
+ *   which oxide turns off); the IR pipeline's EarlyCSE and GVN ran just before, and instruction
+ *   selection and MachineCSE merge what is left. 7.7% of an sgemm compile's instructions.
+ * - consthoist, early-tailduplication, stack-slot-coloring: constants are immediates in PTX,
+ *   ptxas lays out the blocks, and kernels keep no stack slots after SROA.
+ * - the rest transform what oxide never emits or the legality check refuses: memcmp and libcall
+ *   expansion, vector math libraries, garbage collection, Objective-C, stack protection and
+ *   safe stacks, function entry instrumentation, XRay, sanitizer metadata, statepoints, and a
+ *   frame layout report; together 3.6% of a vecadd compile, mostly the pass manager's
+ *   scheduling of them and of the analyses they ask for. */
+const char *const left_out[] = {
+    "early-cse",
+    "consthoist",
+    "early-tailduplication",
+    "stack-slot-coloring",
+    "mergeicmps",
+    "expand-memcmp",
+    "partially-inline-libcalls",
+    "replace-with-veclib",
+    "gc-lowering",
+    "shadow-stack-gc-lowering",
+    "gc-analysis",
+    "objc-arc-contract",
+    "safe-stack",
+    "stack-protector",
+    "post-inline-ee-instrument",
+    "fentry-insert",
+    "xray-instrumentation",
+    "machine-sanmd",
+    "stack-frame-layout",
+    "fixup-statepoint-caller-saved",
+};
+
+bool is_left_out(const Pass *p) {
+    const PassInfo *pi = PassRegistry::getPassRegistry()->getPassInfo(p->getPassID());
+    if (!pi)
+        return false;
+    StringRef name = pi->getPassArgument();
+    for (const char *n : left_out)
+        if (name == n)
+            return true;
+    return false;
+}
+
+/* The pass manager TargetMachine::addPassesToEmitFile fills, minus the passes above. */
+struct FilteredPM : legacy::PassManager {
+    void add(Pass *p) override {
+        if (is_left_out(p)) {
+            delete p; /* addPassesToEmitFile hands over ownership, as the manager may delete too */
+            return;
+        }
+        legacy::PassManager::add(p);
+    }
+};
+
+} // namespace
+
+/* A pass manager with its output buffer (the printer holds the stream). */
+struct oxide_codegen {
+    FilteredPM pm;
+    SmallVector<char, 0> ptx;
+    raw_svector_ostream os{ptx};
+};
+
+namespace {
+
+oxide_codegen *make_codegen(TargetMachine *tm) {
+    oxide_codegen *cg = new (std::nothrow) oxide_codegen;
+    /* true means the target cannot emit assembly, which NVPTX always can */
+    if (cg && tm->addPassesToEmitFile(cg->pm, cg->os, nullptr, CodeGenFileType::AssemblyFile)) {
+        delete cg;
+        return nullptr;
+    }
+    return cg;
+}
+
+/* Building and scheduling codegen's ~110 passes is a fifth of a small kernel's compile, so one
+ * pass manager serves every module it safely can. Not a module with shared-memory globals: NVPTX's
+ * printer moves a shared variable that one kernel uses into that kernel, recording it in a map by
+ * the kernel's Function pointer that nothing clears, so a later module whose kernel lands at the
+ * same address gets the old module's variables printed into it (measured: the process ends in
+ * "Bad address space found while emitting PTX"). A manager that never sees such a module keeps
+ * that map empty. */
+bool reusable_for(const Module &m) {
+    for (const GlobalVariable &g : m.globals())
+        if (g.getAddressSpace() == 3)
+            return false;
+    return true;
+}
+
+} // namespace
+
+extern "C" char *oxide__codegen(LLVMTargetMachineRef tmr, oxide_codegen **kept, LLVMModuleRef mr, size_t *len) {
+    TargetMachine *tm = reinterpret_cast<TargetMachine *>(tmr);
+    Module *m = reinterpret_cast<Module *>(mr);
+    oxide_codegen *own = nullptr, *cg;
+    if (reusable_for(*m)) {
+        if (!*kept)
+            *kept = make_codegen(tm);
+        cg = *kept;
+    } else {
+        cg = own = make_codegen(tm);
+    }
+    if (!cg)
+        return nullptr;
+    m->setDataLayout(tm->createDataLayout());
+    cg->ptx.clear();
+    cg->pm.run(*m);
+    char *out = static_cast<char *>(malloc(cg->ptx.size() + 1));
+    if (out) {
+        memcpy(out, cg->ptx.data(), cg->ptx.size());
+        out[cg->ptx.size()] = 0;
+        *len = cg->ptx.size();
+    }
+    delete own;
+    return out;
+}
+
+extern "C" void oxide__codegen_destroy(oxide_codegen *cg) { delete cg; }
