@@ -6,12 +6,20 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bitcode_check.h"
 
 enum { END_BLOCK = 0, ENTER_SUBBLOCK = 1, DEFINE_ABBREV = 2, UNABBREV_RECORD = 3, FIRST_ABBREV = 4 };
 enum { OP_LIT = 0, OP_FIXED = 1, OP_VBR = 2, OP_ARRAY = 3, OP_CHAR6 = 4, OP_BLOB = 5 };
-enum { BLOCKINFO_BLOCK = 0, PARAMATTR_GROUP_BLOCK = 10, FUNCTION_BLOCK = 12, METADATA_BLOCK = 15, TYPE_BLOCK = 17 };
+enum {
+    BLOCKINFO_BLOCK = 0,
+    MODULE_BLOCK = 8,
+    PARAMATTR_GROUP_BLOCK = 10,
+    FUNCTION_BLOCK = 12,
+    METADATA_BLOCK = 15,
+    TYPE_BLOCK = 17
+};
 enum { SETBID = 1, NUMENTRY = 1, DECLAREBLOCKS = 1, ATTR_GROUP_ENTRY = 3, METADATA_STRINGS = 35 };
 /* An attribute group's index: the return value (0), a parameter (1 + its number) or the
  * function (~0u); LLVM sizes an array by it. */
@@ -19,6 +27,7 @@ enum { MAX_ATTR_INDEX = 1 << 16 };
 
 /* Real bitcode nests 4 deep and defines a few dozen abbreviations of under 20 operands; these
  * limits only bound what a crafted stream can make the check (and LLVM) hold. */
+enum { MD_KEPT_OPS = 24 }; /* a metadata record's operands kept for the layouts its size decides */
 enum { MAX_DEPTH = 32, MAX_WIDTH = 32, MAX_ABBREV_OPS = 256, MAX_POOL_OPS = 1 << 20, MAX_LIVE_ABBREVS = 1 << 16 };
 
 typedef struct bc_op {
@@ -43,6 +52,9 @@ typedef struct bc_frame {
     uint32_t block_id;
     uint32_t cur_base, local_mark;
     uint64_t records, declared; /* records seen; entries a count record asked for */
+    /* a METADATA block: the metadata it defines, the highest number its records name (plus one,
+     * 0: none) and the byte of the record that names it */
+    uint64_t md_defined, md_named, md_named_at;
 } bc_frame;
 
 typedef struct bc {
@@ -61,6 +73,9 @@ typedef struct bc {
     int depth;
     bool seen_blockinfo;
     int64_t setbid;
+    uint64_t module_mds; /* metadata the module-level METADATA blocks defined so far */
+    /* the metadata record being read: its code, first operands and first byte */
+    uint64_t rec_code, rec_ops[MD_KEPT_OPS], rec_at;
 } bc;
 
 static bool fail(bc *s, const char *fmt, ...) {
@@ -223,6 +238,169 @@ static void define_abbrev(bc *s, bool in_blockinfo) {
     s->info[s->ninfo++] = (bc_info){(uint32_t)s->setbid, ref};
 }
 
+/* ======================================================================================
+ * Metadata numbering
+ *
+ * Metadata are numbered in the order their records define them (a strings record defines its
+ * count), and records name other metadata by number, earlier or later in the block. At the
+ * block's end LLVM resolves each later one it was asked for; one never defined sends it through
+ * its lazy-loading index, which a plain read does not have (a read past an empty vector: the
+ * crash of mutated rustc units in MetadataLoader::lazyLoadOneMetadata). So every number a
+ * record names must be below the count at the block's end: the module's metadata blocks count
+ * together, a function's block adds its own to the module's.
+ * ====================================================================================== */
+
+enum { MD_STRINGS = 35, MD_NAMED_NODE = 10, MD_ARG_LIST = 46, MD_GLOBAL_DECL_ATTACHMENT = 36 };
+enum { NOT_A_REF = 0, REF = 1, REF_OR_NULL = 2 }; /* REF_OR_NULL: 0 is null, n names n - 1 */
+
+#define B(i) (1ull << (i))
+/* The operands LLVM 22's reader reads as a metadata number (getMDOrNull and kin) in every version
+ * of the record it accepts; a position whose meaning depends on the record's version or size is
+ * left out unless the operands before it decide it. Indexed by record code. */
+static const uint64_t md_ref_operands[50] = {
+    [12] = ~(B(0) | B(1) | B(2)),                               /* GENERIC_DEBUG */
+    [14] = B(2),                                                /* ENUMERATOR */
+    [15] = B(2),                                                /* BASIC_TYPE */
+    [16] = B(1) | B(2) | B(5),                                  /* FILE */
+    [17] = B(2) | B(3) | B(5) | B(6) | B(11) | B(13),           /* DERIVED_TYPE */
+    [18] = B(2) | B(3) | B(5) | B(6) | B(11) | (B(22) - B(13)), /* COMPOSITE_TYPE */
+    [19] = B(2),                                                /* SUBROUTINE_TYPE */
+    [20] = B(2) | B(3) | B(5) | B(7) | B(9) | B(10) | B(11) | B(12) | B(13) | B(15) | B(20) | B(21), /* CU */
+    [22] = B(1) | B(2),                                                                              /* LEXICAL_BLOCK */
+    [23] = B(1) | B(2),                              /* LEXICAL_BLOCK_FILE */
+    [24] = B(1),                                     /* NAMESPACE */
+    [25] = B(1) | B(2) | B(3),                       /* TEMPLATE_TYPE */
+    [26] = B(2) | B(3) | B(4) | B(5),                /* TEMPLATE_VALUE */
+    [27] = B(1) | B(2) | B(3) | B(4) | B(6) | B(10), /* GLOBAL_VAR */
+    [31] = B(2) | B(3) | B(5) | B(6) | B(7),         /* IMPORTED_ENTITY */
+    [33] = B(3) | B(4),                              /* MACRO */
+    [34] = B(3) | B(4),                              /* MACRO_FILE */
+    [37] = B(1) | B(2),                              /* GLOBAL_VAR_EXPR */
+    [40] = B(1) | B(2) | B(3),                       /* LABEL */
+    [41] = B(2) | B(3) | B(4),                       /* STRING_TYPE */
+    [44] = B(1) | B(2) | B(3) | B(4),                /* COMMON_BLOCK */
+    [45] = B(1) | B(2) | B(3) | B(4),                /* GENERIC_SUBRANGE */
+};
+
+/* How operand i of the record being read names a metadata node. */
+static int md_ref_kind(const bc *s, uint64_t i) {
+    uint64_t code = s->rec_code, op0 = s->rec_ops[0];
+    switch (code) {
+    case 3: /* NODE */
+    case 5: /* DISTINCT_NODE */ return REF_OR_NULL;
+    case MD_NAMED_NODE:
+    case MD_ARG_LIST: return REF;
+    case MD_GLOBAL_DECL_ATTACHMENT: return i >= 2 && i % 2 == 0 ? REF : NOT_A_REF; /* [value, n x [kind, node]] */
+    case 7: /* LOCATION: [distinct, line, column, scope, inlined-at] */
+        return i == 3 ? REF : i == 4 ? REF_OR_NULL : NOT_A_REF;
+    case 13: /* SUBRANGE: its version decides */
+        return (op0 >> 1 == 1 && i == 1) || (op0 >> 1 == 2 && i >= 1 && i <= 4) ? REF_OR_NULL : NOT_A_REF;
+    case 16: /* FILE: the checksum (4) only with a checksum kind (3) */
+        if (i == 4)
+            return s->rec_ops[3] ? REF_OR_NULL : NOT_A_REF;
+        break;
+    case 21: /* SUBPROGRAM: the layout with DISPFlags (since LLVM 8) */
+        return op0 & 4 && i < 20 &&
+                       (B(i) & (B(1) | B(2) | B(3) | B(4) | B(6) | B(8) | (B(16) - B(12)) | (B(20) - B(17))))
+                   ? REF_OR_NULL
+                   : NOT_A_REF;
+    case 27: /* GLOBAL_VAR: version 2 adds the expression-free layout's 9 and annotations 12 */
+        if (op0 >> 1 == 2 && (i == 9 || i == 12))
+            return REF_OR_NULL;
+        break;
+    case 28: /* LOCAL_VAR: the layout with alignment (no tag) */
+        return op0 & 2 && i < 10 && (B(i) & (B(1) | B(2) | B(3) | B(5) | B(9))) ? REF_OR_NULL : NOT_A_REF;
+    default: break;
+    }
+    return code < 50 && i < 64 && (md_ref_operands[code] & B(i)) ? REF_OR_NULL : NOT_A_REF;
+}
+#undef B
+
+/* Whether a record of this code defines a metadata number (what the reader's parseOneMetadata
+ * assigns; unknown codes it ignores). */
+static bool md_defines(uint64_t code) {
+    return code == 1 || code == 2 || code == 3 || code == 5 || code == 7 || code == 8 || code == 9 ||
+           (code >= 12 && code <= 34) || code == 37 || code == 40 || code == 41 || (code >= 44 && code <= 49);
+}
+
+static void md_record_begin(bc *s, uint64_t code) {
+    s->rec_code = code;
+    memset(s->rec_ops, 0, sizeof s->rec_ops);
+}
+
+static void md_name(bc *s, bc_frame *f, int kind, uint64_t v) {
+    uint64_t named = kind == REF ? v + 1 : kind == REF_OR_NULL ? v : 0; /* the number plus one */
+    if (named > f->md_named) {
+        f->md_named = named;
+        f->md_named_at = s->rec_at;
+    }
+}
+
+static void md_operand(bc *s, bc_frame *f, uint64_t i, uint64_t v) {
+    if (i < MD_KEPT_OPS)
+        s->rec_ops[i] = v;
+    md_name(s, f, md_ref_kind(s, i), v);
+}
+
+/* The references of the older layouts, which the record's operand count tells apart. */
+static void md_sized_refs(bc *s, bc_frame *f, uint64_t n) {
+    const uint64_t *op = s->rec_ops;
+    static const uint8_t old_subprogram[] = {1, 2, 3, 4, 6, 10};
+    switch (s->rec_code) {
+    case 24: /* NAMESPACE: [distinct, scope, name] or [distinct, scope, file, name, line] */
+        if (n == 3 || n == 5)
+            md_name(s, f, REF_OR_NULL, op[n == 3 ? 2 : 3]);
+        break;
+    case 28: /* LOCAL_VAR without alignment: a tag first when it has more than 8 operands */
+        if (!(op[0] & 2) && n >= 8 && n < MD_KEPT_OPS)
+            for (unsigned t = n > 8, k = 1; k <= 5; k++)
+                if (k != 4)
+                    md_name(s, f, REF_OR_NULL, op[k + t]);
+        break;
+    case 21: /* SUBPROGRAM before DISPFlags */
+        if (!(op[0] & 4) && n >= 18 && n < MD_KEPT_OPS) {
+            unsigned b = 2 + (n >= 19);
+            for (size_t k = 0; k < sizeof old_subprogram; k++)
+                md_name(s, f, REF_OR_NULL, op[old_subprogram[k]]);
+            for (unsigned k = 12; k <= 15; k++)
+                md_name(s, f, REF_OR_NULL, op[k + b]);
+            if (n >= 21)
+                md_name(s, f, REF_OR_NULL, op[17 + b]);
+        }
+        break;
+    case 41: /* STRING_TYPE: the location expression only in the 9-operand form */
+        if (n == 9)
+            md_name(s, f, REF_OR_NULL, op[5]);
+        break;
+    case 32: /* MODULE: [distinct, (file,) scope, name, macros, include path, (sysroot,) ...] */
+        if (n >= 5 && n <= 9)
+            for (unsigned k = 1, last = n >= 8 ? 6 : 5; k <= last; k++)
+                md_name(s, f, REF_OR_NULL, op[k]);
+        break;
+    default: break;
+    }
+}
+
+static void md_record_end(bc *s, bc_frame *f, uint64_t nops) {
+    md_sized_refs(s, f, nops);
+    if (s->rec_code == MD_STRINGS && nops >= 1)
+        f->md_defined += s->rec_ops[0];
+    else if (md_defines(s->rec_code))
+        f->md_defined++;
+}
+
+/* At a METADATA block's end: every number named must have been defined. */
+static void md_block_end(bc *s, bc_frame *f) {
+    bool module_level = s->depth >= 2 && s->frames[s->depth - 2].block_id == MODULE_BLOCK;
+    if (module_level)
+        s->module_mds += f->md_defined;
+    uint64_t defined = module_level ? s->module_mds : s->module_mds + f->md_defined;
+    if (f->md_named > defined)
+        fail(s, "a metadata record at byte %llu names metadata %llu, but only %llu are defined",
+             (unsigned long long)(s->base + f->md_named_at), (unsigned long long)(f->md_named - 1),
+             (unsigned long long)defined);
+}
+
 /* What LLVM sizes from a record's values must be backed by records that follow. */
 static void check_record(bc *s, bc_frame *f, uint64_t code, uint64_t nvals, const uint64_t *v, int64_t blob) {
     f->records++;
@@ -250,11 +428,18 @@ static void unabbrev_record(bc *s, bc_frame *f) {
         fail(s, "a record of %llu operands, more than the block holds", (unsigned long long)n);
         return;
     }
+    bool md = f->block_id == METADATA_BLOCK;
+    if (md)
+        md_record_begin(s, code);
     for (uint64_t i = 0; i < n && !s->bad; i++) {
         uint64_t x = vbr(s, 6, 64);
         if (i < 2)
             v[i] = x;
+        if (md)
+            md_operand(s, f, i, x);
     }
+    if (!s->bad && md)
+        md_record_end(s, f, n);
     if (!s->bad)
         check_record(s, f, code, n, v, -1);
 }
@@ -268,6 +453,17 @@ static uint64_t field(bc *s, const bc_op *o) {
     }
 }
 
+/* One value of an abbreviated record: the first is its code, the rest its operands. */
+static void abbrev_value(bc *s, bc_frame *f, bool md, uint64_t x, uint64_t *vals, uint64_t *nvals) {
+    if (*nvals < 3)
+        vals[*nvals] = x;
+    if (md && *nvals == 0)
+        md_record_begin(s, x);
+    else if (md)
+        md_operand(s, f, *nvals - 1, x);
+    (*nvals)++;
+}
+
 static void abbrev_record(bc *s, bc_frame *f, uint64_t id) {
     uint64_t idx = id - FIRST_ABBREV;
     if (idx >= s->ncur - f->cur_base) {
@@ -278,6 +474,7 @@ static void abbrev_record(bc *s, bc_frame *f, uint64_t id) {
     const bc_op *ops = abbrev_ops(s, s->cur[f->cur_base + idx], &n);
     uint64_t vals[3] = {0, 0, 0}, nvals = 0; /* the code and the first two operands */
     int64_t blob = -1;
+    bool md = f->block_id == METADATA_BLOCK;
     for (uint32_t i = 0; i < n && !s->bad; i++) {
         const bc_op *o = &ops[i];
         if (o->kind == OP_ARRAY) {
@@ -287,12 +484,8 @@ static void abbrev_record(bc *s, bc_frame *f, uint64_t id) {
                 fail(s, "an array of %llu elements, more than the block holds", (unsigned long long)len);
                 return;
             }
-            for (uint64_t k = 0; k < len && !s->bad; k++) {
-                uint64_t x = field(s, e);
-                if (nvals < 3)
-                    vals[nvals] = x;
-                nvals++;
-            }
+            for (uint64_t k = 0; k < len && !s->bad; k++)
+                abbrev_value(s, f, md, field(s, e), vals, &nvals);
         } else if (o->kind == OP_BLOB) {
             uint64_t len = vbr(s, 6, 32);
             align32(s);
@@ -305,11 +498,12 @@ static void abbrev_record(bc *s, bc_frame *f, uint64_t id) {
             blob = (int64_t)len;
         } else {
             uint64_t x = field(s, o);
-            if (nvals < 3)
-                vals[nvals] = x;
-            nvals++;
+            if (!s->bad)
+                abbrev_value(s, f, md, x, vals, &nvals);
         }
     }
+    if (!s->bad && md)
+        md_record_end(s, f, nvals ? nvals - 1 : 0);
     if (!s->bad)
         check_record(s, f, vals[0], nvals ? nvals - 1 : 0, vals + 1, blob);
 }
@@ -367,6 +561,11 @@ static void end_block(bc *s) {
              (unsigned long long)f->records);
         return;
     }
+    if (f->block_id == METADATA_BLOCK) {
+        md_block_end(s, f);
+        if (s->bad)
+            return;
+    }
     s->ncur = f->cur_base;
     s->pool[0].n = f->local_mark;
     s->depth--;
@@ -378,6 +577,7 @@ static bool walk(bc *s) {
         if (s->depth == 0 && s->pos == s->nbits)
             return true;
         bc_frame *f = s->depth ? &s->frames[s->depth - 1] : NULL;
+        s->rec_at = s->pos / 8;
         uint64_t id = bits(s, f ? f->width : 2);
         if (s->bad)
             break;

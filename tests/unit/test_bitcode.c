@@ -7,15 +7,23 @@
  *                                       (512 MiB, 10 s each), printing the number of each whose
  *                                       child crashed or ran out of time
  *   test_bitcode --one I                mutant I alone, in process (to reproduce a report)
+ *   test_bitcode --plain-forked N [FIRST]  N mutants through the plain import, each in a child
+ *                                       (1 GiB, 10 s), printing each that ended its process
+ *   test_bitcode --write I PATH         mutant I written to PATH
+ *   test_bitcode --unit PATH MODE ...   any of the above on another unit (a release build's)
  *
  * The input is a real rustc unit (tests/unit/bitcode/unit.rs, built with debug info). Mutant I
  * is a pure function of I: bit flips, bytes and words set to boundary values, words deleted,
  * runs duplicated or copied from elsewhere in the unit (record and block boundaries move). An
  * accepted mutant is compiled too, which parses, verifies and links it. */
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -157,6 +165,59 @@ static tally mutants(uint64_t first, uint64_t count_, bool isolated) {
     return t;
 }
 
+/* The plain import of one input in a child under 512 MiB and 10 s of CPU: 0 when it returned a
+ * status, else the signal (or 256 + exit status) that ended it. */
+static int plain_import_forked(const uint8_t *b, size_t n) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct rlimit as = {1u << 30, 1u << 30}, cpu = {10, 11}, core = {0, 0};
+        setrlimit(RLIMIT_AS, &as);
+        setrlimit(RLIMIT_CPU, &cpu);
+        setrlimit(RLIMIT_CORE, &core);
+        oxide_module *m;
+        if (oxide_module_create(ctx, "fuzz", &m))
+            _exit(3);
+        oxide_status st = oxide_module_import_bitcode(m, b, n, "mutant");
+        _exit(st != OXIDE_OK && !oxide_last_error()[0] ? 4 : 0);
+    }
+    int ws = 0;
+    if (pid < 0 || waitpid(pid, &ws, 0) < 0)
+        return 255;
+    return WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws) ? 256 + WEXITSTATUS(ws) : 0;
+}
+
+/* N mutants through the plain import, each in a child: the number of those that ended it. */
+static long mutants_forked(uint64_t first, uint64_t n) {
+    uint8_t *buf = malloc(unit_len + 64);
+    long ended = 0;
+    double t0 = now();
+    for (uint64_t i = first; buf && i < first + n; i++) {
+        int why = plain_import_forked(buf, mutant(i, buf));
+        if (why) {
+            ended++;
+            printf("mutant %llu: the plain import ended its process (%s %d)\n", (unsigned long long)i,
+                   why > 255 ? "exit status" : "signal", why > 255 ? why - 256 : why);
+        }
+    }
+    printf("plain import, one child each: %llu mutants in %.1f s, %ld ended their process\n", (unsigned long long)n,
+           now() - t0, ended);
+    free(buf);
+    return ended;
+}
+
+/* Mutant I written to a file, to keep as a regression input. */
+static int write_mutant(uint64_t i, const char *path) {
+    uint8_t *buf = malloc(unit_len + 64);
+    FILE *f = buf ? fopen(path, "wb") : NULL;
+    size_t n = f ? mutant(i, buf) : 0;
+    int bad = !f || fwrite(buf, 1, n, f) != n;
+    if (f)
+        bad |= fclose(f) != 0;
+    free(buf);
+    return bad;
+}
+
 /* The 16 bytes that made LLVM print "error:" and exit(1) through a context without a handler. */
 static void test_regression(void) {
     static const uint8_t b[] = {0x42, 0x43, 0xc0, 0xde, 0x35, 0x14, 0x00, 0x00,
@@ -173,6 +234,46 @@ static void test_regression(void) {
     st = oxide_module_import_bitcode(m, junk, sizeof junk - 1, "junk.bc");
     CHECK(st == OXIDE_ERROR_PARSE, "magic then text: %s", oxide_status_name(st));
     oxide_module_destroy(m);
+}
+
+/* A number that no metadata record defines: LLVM's plain read resolves it through a lazy-loading
+ * index it does not have and crashes (MetadataLoader::lazyLoadOneMetadata). The check refuses
+ * it. release_mdref.bc is a release build's unit (examples/rust cluster) with one metadata node's
+ * operands overwritten; the mutants of unit.bc are the debug-info kind (scopes, types). */
+static void refused_with_message(const uint8_t *b, size_t n, const char *what) {
+    int why = plain_import_forked(b, n);
+    CHECK(why == 0, "%s: the plain import ended its process (%d)", what, why);
+    if (why)
+        return; /* in process it would end this test */
+    oxide_module *m;
+    if (oxide_module_create(ctx, "mdref", &m))
+        return;
+    oxide_status st = oxide_module_import_bitcode(m, b, n, what);
+    CHECK(st == OXIDE_ERROR_PARSE && strstr(oxide_last_error(), "names metadata") && strstr(oxide_last_error(), what),
+          "%s: %s: %s", what, oxide_status_name(st), oxide_last_error());
+    st = oxide_module_import_bitcode_isolated(m, b, n, what, 512u << 20, 10);
+    CHECK(st == OXIDE_ERROR_PARSE && strstr(oxide_last_error(), "names metadata"), "%s, isolated: %s: %s", what,
+          oxide_status_name(st), oxide_last_error());
+    oxide_module_destroy(m);
+}
+
+static void test_metadata_refs(void) {
+    char path[4096];
+    size_t n;
+    snprintf(path, sizeof path, "%s/unit/bitcode/release_mdref.bc", OXIDE_TEST_DATA);
+    uint8_t *b = (uint8_t *)check_read_file(path, &n);
+    CHECK(b != NULL, "read %s", path);
+    if (b)
+        refused_with_message(b, n, "release_mdref.bc");
+    free(b);
+    static const uint64_t crashed[] = {1100, 1331, 3153, 3720, 4012, 4545, 4977, 5734};
+    uint8_t *buf = malloc(unit_len + 64);
+    for (size_t i = 0; buf && i < sizeof crashed / sizeof *crashed; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "mutant %llu", (unsigned long long)crashed[i]);
+        refused_with_message(buf, mutant(crashed[i], buf), what);
+    }
+    free(buf);
 }
 
 static void test_real_unit(void) {
@@ -202,9 +303,15 @@ static void test_truncations(void) {
 int main(int argc, char **argv) {
     char path[4096];
     snprintf(path, sizeof path, "%s/unit/bitcode/unit.bc", OXIDE_TEST_DATA);
-    unit = (uint8_t *)check_read_file(path, &unit_len);
+    const char *unit_path = path;
+    if (argc >= 3 && !strcmp(argv[1], "--unit")) { /* mutate another unit (a release build's) */
+        unit_path = argv[2];
+        argc -= 2;
+        argv += 2;
+    }
+    unit = (uint8_t *)check_read_file(unit_path, &unit_len);
     if (!unit || unit_len < 64 || oxide_context_create(&ctx)) {
-        printf("cannot read %s\n", path);
+        printf("cannot read %s\n", unit_path);
         return 1;
     }
     if (argc >= 3 && (!strcmp(argv[1], "--in-process") || !strcmp(argv[1], "--isolated"))) {
@@ -212,6 +319,11 @@ int main(int argc, char **argv) {
         uint64_t n = strtoull(argv[2], NULL, 0);
         tally t = mutants(argc > 3 ? strtoull(argv[3], NULL, 0) : 0, n, isolated);
         CHECK(t.inputs == (long)n && t.other == 0, "every mutant got a status");
+    } else if (argc >= 3 && !strcmp(argv[1], "--plain-forked")) {
+        long ended = mutants_forked(argc > 3 ? strtoull(argv[3], NULL, 0) : 0, strtoull(argv[2], NULL, 0));
+        CHECK(ended == 0, "no mutant ended the plain import's process");
+    } else if (argc == 4 && !strcmp(argv[1], "--write")) {
+        CHECK(!write_mutant(strtoull(argv[2], NULL, 0), argv[3]), "mutant written to %s", argv[3]);
     } else if (argc == 3 && !strcmp(argv[1], "--one")) {
         uint8_t *buf = malloc(unit_len + 64);
         tally t = {0};
@@ -220,6 +332,7 @@ int main(int argc, char **argv) {
         free(buf);
     } else {
         test_regression();
+        test_metadata_refs();
         test_real_unit();
         test_truncations();
         tally t = mutants(0, 1500, true);
