@@ -16,6 +16,7 @@ enum {
     BLOCKINFO_BLOCK = 0,
     MODULE_BLOCK = 8,
     PARAMATTR_GROUP_BLOCK = 10,
+    CONSTANTS_BLOCK = 11,
     FUNCTION_BLOCK = 12,
     METADATA_BLOCK = 15,
     TYPE_BLOCK = 17
@@ -76,6 +77,14 @@ typedef struct bc {
     uint64_t module_mds; /* metadata the module-level METADATA blocks defined so far */
     /* the metadata record being read: its code, first operands and first byte */
     uint64_t rec_code, rec_ops[MD_KEPT_OPS], rec_at;
+    /* the module's values so far (globals, functions, aliases, its constants), and the constants
+     * of the module-level CONSTANTS block being read: for each, where its operands start in
+     * cst_ops (numbers relative to the block's first constant) */
+    uint64_t module_values, cst_base;
+    uint32_t *cst_first, ncst, capcst;
+    uint32_t *cst_ops, ncstops, capcstops;
+    uint64_t *rec_all; /* the operands of the constants record being read */
+    uint32_t nrec_all, caprec_all;
 } bc;
 
 static bool fail(bc *s, const char *fmt, ...) {
@@ -401,9 +410,138 @@ static void md_block_end(bc *s, bc_frame *f) {
              (unsigned long long)defined);
 }
 
+/* ======================================================================================
+ * Module constants
+ *
+ * LLVM 22's reader keeps a constant expression or aggregate as its operands' numbers and builds
+ * it when a global's initializer needs it, with a worklist that pushes each operand not yet built.
+ * Constants that are operands of each other (A's operand is A, or A -> B -> A) keep it pushing
+ * until memory runs out ("LLVM ERROR: out of memory", one mutated release unit; unbounded without
+ * a limit). rustc never writes such a cycle; the check refuses one in the module's constants.
+ * (A function's constants are numbered after its arguments, which only the types tell; they are
+ * not checked here: a plain import does not read function bodies.)
+ * ====================================================================================== */
+
+enum { MAX_CONSTANT_OPS = 1 << 24 };
+
+static bool cst_block(const bc *s, const bc_frame *f) {
+    return f->block_id == CONSTANTS_BLOCK && s->depth >= 2 && s->frames[s->depth - 2].block_id == MODULE_BLOCK;
+}
+
+static void cst_record_begin(bc *s, uint64_t code) {
+    s->rec_code = code;
+    s->nrec_all = 0;
+}
+
+static void cst_operand(bc *s, uint64_t v) {
+    if (!grow((void **)&s->rec_all, &s->caprec_all, s->nrec_all + 1, sizeof *s->rec_all, MAX_CONSTANT_OPS)) {
+        fail(s, "a constant of more than %d operands", MAX_CONSTANT_OPS);
+        return;
+    }
+    s->rec_all[s->nrec_all++] = v;
+}
+
+static void cst_edge(bc *s, uint64_t value) {
+    if (value < s->cst_base || value - s->cst_base >= UINT32_MAX)
+        return; /* a global, or no constant of this block */
+    if (!grow((void **)&s->cst_ops, &s->capcstops, s->ncstops + 1, sizeof *s->cst_ops, MAX_CONSTANT_OPS)) {
+        fail(s, "more than %d constant operands", MAX_CONSTANT_OPS);
+        return;
+    }
+    s->cst_ops[s->ncstops++] = (uint32_t)(value - s->cst_base);
+}
+
+/* The operands of a constants record that are value numbers, as LLVM 22's parseConstants reads
+ * them: every operand of an aggregate, the (type, value) pairs' values of a GEP, the fixed
+ * positions of the other expressions. */
+static void cst_record_end(bc *s) {
+    uint64_t code = s->rec_code, n = s->nrec_all;
+    const uint64_t *op = s->rec_all;
+    if (code == 1) /* SETTYPE defines no value */
+        return;
+    s->module_values++;
+    if (!grow((void **)&s->cst_first, &s->capcst, s->ncst + 1, sizeof *s->cst_first, MAX_CONSTANT_OPS)) {
+        fail(s, "more than %d constants", MAX_CONSTANT_OPS);
+        return;
+    }
+    s->cst_first[s->ncst++] = s->ncstops;
+    uint64_t from = 0, step = 1, at[4];
+    size_t nat = 0;
+    switch (code) {
+    case 7: from = 0; break;                      /* AGGREGATE [n x value] */
+    case 12:                                      /* GEP_OLD */
+    case 20: from = (n % 2) + 1, step = 2; break; /* INBOUNDS_GEP [(type,) n x [type, value]] */
+    case 32: from = 3, step = 2; break;           /* GEP [type, flags, n x [type, value]] */
+    case 10:
+        at[nat++] = 1, at[nat++] = 2;
+        from = n;
+        break;                                                           /* BINOP [opcode, lhs, rhs, flags] */
+    case 11: at[nat++] = 2, from = n; break;                             /* CAST [opcode, type, value] */
+    case 25: at[nat++] = 1, from = n; break;                             /* UNOP [opcode, value] */
+    case 13:                                                             /* SELECT */
+    case 16: from = 0; break;                                            /* SHUFFLEVEC: three values */
+    case 14: at[nat++] = 1, at[nat++] = n == 4 ? 3 : 2, from = n; break; /* EXTRACTELT */
+    case 15: at[nat++] = 0, at[nat++] = 1, at[nat++] = n == 4 ? 3 : 2, from = n; break; /* INSERTELT */
+    case 17: at[nat++] = 1, at[nat++] = 2, from = n; break; /* CMP [type, lhs, rhs, predicate] */
+    case 19: from = 1; break;                               /* SHUFVEC_EX [type, 3 x value] */
+    case 21:                                                /* BLOCKADDRESS [fnty, fn, bb] */
+    case 27:                                                /* DSO_LOCAL_EQUIVALENT [type, gv] */
+    case 29: at[nat++] = 1, from = n; break;                /* NO_CFI [type, fn] */
+    case 33:                                                /* PTRAUTH [ptr, key, disc, addrdisc] */
+    case 34: from = 0; break;                               /* PTRAUTH2 [..., deactivation symbol] */
+    default: from = n; break;                               /* leaves: no operand is a value */
+    }
+    for (size_t k = 0; k < nat; k++)
+        if (at[k] < n)
+            cst_edge(s, op[at[k]]);
+    if (code == 13 || code == 16)
+        n = n < 3 ? n : 3;
+    for (uint64_t i = from; i < n && !s->bad; i += step)
+        cst_edge(s, op[i]);
+}
+
+/* At the block's end: a depth-first walk over the constants, refusing one found on its own path. */
+static void cst_block_end(bc *s) {
+    uint32_t n = s->ncst;
+    uint8_t *color = calloc(n ? n : 1, 1); /* 0 unseen, 1 on the path, 2 done */
+    uint32_t *stack = malloc((n ? n : 1) * sizeof *stack), *next = malloc((n ? n : 1) * sizeof *next);
+    if (!color || !stack || !next)
+        fail(s, "no memory to check %u constants", n);
+    for (uint32_t root = 0; root < n && !s->bad; root++) {
+        if (color[root])
+            continue;
+        uint32_t depth = 0;
+        stack[depth++] = root, next[root] = s->cst_first[root], color[root] = 1;
+        while (depth && !s->bad) {
+            uint32_t c = stack[depth - 1], end = c + 1 < n ? s->cst_first[c + 1] : s->ncstops;
+            if (next[c] == end) {
+                color[c] = 2;
+                depth--;
+                continue;
+            }
+            uint32_t t = s->cst_ops[next[c]++];
+            if (t >= n || color[t] == 2)
+                continue;
+            if (color[t] == 1)
+                fail(s,
+                     "constant %llu is its own operand, through %u others (LLVM's reader would build it without "
+                     "end)",
+                     (unsigned long long)(s->cst_base + t), depth - 1);
+            else
+                stack[depth++] = t, next[t] = s->cst_first[t], color[t] = 1;
+        }
+    }
+    free(color);
+    free(stack);
+    free(next);
+    s->ncst = s->ncstops = 0;
+}
+
 /* What LLVM sizes from a record's values must be backed by records that follow. */
 static void check_record(bc *s, bc_frame *f, uint64_t code, uint64_t nvals, const uint64_t *v, int64_t blob) {
     f->records++;
+    if (f->block_id == MODULE_BLOCK && (code == 7 || code == 8 || code == 9 || code == 14 || code == 18))
+        s->module_values++; /* GLOBALVAR, FUNCTION, ALIAS_OLD, ALIAS, IFUNC */
     if (f->block_id == BLOCKINFO_BLOCK && code == SETBID && nvals >= 1) {
         if (v[0] > UINT32_MAX)
             fail(s, "SETBID %llu", (unsigned long long)v[0]);
@@ -428,18 +566,24 @@ static void unabbrev_record(bc *s, bc_frame *f) {
         fail(s, "a record of %llu operands, more than the block holds", (unsigned long long)n);
         return;
     }
-    bool md = f->block_id == METADATA_BLOCK;
+    bool md = f->block_id == METADATA_BLOCK, cst = cst_block(s, f);
     if (md)
         md_record_begin(s, code);
+    if (cst)
+        cst_record_begin(s, code);
     for (uint64_t i = 0; i < n && !s->bad; i++) {
         uint64_t x = vbr(s, 6, 64);
         if (i < 2)
             v[i] = x;
         if (md)
             md_operand(s, f, i, x);
+        if (cst && !s->bad)
+            cst_operand(s, x);
     }
     if (!s->bad && md)
         md_record_end(s, f, n);
+    if (!s->bad && cst)
+        cst_record_end(s);
     if (!s->bad)
         check_record(s, f, code, n, v, -1);
 }
@@ -454,13 +598,17 @@ static uint64_t field(bc *s, const bc_op *o) {
 }
 
 /* One value of an abbreviated record: the first is its code, the rest its operands. */
-static void abbrev_value(bc *s, bc_frame *f, bool md, uint64_t x, uint64_t *vals, uint64_t *nvals) {
+static void abbrev_value(bc *s, bc_frame *f, bool md, bool cst, uint64_t x, uint64_t *vals, uint64_t *nvals) {
     if (*nvals < 3)
         vals[*nvals] = x;
     if (md && *nvals == 0)
         md_record_begin(s, x);
     else if (md)
         md_operand(s, f, *nvals - 1, x);
+    if (cst && *nvals == 0)
+        cst_record_begin(s, x);
+    else if (cst)
+        cst_operand(s, x);
     (*nvals)++;
 }
 
@@ -474,7 +622,7 @@ static void abbrev_record(bc *s, bc_frame *f, uint64_t id) {
     const bc_op *ops = abbrev_ops(s, s->cur[f->cur_base + idx], &n);
     uint64_t vals[3] = {0, 0, 0}, nvals = 0; /* the code and the first two operands */
     int64_t blob = -1;
-    bool md = f->block_id == METADATA_BLOCK;
+    bool md = f->block_id == METADATA_BLOCK, cst = cst_block(s, f);
     for (uint32_t i = 0; i < n && !s->bad; i++) {
         const bc_op *o = &ops[i];
         if (o->kind == OP_ARRAY) {
@@ -485,7 +633,7 @@ static void abbrev_record(bc *s, bc_frame *f, uint64_t id) {
                 return;
             }
             for (uint64_t k = 0; k < len && !s->bad; k++)
-                abbrev_value(s, f, md, field(s, e), vals, &nvals);
+                abbrev_value(s, f, md, cst, field(s, e), vals, &nvals);
         } else if (o->kind == OP_BLOB) {
             uint64_t len = vbr(s, 6, 32);
             align32(s);
@@ -499,11 +647,13 @@ static void abbrev_record(bc *s, bc_frame *f, uint64_t id) {
         } else {
             uint64_t x = field(s, o);
             if (!s->bad)
-                abbrev_value(s, f, md, x, vals, &nvals);
+                abbrev_value(s, f, md, cst, x, vals, &nvals);
         }
     }
     if (!s->bad && md)
         md_record_end(s, f, nvals ? nvals - 1 : 0);
+    if (!s->bad && cst)
+        cst_record_end(s);
     if (!s->bad)
         check_record(s, f, vals[0], nvals ? nvals - 1 : 0, vals + 1, blob);
 }
@@ -542,6 +692,10 @@ static void enter_block(bc *s) {
                     .cur_base = s->ncur,
                     .local_mark = s->pool[0].n};
     s->limit = f->end;
+    if (cst_block(s, f)) {
+        s->cst_base = s->module_values;
+        s->ncst = s->ncstops = 0;
+    }
     for (uint32_t i = 0; i < s->ninfo && !s->bad; i++)
         if (s->info[i].block_id == id)
             push_cur(s, s->info[i].ref);
@@ -561,11 +715,12 @@ static void end_block(bc *s) {
              (unsigned long long)f->records);
         return;
     }
-    if (f->block_id == METADATA_BLOCK) {
+    if (f->block_id == METADATA_BLOCK)
         md_block_end(s, f);
-        if (s->bad)
-            return;
-    }
+    if (cst_block(s, f))
+        cst_block_end(s);
+    if (s->bad)
+        return;
     s->ncur = f->cur_base;
     s->pool[0].n = f->local_mark;
     s->depth--;
@@ -624,5 +779,8 @@ bool oxide__bitcode_check(const uint8_t *data, size_t size, char *why, size_t ca
     free(s.pool[1].ops);
     free(s.cur);
     free(s.info);
+    free(s.cst_first);
+    free(s.cst_ops);
+    free(s.rec_all);
     return ok;
 }

@@ -236,11 +236,10 @@ static void test_regression(void) {
     oxide_module_destroy(m);
 }
 
-/* A number that no metadata record defines: LLVM's plain read resolves it through a lazy-loading
- * index it does not have and crashes (MetadataLoader::lazyLoadOneMetadata). The check refuses
- * it. release_mdref.bc is a release build's unit (examples/rust cluster) with one metadata node's
- * operands overwritten; the mutants of unit.bc are the debug-info kind (scopes, types). */
-static void refused_with_message(const uint8_t *b, size_t n, const char *what) {
+/* An input that once ended the plain import's process: first in a child (a regression fails the
+ * check instead of ending the test), then in process and isolated, each a PARSE status whose
+ * message names the input and says why_refused. */
+static void refused_with_message(const uint8_t *b, size_t n, const char *what, const char *why_refused) {
     int why = plain_import_forked(b, n);
     CHECK(why == 0, "%s: the plain import ended its process (%d)", what, why);
     if (why)
@@ -249,32 +248,45 @@ static void refused_with_message(const uint8_t *b, size_t n, const char *what) {
     if (oxide_module_create(ctx, "mdref", &m))
         return;
     oxide_status st = oxide_module_import_bitcode(m, b, n, what);
-    CHECK(st == OXIDE_ERROR_PARSE && strstr(oxide_last_error(), "names metadata") && strstr(oxide_last_error(), what),
+    CHECK(st == OXIDE_ERROR_PARSE && strstr(oxide_last_error(), why_refused) && strstr(oxide_last_error(), what),
           "%s: %s: %s", what, oxide_status_name(st), oxide_last_error());
     st = oxide_module_import_bitcode_isolated(m, b, n, what, 512u << 20, 10);
-    CHECK(st == OXIDE_ERROR_PARSE && strstr(oxide_last_error(), "names metadata"), "%s, isolated: %s: %s", what,
+    CHECK(st == OXIDE_ERROR_PARSE && strstr(oxide_last_error(), why_refused), "%s, isolated: %s: %s", what,
           oxide_status_name(st), oxide_last_error());
     oxide_module_destroy(m);
 }
 
-static void test_metadata_refs(void) {
+static void refused_file(const char *file, const char *why_refused) {
     char path[4096];
     size_t n;
-    snprintf(path, sizeof path, "%s/unit/bitcode/release_mdref.bc", OXIDE_TEST_DATA);
+    snprintf(path, sizeof path, "%s/unit/bitcode/%s", OXIDE_TEST_DATA, file);
     uint8_t *b = (uint8_t *)check_read_file(path, &n);
     CHECK(b != NULL, "read %s", path);
     if (b)
-        refused_with_message(b, n, "release_mdref.bc");
+        refused_with_message(b, n, file, why_refused);
     free(b);
-    static const uint64_t crashed[] = {1100, 1331, 3153, 3720, 4012, 4545, 4977, 5734};
+}
+
+/* A number that no metadata record defines: LLVM's plain read resolves it through a lazy-loading
+ * index it does not have and crashes (MetadataLoader::lazyLoadOneMetadata). release_mdref.bc is
+ * a release build's unit (examples/rust cluster) with one metadata node's operands overwritten;
+ * the mutants of unit.bc are the debug-info kind (scopes, types, namespaces). */
+static void test_metadata_refs(void) {
+    refused_file("release_mdref.bc", "names metadata");
+    static const uint64_t crashed[] = {1100, 1331, 3153, 3720, 4012, 4545, 4977, 5734, 6932, 9298, 10648};
     uint8_t *buf = malloc(unit_len + 64);
     for (size_t i = 0; buf && i < sizeof crashed / sizeof *crashed; i++) {
         char what[64];
         snprintf(what, sizeof what, "mutant %llu", (unsigned long long)crashed[i]);
-        refused_with_message(buf, mutant(crashed[i], buf), what);
+        refused_with_message(buf, mutant(crashed[i], buf), what, "names metadata");
     }
     free(buf);
 }
+
+/* An aggregate constant that is its own operand: LLVM's reader built it with a worklist that
+ * grew until memory ran out (LLVM ERROR: out of memory under a limit, unbounded without).
+ * release_cstcycle.bc is a release build's unit (examples/rust seed) with one operand changed. */
+static void test_constant_cycle(void) { refused_file("release_cstcycle.bc", "is its own operand"); }
 
 static void test_real_unit(void) {
     tally t = {0};
@@ -333,6 +345,7 @@ int main(int argc, char **argv) {
     } else {
         test_regression();
         test_metadata_refs();
+        test_constant_cycle();
         test_real_unit();
         test_truncations();
         tally t = mutants(0, 1500, true);
