@@ -56,6 +56,7 @@ typedef struct bc_frame {
     /* a METADATA block: the metadata it defines, the highest number its records name (plus one,
      * 0: none) and the byte of the record that names it */
     uint64_t md_defined, md_named, md_named_at;
+    bool md_module; /* a module-level METADATA block */
 } bc_frame;
 
 typedef struct bc {
@@ -83,6 +84,13 @@ typedef struct bc {
     uint64_t module_values, cst_base;
     uint32_t *cst_first, ncst, capcst;
     uint32_t *cst_ops, ncstops, capcstops;
+    /* the module-level metadata: each one's record code and where its operands (a node's) start
+     * in md_ops; the imported entities (operand 13) of each compile unit */
+    uint8_t *md_code;
+    uint32_t *md_first, nmd, capmd, capmdfirst;
+    uint32_t *md_ops, nmdops, capmdops, rec_ops_start;
+    uint64_t *cu_imports;
+    uint32_t ncu, capcu;
     uint64_t *rec_all; /* the operands of the constants record being read */
     uint32_t nrec_all, caprec_all;
 } bc;
@@ -259,7 +267,15 @@ static void define_abbrev(bc *s, bool in_blockinfo) {
  * together, a function's block adds its own to the module's.
  * ====================================================================================== */
 
-enum { MD_STRINGS = 35, MD_NAMED_NODE = 10, MD_ARG_LIST = 46, MD_GLOBAL_DECL_ATTACHMENT = 36 };
+enum {
+    MD_NAMED_NODE = 10,
+    MD_COMPILE_UNIT = 20,
+    MD_IMPORTED_ENTITY = 31,
+    MD_STRINGS = 35,
+    MD_GLOBAL_DECL_ATTACHMENT = 36,
+    MD_ARG_LIST = 46
+};
+enum { MAX_MODULE_MDS = 1 << 24 };
 enum { NOT_A_REF = 0, REF = 1, REF_OR_NULL = 2 }; /* REF_OR_NULL: 0 is null, n names n - 1 */
 
 #define B(i) (1ull << (i))
@@ -335,6 +351,20 @@ static bool md_defines(uint64_t code) {
 static void md_record_begin(bc *s, uint64_t code) {
     s->rec_code = code;
     memset(s->rec_ops, 0, sizeof s->rec_ops);
+    s->rec_ops_start = s->nmdops;
+}
+
+/* n module-level metadata defined by a record of this code. */
+static void md_keep(bc *s, uint64_t code, uint64_t n) {
+    if (n > MAX_MODULE_MDS || !grow((void **)&s->md_code, &s->capmd, s->nmd + (uint32_t)n, 1, MAX_MODULE_MDS) ||
+        !grow((void **)&s->md_first, &s->capmdfirst, s->nmd + (uint32_t)n, sizeof *s->md_first, MAX_MODULE_MDS)) {
+        fail(s, "more than %d metadata in the module", MAX_MODULE_MDS);
+        return;
+    }
+    for (uint64_t k = 0; k < n; k++, s->nmd++) {
+        s->md_code[s->nmd] = (uint8_t)(code < 256 ? code : 0);
+        s->md_first[s->nmd] = s->rec_ops_start;
+    }
 }
 
 static void md_name(bc *s, bc_frame *f, int kind, uint64_t v) {
@@ -349,6 +379,12 @@ static void md_operand(bc *s, bc_frame *f, uint64_t i, uint64_t v) {
     if (i < MD_KEPT_OPS)
         s->rec_ops[i] = v;
     md_name(s, f, md_ref_kind(s, i), v);
+    if (f->md_module && (s->rec_code == 3 || s->rec_code == 5)) { /* a node: its operands, kept */
+        if (!grow((void **)&s->md_ops, &s->capmdops, s->nmdops + 1, sizeof *s->md_ops, MAX_MODULE_MDS))
+            fail(s, "more than %d metadata operands", MAX_MODULE_MDS);
+        else
+            s->md_ops[s->nmdops++] = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+    }
 }
 
 /* The references of the older layouts, which the record's operand count tells apart. */
@@ -392,10 +428,39 @@ static void md_sized_refs(bc *s, bc_frame *f, uint64_t n) {
 
 static void md_record_end(bc *s, bc_frame *f, uint64_t nops) {
     md_sized_refs(s, f, nops);
-    if (s->rec_code == MD_STRINGS && nops >= 1)
-        f->md_defined += s->rec_ops[0];
-    else if (md_defines(s->rec_code))
-        f->md_defined++;
+    uint64_t n = s->rec_code == MD_STRINGS && nops >= 1 ? s->rec_ops[0] : md_defines(s->rec_code);
+    f->md_defined += n;
+    if (!f->md_module)
+        return;
+    md_keep(s, s->rec_code, n);
+    if (s->rec_code == MD_COMPILE_UNIT && nops > 13 && s->rec_ops[13]) {
+        if (!grow((void **)&s->cu_imports, &s->capcu, s->ncu + 1, sizeof *s->cu_imports, MAX_MODULE_MDS))
+            fail(s, "more than %d compile units", MAX_MODULE_MDS);
+        else
+            s->cu_imports[s->ncu++] = s->rec_ops[13];
+    }
+}
+
+/* The reader's upgrade of a compile unit's imports (upgradeCULocals, on every read) casts them
+ * unchecked: operand 13 to a tuple, its elements to imported entities. */
+static void md_check_imports(bc *s) {
+    for (uint32_t c = 0; c < s->ncu && !s->bad; c++) {
+        uint64_t list = s->cu_imports[c] - 1;
+        if (list >= s->nmd || (s->md_code[list] != 3 && s->md_code[list] != 5)) {
+            fail(s, "a compile unit whose imports (metadata %llu) are not a tuple", (unsigned long long)list);
+            break;
+        }
+        uint32_t end = list + 1 < s->nmd ? s->md_first[list + 1] : s->nmdops;
+        for (uint32_t k = s->md_first[list]; k < end; k++) {
+            uint64_t e = (uint64_t)s->md_ops[k] - 1;
+            if (e >= s->nmd || s->md_code[e] != MD_IMPORTED_ENTITY) {
+                fail(s, "a compile unit's imports (metadata %llu) hold metadata %llu, not an imported entity",
+                     (unsigned long long)list, (unsigned long long)e);
+                break;
+            }
+        }
+    }
+    s->ncu = 0;
 }
 
 /* At a METADATA block's end: every number named must have been defined. */
@@ -408,6 +473,8 @@ static void md_block_end(bc *s, bc_frame *f) {
         fail(s, "a metadata record at byte %llu names metadata %llu, but only %llu are defined",
              (unsigned long long)(s->base + f->md_named_at), (unsigned long long)(f->md_named - 1),
              (unsigned long long)defined);
+    else if (module_level)
+        md_check_imports(s);
 }
 
 /* ======================================================================================
@@ -692,6 +759,7 @@ static void enter_block(bc *s) {
                     .cur_base = s->ncur,
                     .local_mark = s->pool[0].n};
     s->limit = f->end;
+    f->md_module = id == METADATA_BLOCK && s->depth >= 2 && s->frames[s->depth - 2].block_id == MODULE_BLOCK;
     if (cst_block(s, f)) {
         s->cst_base = s->module_values;
         s->ncst = s->ncstops = 0;
@@ -782,5 +850,9 @@ bool oxide__bitcode_check(const uint8_t *data, size_t size, char *why, size_t ca
     free(s.cst_first);
     free(s.cst_ops);
     free(s.rec_all);
+    free(s.md_code);
+    free(s.md_first);
+    free(s.md_ops);
+    free(s.cu_imports);
     return ok;
 }

@@ -288,6 +288,28 @@ static void test_metadata_refs(void) {
  * release_cstcycle.bc is a release build's unit (examples/rust seed) with one operand changed. */
 static void test_constant_cycle(void) { refused_file("release_cstcycle.bc", "is its own operand"); }
 
+/* A compile unit whose imports name a string: the reader's own upgrade of the imports
+ * (upgradeCULocals) casts them to a tuple of imported entities unchecked and crashed. */
+static void test_compile_unit_imports(void) {
+    uint8_t *buf = malloc(unit_len + 64);
+    if (buf)
+        refused_with_message(buf, mutant(42498, buf), "mutant 42498", "imports (metadata 1) are not a tuple");
+    free(buf);
+    /* written by llvm-as from cu_imports.ll and cu_imports_ok.ll */
+    refused_file("cu_imports.bc", "hold metadata 7, not an imported entity");
+    char path[4096];
+    size_t n;
+    snprintf(path, sizeof path, "%s/unit/bitcode/cu_imports_ok.bc", OXIDE_TEST_DATA);
+    uint8_t *ok = (uint8_t *)check_read_file(path, &n);
+    oxide_module *m;
+    if (ok && !oxide_module_create(ctx, "imports", &m)) {
+        OK(oxide_module_import_bitcode(m, ok, n, "cu_imports_ok.bc"));
+        oxide_module_destroy(m);
+    }
+    CHECK(ok != NULL, "read %s", path);
+    free(ok);
+}
+
 static void test_real_unit(void) {
     tally t = {0};
     compile_in_process = true;
@@ -346,6 +368,7 @@ int main(int argc, char **argv) {
         test_regression();
         test_metadata_refs();
         test_constant_cycle();
+        test_compile_unit_imports();
         test_real_unit();
         test_truncations();
         tally t = mutants(0, 1500, true);
