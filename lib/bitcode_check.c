@@ -17,11 +17,12 @@ enum {
     MODULE_BLOCK = 8,
     PARAMATTR_GROUP_BLOCK = 10,
     CONSTANTS_BLOCK = 11,
+    METADATA_ATTACHMENT_BLOCK = 16,
     FUNCTION_BLOCK = 12,
     METADATA_BLOCK = 15,
     TYPE_BLOCK = 17
 };
-enum { SETBID = 1, NUMENTRY = 1, DECLAREBLOCKS = 1, ATTR_GROUP_ENTRY = 3, METADATA_STRINGS = 35 };
+enum { SETBID = 1, NUMENTRY = 1, DECLAREBLOCKS = 1, ATTR_GROUP_ENTRY = 3, METADATA_STRINGS = 35, FUNC_DEBUG_LOC = 35 };
 /* An attribute group's index: the return value (0), a parameter (1 + its number) or the
  * function (~0u); LLVM sizes an array by it. */
 enum { MAX_ATTR_INDEX = 1 << 16 };
@@ -78,6 +79,7 @@ typedef struct bc {
     uint64_t module_mds; /* metadata the module-level METADATA blocks defined so far */
     /* the metadata record being read: its code, first operands and first byte */
     uint64_t rec_code, rec_ops[MD_KEPT_OPS], rec_at;
+    uint64_t att_odd, att_even; /* an attachment record's largest operands at odd, even positions */
     /* the module's values so far (globals, functions, aliases, its constants), and the constants
      * of the module-level CONSTANTS block being read: for each, where its operands start in
      * cst_ops (numbers relative to the block's first constant) */
@@ -465,9 +467,11 @@ static void md_check_imports(bc *s) {
 
 /* At a METADATA block's end: every number named must have been defined. */
 static void md_block_end(bc *s, bc_frame *f) {
-    bool module_level = s->depth >= 2 && s->frames[s->depth - 2].block_id == MODULE_BLOCK;
+    bool module_level = f->md_module;
     if (module_level)
         s->module_mds += f->md_defined;
+    else if (s->depth >= 2 && s->frames[s->depth - 2].block_id == FUNCTION_BLOCK)
+        s->frames[s->depth - 2].md_defined += f->md_defined; /* what the function's attachments may name */
     uint64_t defined = module_level ? s->module_mds : s->module_mds + f->md_defined;
     if (f->md_named > defined)
         fail(s, "a metadata record at byte %llu names metadata %llu, but only %llu are defined",
@@ -475,6 +479,38 @@ static void md_block_end(bc *s, bc_frame *f) {
              (unsigned long long)defined);
     else if (module_level)
         md_check_imports(s);
+}
+
+/* A function's METADATA_ATTACHMENT records, [n x [kind, node]] for the function and [instruction,
+ * n x [kind, node]] for an instruction, name nodes by number too, and the reader resolves them
+ * the same way (parseMetadataAttachment): each must be the module's or the function's. */
+static void att_operand(bc *s, uint64_t i, uint64_t v) {
+    if (i % 2 && v > s->att_odd)
+        s->att_odd = v;
+    else if (i && i % 2 == 0 && v > s->att_even)
+        s->att_even = v;
+}
+
+static void att_record_end(bc *s, uint64_t nops) {
+    const bc_frame *fn =
+        s->depth >= 2 && s->frames[s->depth - 2].block_id == FUNCTION_BLOCK ? &s->frames[s->depth - 2] : NULL;
+    uint64_t node = nops % 2 ? s->att_even : s->att_odd, defined = s->module_mds + (fn ? fn->md_defined : 0);
+    bool any = nops % 2 ? nops >= 3 : nops >= 2;
+    if (any && node >= defined)
+        fail(s, "a metadata attachment names metadata %llu, but only %llu are defined", (unsigned long long)node,
+             (unsigned long long)defined);
+    s->att_odd = s->att_even = 0;
+}
+
+/* An instruction's debug location, [line, column, scope, inlined-at, ...] (0: none, n: n - 1):
+ * a number never defined stays a forward reference that the attachments' resolution then reads
+ * through the missing index. */
+static void debug_loc(bc *s, const bc_frame *fn, uint64_t nops, const uint64_t *op) {
+    uint64_t defined = s->module_mds + fn->md_defined;
+    for (unsigned k = 2; k < 4 && k < nops && !s->bad; k++)
+        if (op[k] > defined)
+            fail(s, "a debug location names metadata %llu, but only %llu are defined", (unsigned long long)op[k] - 1,
+                 (unsigned long long)defined);
 }
 
 /* ======================================================================================
@@ -617,6 +653,8 @@ static void check_record(bc *s, bc_frame *f, uint64_t code, uint64_t nvals, cons
                (f->block_id == FUNCTION_BLOCK && code == DECLAREBLOCKS)) {
         if (nvals >= 1 && v[0] > f->declared)
             f->declared = v[0];
+    } else if (f->block_id == FUNCTION_BLOCK && code == FUNC_DEBUG_LOC) {
+        debug_loc(s, f, nvals, v);
     } else if (f->block_id == PARAMATTR_GROUP_BLOCK && code == ATTR_GROUP_ENTRY && nvals >= 2) {
         if (v[1] >= MAX_ATTR_INDEX && v[1] != UINT32_MAX)
             fail(s, "an attribute group for parameter index %llu", (unsigned long long)v[1]);
@@ -628,29 +666,33 @@ static void check_record(bc *s, bc_frame *f, uint64_t code, uint64_t nvals, cons
 }
 
 static void unabbrev_record(bc *s, bc_frame *f) {
-    uint64_t code = vbr(s, 6, 32), n = vbr(s, 6, 32), v[2] = {0, 0};
+    uint64_t code = vbr(s, 6, 32), n = vbr(s, 6, 32), v[4] = {0, 0, 0, 0};
     if (!s->bad && n > (s->limit - s->pos) / 6) {
         fail(s, "a record of %llu operands, more than the block holds", (unsigned long long)n);
         return;
     }
-    bool md = f->block_id == METADATA_BLOCK, cst = cst_block(s, f);
+    bool md = f->block_id == METADATA_BLOCK, cst = cst_block(s, f), att = f->block_id == METADATA_ATTACHMENT_BLOCK;
     if (md)
         md_record_begin(s, code);
     if (cst)
         cst_record_begin(s, code);
     for (uint64_t i = 0; i < n && !s->bad; i++) {
         uint64_t x = vbr(s, 6, 64);
-        if (i < 2)
+        if (i < 4)
             v[i] = x;
         if (md)
             md_operand(s, f, i, x);
         if (cst && !s->bad)
             cst_operand(s, x);
+        if (att)
+            att_operand(s, i, x);
     }
     if (!s->bad && md)
         md_record_end(s, f, n);
     if (!s->bad && cst)
         cst_record_end(s);
+    if (!s->bad && att)
+        att_record_end(s, n);
     if (!s->bad)
         check_record(s, f, code, n, v, -1);
 }
@@ -666,7 +708,9 @@ static uint64_t field(bc *s, const bc_op *o) {
 
 /* One value of an abbreviated record: the first is its code, the rest its operands. */
 static void abbrev_value(bc *s, bc_frame *f, bool md, bool cst, uint64_t x, uint64_t *vals, uint64_t *nvals) {
-    if (*nvals < 3)
+    if (f->block_id == METADATA_ATTACHMENT_BLOCK && *nvals)
+        att_operand(s, *nvals - 1, x);
+    if (*nvals < 5)
         vals[*nvals] = x;
     if (md && *nvals == 0)
         md_record_begin(s, x);
@@ -687,7 +731,7 @@ static void abbrev_record(bc *s, bc_frame *f, uint64_t id) {
     }
     uint32_t n;
     const bc_op *ops = abbrev_ops(s, s->cur[f->cur_base + idx], &n);
-    uint64_t vals[3] = {0, 0, 0}, nvals = 0; /* the code and the first two operands */
+    uint64_t vals[5] = {0, 0, 0, 0, 0}, nvals = 0; /* the code and the first four operands */
     int64_t blob = -1;
     bool md = f->block_id == METADATA_BLOCK, cst = cst_block(s, f);
     for (uint32_t i = 0; i < n && !s->bad; i++) {
@@ -721,6 +765,8 @@ static void abbrev_record(bc *s, bc_frame *f, uint64_t id) {
         md_record_end(s, f, nvals ? nvals - 1 : 0);
     if (!s->bad && cst)
         cst_record_end(s);
+    if (!s->bad && f->block_id == METADATA_ATTACHMENT_BLOCK)
+        att_record_end(s, nvals ? nvals - 1 : 0);
     if (!s->bad)
         check_record(s, f, vals[0], nvals ? nvals - 1 : 0, vals + 1, blob);
 }

@@ -10,6 +10,7 @@
  *   test_bitcode --plain-forked N [FIRST]  N mutants through the plain import, each in a child
  *                                       (1 GiB, 10 s), printing each that ended its process
  *   test_bitcode --write I PATH         mutant I written to PATH
+ *   test_bitcode --grep TEXT N FIRST    the mutants whose plain import is refused with TEXT
  *   test_bitcode --unit PATH MODE ...   any of the above on another unit (a release build's)
  *
  * The input is a real rustc unit (tests/unit/bitcode/unit.rs, built with debug info). Mutant I
@@ -206,6 +207,21 @@ static long mutants_forked(uint64_t first, uint64_t n) {
     return ended;
 }
 
+/* The mutants FIRST.. FIRST + N - 1 whose plain import is refused with a message holding text
+ * (to find an input for a refusal); in process. */
+static void grep_refusals(const char *text, uint64_t first, uint64_t n) {
+    uint8_t *buf = malloc(unit_len + 64);
+    for (uint64_t i = first; buf && i < first + n; i++) {
+        oxide_module *m;
+        if (oxide_module_create(ctx, "grep", &m))
+            break;
+        if (oxide_module_import_bitcode(m, buf, mutant(i, buf), "mutant") && strstr(oxide_last_error(), text))
+            printf("mutant %llu: %s\n", (unsigned long long)i, oxide_last_error());
+        oxide_module_destroy(m);
+    }
+    free(buf);
+}
+
 /* Mutant I written to a file, to keep as a regression input. */
 static int write_mutant(uint64_t i, const char *path) {
     uint8_t *buf = malloc(unit_len + 64);
@@ -288,6 +304,26 @@ static void test_metadata_refs(void) {
  * release_cstcycle.bc is a release build's unit (examples/rust seed) with one operand changed. */
 static void test_constant_cycle(void) { refused_file("release_cstcycle.bc", "is its own operand"); }
 
+/* A function's debug locations and metadata attachments name metadata by number too: one never
+ * defined crashed LLVM's full read (what compile does) in the same lazy-loading path. Mutants 553,
+ * 784 and 875 crashed the isolated import's child; the plain import now refuses them. */
+static void test_function_metadata(void) {
+    static const struct {
+        uint64_t i;
+        const char *why;
+    } cases[] = {{553, "a debug location names metadata 621"},
+                 {784, "a debug location names metadata 399"},
+                 {875, "a debug location names metadata 207"},
+                 {489, "a metadata attachment names metadata 820"}};
+    uint8_t *buf = malloc(unit_len + 64);
+    for (size_t k = 0; buf && k < sizeof cases / sizeof *cases; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "mutant %llu", (unsigned long long)cases[k].i);
+        refused_with_message(buf, mutant(cases[k].i, buf), what, cases[k].why);
+    }
+    free(buf);
+}
+
 /* A compile unit whose imports name a string: the reader's own upgrade of the imports
  * (upgradeCULocals) casts them to a tuple of imported entities unchecked and crashed. */
 static void test_compile_unit_imports(void) {
@@ -356,6 +392,8 @@ int main(int argc, char **argv) {
     } else if (argc >= 3 && !strcmp(argv[1], "--plain-forked")) {
         long ended = mutants_forked(argc > 3 ? strtoull(argv[3], NULL, 0) : 0, strtoull(argv[2], NULL, 0));
         CHECK(ended == 0, "no mutant ended the plain import's process");
+    } else if (argc == 5 && !strcmp(argv[1], "--grep")) {
+        grep_refusals(argv[2], strtoull(argv[4], NULL, 0), strtoull(argv[3], NULL, 0));
     } else if (argc == 4 && !strcmp(argv[1], "--write")) {
         CHECK(!write_mutant(strtoull(argv[2], NULL, 0), argv[3]), "mutant written to %s", argv[3]);
     } else if (argc == 3 && !strcmp(argv[1], "--one")) {
@@ -369,6 +407,7 @@ int main(int argc, char **argv) {
         test_metadata_refs();
         test_constant_cycle();
         test_compile_unit_imports();
+        test_function_metadata();
         test_real_unit();
         test_truncations();
         tally t = mutants(0, 1500, true);
