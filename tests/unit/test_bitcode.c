@@ -357,6 +357,22 @@ static void test_real_unit(void) {
     CHECK(ti.accepted == 1 && ti.compiled == 1, "the real unit imports isolated");
 }
 
+/* A release build's unit (examples/rust cluster, no debug info) imports and compiles. */
+static void test_release_unit(void) {
+    char path[4096];
+    size_t n;
+    snprintf(path, sizeof path, "%s/unit/bitcode/release_unit.bc", OXIDE_TEST_DATA);
+    uint8_t *b = (uint8_t *)check_read_file(path, &n);
+    CHECK(b != NULL, "read %s", path);
+    tally t = {0};
+    compile_in_process = true;
+    if (b)
+        run(b, n, false, &t);
+    compile_in_process = false;
+    CHECK(t.accepted == 1 && t.compiled == 1, "the release unit imports and compiles");
+    free(b);
+}
+
 static void test_truncations(void) {
     tally t = {0};
     compile_in_process = true;
@@ -410,6 +426,8 @@ int main(int argc, char **argv) {
         test_function_metadata();
         test_real_unit();
         test_truncations();
+        test_release_unit();
+        CHECK(mutants_forked(0, 3000) == 0, "no mutant ended the plain import's process");
         tally t = mutants(0, 1500, true);
         CHECK(t.inputs == 1500 && t.other == 0, "every isolated mutant got a status");
         CHECK(t.by_check > 500 && t.accepted > 150, "mutants both refused and accepted (%ld, %ld)", t.by_check,
