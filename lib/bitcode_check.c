@@ -454,6 +454,10 @@ static void md_check_imports(bc *s) {
         }
         uint32_t end = list + 1 < s->nmd ? s->md_first[list + 1] : s->nmdops;
         for (uint32_t k = s->md_first[list]; k < end; k++) {
+            if (!s->md_ops[k]) {
+                fail(s, "a compile unit's imports (metadata %llu) hold a null", (unsigned long long)list);
+                break;
+            }
             uint64_t e = (uint64_t)s->md_ops[k] - 1;
             if (e >= s->nmd || s->md_code[e] != MD_IMPORTED_ENTITY) {
                 fail(s, "a compile unit's imports (metadata %llu) hold metadata %llu, not an imported entity",
