@@ -58,6 +58,7 @@ typedef struct bc_frame {
      * 0: none) and the byte of the record that names it */
     uint64_t md_defined, md_named, md_named_at;
     bool md_module; /* a module-level METADATA block */
+    uint64_t insts; /* a FUNCTION block: its instructions so far */
 } bc_frame;
 
 typedef struct bc {
@@ -79,7 +80,8 @@ typedef struct bc {
     uint64_t module_mds; /* metadata the module-level METADATA blocks defined so far */
     /* the metadata record being read: its code, first operands and first byte */
     uint64_t rec_code, rec_ops[MD_KEPT_OPS], rec_at;
-    uint64_t att_odd, att_even; /* an attachment record's largest operands at odd, even positions */
+    /* an attachment record's first operand and largest operands at odd, even positions */
+    uint64_t att_first, att_odd, att_even;
     /* the module's values so far (globals, functions, aliases, its constants), and the constants
      * of the module-level CONSTANTS block being read: for each, where its operands start in
      * cst_ops (numbers relative to the block's first constant) */
@@ -489,6 +491,8 @@ static void md_block_end(bc *s, bc_frame *f) {
  * n x [kind, node]] for an instruction, name nodes by number too, and the reader resolves them
  * the same way (parseMetadataAttachment): each must be the module's or the function's. */
 static void att_operand(bc *s, uint64_t i, uint64_t v) {
+    if (i == 0)
+        s->att_first = v;
     if (i % 2 && v > s->att_odd)
         s->att_odd = v;
     else if (i && i % 2 == 0 && v > s->att_even)
@@ -500,10 +504,22 @@ static void att_record_end(bc *s, uint64_t nops) {
         s->depth >= 2 && s->frames[s->depth - 2].block_id == FUNCTION_BLOCK ? &s->frames[s->depth - 2] : NULL;
     uint64_t node = nops % 2 ? s->att_even : s->att_odd, defined = s->module_mds + (fn ? fn->md_defined : 0);
     bool any = nops % 2 ? nops >= 3 : nops >= 2;
-    if (any && node >= defined)
+    /* the reader indexes the function's instructions by an instruction attachment's first operand
+     * unchecked */
+    if (nops % 2 && s->att_first >= (fn ? fn->insts : 0))
+        fail(s, "a metadata attachment for instruction %llu of a function of %llu", (unsigned long long)s->att_first,
+             (unsigned long long)(fn ? fn->insts : 0));
+    else if (any && node >= defined)
         fail(s, "a metadata attachment names metadata %llu, but only %llu are defined", (unsigned long long)node,
              (unsigned long long)defined);
-    s->att_odd = s->att_even = 0;
+    s->att_first = s->att_odd = s->att_even = 0;
+}
+
+/* Whether a FUNCTION block record makes an instruction: all but the block count, debug
+ * locations, operand bundles, block-address users and debug records (others the reader refuses). */
+static bool is_instruction(uint64_t code) {
+    return code != DECLAREBLOCKS && code != 33 && code != FUNC_DEBUG_LOC && code != 55 && code != 60 &&
+           !(code >= 61 && code <= 66);
 }
 
 /* An instruction's debug location, [line, column, scope, inlined-at, ...] (0: none, n: n - 1):
@@ -659,6 +675,8 @@ static void check_record(bc *s, bc_frame *f, uint64_t code, uint64_t nvals, cons
             f->declared = v[0];
     } else if (f->block_id == FUNCTION_BLOCK && code == FUNC_DEBUG_LOC) {
         debug_loc(s, f, nvals, v);
+    } else if (f->block_id == FUNCTION_BLOCK && is_instruction(code)) {
+        f->insts++;
     } else if (f->block_id == PARAMATTR_GROUP_BLOCK && code == ATTR_GROUP_ENTRY && nvals >= 2) {
         if (v[1] >= MAX_ATTR_INDEX && v[1] != UINT32_MAX)
             fail(s, "an attribute group for parameter index %llu", (unsigned long long)v[1]);

@@ -305,8 +305,9 @@ static void test_metadata_refs(void) {
 static void test_constant_cycle(void) { refused_file("release_cstcycle.bc", "is its own operand"); }
 
 /* A function's debug locations and metadata attachments name metadata by number too: one never
- * defined crashed LLVM's full read (what compile does) in the same lazy-loading path. Mutants 553,
- * 784 and 875 crashed the isolated import's child; the plain import now refuses them. */
+ * defined crashed LLVM's full read (what compile does) in the same lazy-loading path, and an
+ * instruction attachment's instruction number indexes the function's instructions unchecked.
+ * These mutants crashed the isolated import's child; the plain import now refuses them. */
 static void test_function_metadata(void) {
     static const struct {
         uint64_t i;
@@ -314,7 +315,8 @@ static void test_function_metadata(void) {
     } cases[] = {{553, "a debug location names metadata 621"},
                  {784, "a debug location names metadata 399"},
                  {875, "a debug location names metadata 207"},
-                 {489, "a metadata attachment names metadata 820"}};
+                 {733, "a metadata attachment names metadata 2769"},
+                 {7331, "a metadata attachment for instruction 1023 of a function of 64"}};
     uint8_t *buf = malloc(unit_len + 64);
     for (size_t k = 0; buf && k < sizeof cases / sizeof *cases; k++) {
         char what[64];
