@@ -166,9 +166,12 @@ static tally mutants(uint64_t first, uint64_t count_, bool isolated) {
     return t;
 }
 
-/* The plain import of one input in a child under 512 MiB and 10 s of CPU: 0 when it returned a
- * status, else the signal (or 256 + exit status) that ended it. */
-static int plain_import_forked(const uint8_t *b, size_t n) {
+/* What the plain import answered, as the child's exit status tells it. */
+enum { PLAIN_ACCEPTED = 0, PLAIN_BY_CHECK = 100, PLAIN_BY_READER = 101, PLAIN_OTHER = 102, PLAIN_NO_MESSAGE = 4 };
+
+/* The plain import of one input in a child under 1 GiB and 10 s of CPU: 0 when it returned a
+ * status (what it was in *answer), else the signal (or 256 + exit status) that ended it. */
+static int plain_import_forked(const uint8_t *b, size_t n, int *answer) {
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
@@ -180,29 +183,45 @@ static int plain_import_forked(const uint8_t *b, size_t n) {
         if (oxide_module_create(ctx, "fuzz", &m))
             _exit(3);
         oxide_status st = oxide_module_import_bitcode(m, b, n, "mutant");
-        _exit(st != OXIDE_OK && !oxide_last_error()[0] ? 4 : 0);
+        const char *msg = oxide_last_error();
+        if (st == OXIDE_OK)
+            _exit(PLAIN_ACCEPTED);
+        if (!msg[0])
+            _exit(PLAIN_NO_MESSAGE);
+        _exit(strstr(msg, "malformed LLVM bitcode") || strstr(msg, "no 'BC' magic") ? PLAIN_BY_CHECK
+              : strstr(msg, "could not read")                                       ? PLAIN_BY_READER
+                                                                                    : PLAIN_OTHER);
     }
     int ws = 0;
     if (pid < 0 || waitpid(pid, &ws, 0) < 0)
         return 255;
-    return WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws) ? 256 + WEXITSTATUS(ws) : 0;
+    int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+    if (code == PLAIN_ACCEPTED || code == PLAIN_BY_CHECK || code == PLAIN_BY_READER || code == PLAIN_OTHER) {
+        *answer = code;
+        return 0;
+    }
+    return WIFSIGNALED(ws) ? WTERMSIG(ws) : 256 + code;
 }
 
 /* N mutants through the plain import, each in a child: the number of those that ended it. */
 static long mutants_forked(uint64_t first, uint64_t n) {
     uint8_t *buf = malloc(unit_len + 64);
-    long ended = 0;
+    long ended = 0, accepted = 0, by_check = 0, by_reader = 0, other = 0;
     double t0 = now();
     for (uint64_t i = first; buf && i < first + n; i++) {
-        int why = plain_import_forked(buf, mutant(i, buf));
+        int answer = -1, why = plain_import_forked(buf, mutant(i, buf), &answer);
         if (why) {
             ended++;
             printf("mutant %llu: the plain import ended its process (%s %d)\n", (unsigned long long)i,
                    why > 255 ? "exit status" : "signal", why > 255 ? why - 256 : why);
         }
+        accepted += answer == PLAIN_ACCEPTED, by_check += answer == PLAIN_BY_CHECK;
+        by_reader += answer == PLAIN_BY_READER, other += answer == PLAIN_OTHER;
     }
-    printf("plain import, one child each: %llu mutants in %.1f s, %ld ended their process\n", (unsigned long long)n,
-           now() - t0, ended);
+    printf("plain import, one child each: %llu mutants (%llu-%llu) in %.1f s: accepted %ld, refused by the structural "
+           "check %ld, by LLVM's reader %ld, other statuses %ld; %ld ended their process\n",
+           (unsigned long long)n, (unsigned long long)first, (unsigned long long)(first + n - 1), now() - t0, accepted,
+           by_check, by_reader, other, ended);
     free(buf);
     return ended;
 }
@@ -256,8 +275,9 @@ static void test_regression(void) {
  * check instead of ending the test), then in process and isolated, each a PARSE status whose
  * message names the input and says why_refused. */
 static void refused_with_message(const uint8_t *b, size_t n, const char *what, const char *why_refused) {
-    int why = plain_import_forked(b, n);
-    CHECK(why == 0, "%s: the plain import ended its process (%d)", what, why);
+    int answer = -1, why = plain_import_forked(b, n, &answer);
+    CHECK(why == 0 && answer == PLAIN_BY_CHECK, "%s: the plain import ended its process (%d) or was not refused", what,
+          why);
     if (why)
         return; /* in process it would end this test */
     oxide_module *m;
