@@ -57,8 +57,10 @@ typedef struct bc_frame {
     /* a METADATA block: the metadata it defines, the highest number its records name (plus one,
      * 0: none) and the byte of the record that names it */
     uint64_t md_defined, md_named, md_named_at;
-    bool md_module; /* a module-level METADATA block */
-    uint64_t insts; /* a FUNCTION block: its instructions so far */
+    bool md_module;             /* a module-level METADATA block */
+    uint32_t md_start;          /* a METADATA block: the number of its first metadata kept */
+    uint32_t md_mark, ops_mark; /* a FUNCTION block: the kept metadata and node operands before it */
+    uint64_t insts;             /* a FUNCTION block: its instructions so far */
 } bc_frame;
 
 typedef struct bc {
@@ -92,6 +94,8 @@ typedef struct bc {
      * in md_ops; the imported entities (operand 13) of each compile unit */
     uint8_t *md_code;
     uint32_t *md_first, nmd, capmd, capmdfirst;
+    /* a location's scope and inlined-at, a lexical block's scope (each its number plus one) */
+    uint32_t *md_scope, *md_inlined, capmdscope, capmdinlined;
     uint32_t *md_ops, nmdops, capmdops, rec_ops_start;
     uint64_t *cu_imports;
     uint32_t ncu, capcu;
@@ -272,6 +276,7 @@ static void define_abbrev(bc *s, bool in_blockinfo) {
  * ====================================================================================== */
 
 enum {
+    MD_LOCATION = 7,
     MD_NAMED_NODE = 10,
     MD_COMPILE_UNIT = 20,
     MD_IMPORTED_ENTITY = 31,
@@ -360,14 +365,21 @@ static void md_record_begin(bc *s, uint64_t code) {
 
 /* n module-level metadata defined by a record of this code. */
 static void md_keep(bc *s, uint64_t code, uint64_t n) {
-    if (n > MAX_MODULE_MDS || !grow((void **)&s->md_code, &s->capmd, s->nmd + (uint32_t)n, 1, MAX_MODULE_MDS) ||
-        !grow((void **)&s->md_first, &s->capmdfirst, s->nmd + (uint32_t)n, sizeof *s->md_first, MAX_MODULE_MDS)) {
+    uint32_t need = s->nmd + (uint32_t)n;
+    if (n > MAX_MODULE_MDS || !grow((void **)&s->md_code, &s->capmd, need, 1, MAX_MODULE_MDS) ||
+        !grow((void **)&s->md_first, &s->capmdfirst, need, sizeof *s->md_first, MAX_MODULE_MDS) ||
+        !grow((void **)&s->md_scope, &s->capmdscope, need, sizeof *s->md_scope, MAX_MODULE_MDS) ||
+        !grow((void **)&s->md_inlined, &s->capmdinlined, need, sizeof *s->md_inlined, MAX_MODULE_MDS)) {
         fail(s, "more than %d metadata in the module", MAX_MODULE_MDS);
         return;
     }
     for (uint64_t k = 0; k < n; k++, s->nmd++) {
         s->md_code[s->nmd] = (uint8_t)(code < 256 ? code : 0);
         s->md_first[s->nmd] = s->rec_ops_start;
+        const uint64_t *op = s->rec_ops;
+        uint64_t scope = code == MD_LOCATION ? op[3] + 1 : code == 22 || code == 23 ? op[1] : 0;
+        s->md_scope[s->nmd] = scope > UINT32_MAX ? UINT32_MAX : (uint32_t)scope;
+        s->md_inlined[s->nmd] = code == MD_LOCATION && op[4] <= UINT32_MAX ? (uint32_t)op[4] : 0;
     }
 }
 
@@ -434,10 +446,10 @@ static void md_record_end(bc *s, bc_frame *f, uint64_t nops) {
     md_sized_refs(s, f, nops);
     uint64_t n = s->rec_code == MD_STRINGS && nops >= 1 ? s->rec_ops[0] : md_defines(s->rec_code);
     f->md_defined += n;
-    if (!f->md_module)
-        return;
+    if (!f->md_module && !(s->depth >= 2 && s->frames[s->depth - 2].block_id == FUNCTION_BLOCK))
+        return; /* kept: the module's metadata, and a function's until its end */
     md_keep(s, s->rec_code, n);
-    if (s->rec_code == MD_COMPILE_UNIT && nops > 13 && s->rec_ops[13]) {
+    if (f->md_module && s->rec_code == MD_COMPILE_UNIT && nops > 13 && s->rec_ops[13]) {
         if (!grow((void **)&s->cu_imports, &s->capcu, s->ncu + 1, sizeof *s->cu_imports, MAX_MODULE_MDS))
             fail(s, "more than %d compile units", MAX_MODULE_MDS);
         else
@@ -471,6 +483,52 @@ static void md_check_imports(bc *s) {
     s->ncu = 0;
 }
 
+static bool md_local_scope(const bc *s, uint64_t id) {
+    return id < s->nmd && (s->md_code[id] == 21 || s->md_code[id] == 22 || s->md_code[id] == 23);
+}
+
+/* The scope links a location's or lexical block's kind requires, and that they end: the reader
+ * and the verifier cast a location's scope to a local scope and its inlined-at to a location,
+ * and walk both chains to the subprogram (a location that is its own inlined-at kept the
+ * verifier busy forever, one whose scope was a file crashed it in DILocalScope::getSubprogram).
+ * From metadata first on: those of the block just ended. */
+static void md_check_scopes(bc *s, uint32_t first) {
+    uint32_t n = s->nmd > first ? s->nmd - first : 0;
+    uint8_t *mark = calloc(n ? n : 1, 1); /* 1: on the chain being walked, 2: checked */
+    if (!mark) {
+        fail(s, "no memory to check %u metadata", n);
+        return;
+    }
+    /* an earlier block's chains were checked at its end: a walk stops where it enters one */
+#define IN_BLOCK(c) ((c) >= first && (c) < s->nmd)
+    for (uint32_t id = first; id < s->nmd && !s->bad; id++) {
+        uint32_t c = id, steps = 0;
+        while (IN_BLOCK(c) && !mark[c - first] && !s->bad) {
+            uint8_t code = s->md_code[c];
+            if (code != MD_LOCATION && code != 22 && code != 23)
+                break;
+            mark[c - first] = 1;
+            steps++;
+            uint64_t scope = (uint64_t)s->md_scope[c] - 1, inlined = s->md_inlined[c];
+            if (!s->md_scope[c] || !md_local_scope(s, scope))
+                fail(s, "metadata %u (a %s) whose scope is not a subprogram or lexical block", c,
+                     code == MD_LOCATION ? "location" : "lexical block");
+            else if (inlined && (inlined - 1 >= s->nmd || s->md_code[inlined - 1] != MD_LOCATION))
+                fail(s, "metadata %u (a location) inlined at metadata %llu, not a location", c,
+                     (unsigned long long)inlined - 1);
+            c = inlined ? (uint32_t)(inlined - 1) : (uint32_t)scope; /* a location's chain, then its scope's */
+        }
+        if (!s->bad && IN_BLOCK(c) && mark[c - first] == 1)
+            fail(s, "metadata %u: a chain of %u locations and lexical blocks that comes back to itself", c, steps);
+        for (uint32_t k = id; IN_BLOCK(k) && mark[k - first] == 1;) { /* the chain walked: checked */
+            mark[k - first] = 2;
+            k = s->md_code[k] == MD_LOCATION && s->md_inlined[k] ? s->md_inlined[k] - 1 : s->md_scope[k] - 1;
+        }
+    }
+#undef IN_BLOCK
+    free(mark);
+}
+
 /* At a METADATA block's end: every number named must have been defined. */
 static void md_block_end(bc *s, bc_frame *f) {
     bool module_level = f->md_module;
@@ -485,6 +543,8 @@ static void md_block_end(bc *s, bc_frame *f) {
              (unsigned long long)defined);
     else if (module_level)
         md_check_imports(s);
+    if (!s->bad)
+        md_check_scopes(s, f->md_start);
 }
 
 /* A function's METADATA_ATTACHMENT records, [n x [kind, node]] for the function and [instruction,
@@ -531,6 +591,12 @@ static void debug_loc(bc *s, const bc_frame *fn, uint64_t nops, const uint64_t *
         if (op[k] > defined)
             fail(s, "a debug location names metadata %llu, but only %llu are defined", (unsigned long long)op[k] - 1,
                  (unsigned long long)defined);
+    /* the reader builds a location of these: a local scope, inlined at a location */
+    if (!s->bad && nops >= 4 && (!op[2] || !md_local_scope(s, op[2] - 1)))
+        fail(s, "a debug location whose scope (metadata %lld) is not a subprogram or lexical block",
+             (long long)op[2] - 1);
+    else if (!s->bad && nops >= 4 && op[3] && (op[3] - 1 >= s->nmd || s->md_code[op[3] - 1] != MD_LOCATION))
+        fail(s, "a debug location inlined at metadata %llu, not a location", (unsigned long long)op[3] - 1);
 }
 
 /* ======================================================================================
@@ -828,6 +894,8 @@ static void enter_block(bc *s) {
                     .local_mark = s->pool[0].n};
     s->limit = f->end;
     f->md_module = id == METADATA_BLOCK && s->depth >= 2 && s->frames[s->depth - 2].block_id == MODULE_BLOCK;
+    f->md_start = s->nmd;
+    f->md_mark = s->nmd, f->ops_mark = s->nmdops;
     if (cst_block(s, f)) {
         s->cst_base = s->module_values;
         s->ncst = s->ncstops = 0;
@@ -855,6 +923,8 @@ static void end_block(bc *s) {
         md_block_end(s, f);
     if (cst_block(s, f))
         cst_block_end(s);
+    if (f->block_id == FUNCTION_BLOCK) /* a function's metadata are numbered only inside it */
+        s->nmd = f->md_mark, s->nmdops = f->ops_mark;
     if (s->bad)
         return;
     s->ncur = f->cur_base;
@@ -920,6 +990,8 @@ bool oxide__bitcode_check(const uint8_t *data, size_t size, char *why, size_t ca
     free(s.rec_all);
     free(s.md_code);
     free(s.md_first);
+    free(s.md_scope);
+    free(s.md_inlined);
     free(s.md_ops);
     free(s.cu_imports);
     return ok;

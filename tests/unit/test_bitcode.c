@@ -292,6 +292,21 @@ static void refused_with_message(const uint8_t *b, size_t n, const char *what, c
     oxide_module_destroy(m);
 }
 
+typedef struct mutant_case {
+    uint64_t i;
+    const char *why; /* what its refusal must say */
+} mutant_case;
+
+static void refused_mutants(const mutant_case *cases, size_t n) {
+    uint8_t *buf = malloc(unit_len + 64);
+    for (size_t k = 0; buf && k < n; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "mutant %llu", (unsigned long long)cases[k].i);
+        refused_with_message(buf, mutant(cases[k].i, buf), what, cases[k].why);
+    }
+    free(buf);
+}
+
 static void refused_file(const char *file, const char *why_refused) {
     char path[4096];
     size_t n;
@@ -329,21 +344,26 @@ static void test_constant_cycle(void) { refused_file("release_cstcycle.bc", "is 
  * instruction attachment's instruction number indexes the function's instructions unchecked.
  * These mutants crashed the isolated import's child; the plain import now refuses them. */
 static void test_function_metadata(void) {
-    static const struct {
-        uint64_t i;
-        const char *why;
-    } cases[] = {{553, "a debug location names metadata 621"},
-                 {784, "a debug location names metadata 399"},
-                 {875, "a debug location names metadata 207"},
-                 {733, "a metadata attachment names metadata 2769"},
-                 {7331, "a metadata attachment for instruction 1023 of a function of 64"}};
-    uint8_t *buf = malloc(unit_len + 64);
-    for (size_t k = 0; buf && k < sizeof cases / sizeof *cases; k++) {
-        char what[64];
-        snprintf(what, sizeof what, "mutant %llu", (unsigned long long)cases[k].i);
-        refused_with_message(buf, mutant(cases[k].i, buf), what, cases[k].why);
-    }
-    free(buf);
+    static const mutant_case cases[] = {{553, "a debug location names metadata 621"},
+                                        {784, "a debug location names metadata 399"},
+                                        {875, "a debug location names metadata 207"},
+                                        {733, "a metadata attachment names metadata 2769"},
+                                        {7331, "a metadata attachment for instruction 1023 of a function of 64"}};
+    refused_mutants(cases, sizeof cases / sizeof *cases);
+}
+
+/* Locations and lexical blocks: the reader and the verifier cast a location's scope to a local
+ * scope and its inlined-at to a location, and walk both chains to the subprogram. These mutants
+ * crashed the isolated import's child in the verifier (DILocalScope::getSubprogram), and 7938,
+ * a location that is its own inlined-at, kept it busy past the CPU limit. */
+static void test_scopes(void) {
+    static const mutant_case cases[] = {
+        {7938, "metadata 106: a chain of 1 locations and lexical blocks that comes back to itself"},
+        {26803, "a debug location inlined at metadata 107, not a location"},
+        {42227, "metadata 143 (a lexical block) whose scope is not a subprogram or lexical block"},
+        {46095, "metadata 144 (a location) inlined at metadata 3, not a location"},
+        {97266, "metadata 110 (a location) whose scope is not a subprogram or lexical block"}};
+    refused_mutants(cases, sizeof cases / sizeof *cases);
 }
 
 /* A compile unit whose imports name a string: the reader's own upgrade of the imports
@@ -447,6 +467,7 @@ int main(int argc, char **argv) {
         test_constant_cycle();
         test_compile_unit_imports();
         test_function_metadata();
+        test_scopes();
         test_real_unit();
         test_truncations();
         test_release_unit();
