@@ -333,10 +333,13 @@ void bc_debug_loc(bc *s, const bc_frame *fn, uint64_t nops, const uint64_t *op) 
         if (op[k] > defined)
             bc_fail(s, "a debug location names metadata %llu, but only %llu are defined", (unsigned long long)op[k] - 1,
                     (unsigned long long)defined);
-    /* the reader builds a location of these: a local scope, inlined at a location */
-    if (!s->bad && nops >= 4 && (!op[2] || !md_local_scope(s, op[2] - 1)))
-        bc_fail(s, "a debug location whose scope (metadata %lld) is not a subprogram or lexical block",
-                (long long)op[2] - 1);
+    /* the reader builds a location of these: a local scope (it dereferences a missing one), inlined
+     * at a location */
+    if (!s->bad && nops >= 4 && !op[2])
+        bc_fail(s, "a debug location with no scope");
+    else if (!s->bad && nops >= 4 && !md_local_scope(s, op[2] - 1))
+        bc_fail(s, "a debug location whose scope (metadata %llu) is not a subprogram or lexical block",
+                (unsigned long long)op[2] - 1);
     else if (!s->bad && nops >= 4 && op[3] && (op[3] - 1 >= s->nmd || s->md_code[op[3] - 1] != MD_LOCATION))
         bc_fail(s, "a debug location inlined at metadata %llu, not a location", (unsigned long long)op[3] - 1);
 }

@@ -354,15 +354,18 @@ static void test_function_metadata(void) {
 
 /* Locations and lexical blocks: the reader and the verifier cast a location's scope to a local
  * scope and its inlined-at to a location, and walk both chains to the subprogram. These mutants
- * crashed the isolated import's child in the verifier (DILocalScope::getSubprogram), and 7938,
- * a location that is its own inlined-at, kept it busy past the CPU limit. */
+ * crashed the isolated import's child in the verifier (DILocalScope::getSubprogram) or, 5561, in
+ * the reader (an instruction's location without a scope), and 7938, a location that is its own
+ * inlined-at, kept it busy past the CPU limit. */
 static void test_scopes(void) {
     static const mutant_case cases[] = {
         {7938, "metadata 106: a chain of 1 locations and lexical blocks that comes back to itself"},
         {26803, "a debug location inlined at metadata 107, not a location"},
         {42227, "metadata 143 (a lexical block) whose scope is not a subprogram or lexical block"},
         {46095, "metadata 144 (a location) inlined at metadata 3, not a location"},
-        {97266, "metadata 110 (a location) whose scope is not a subprogram or lexical block"}};
+        {97266, "metadata 110 (a location) whose scope is not a subprogram or lexical block"},
+        {5561, "a debug location with no scope"},
+        {9, "a debug location whose scope (metadata 59) is not a subprogram or lexical block"}};
     refused_mutants(cases, sizeof cases / sizeof *cases);
 }
 
