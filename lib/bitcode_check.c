@@ -204,7 +204,8 @@ static void unabbrev_record(bc *s, bc_frame *f) {
         bc_fail(s, "a record of %llu operands, more than the block holds", (unsigned long long)n);
         return;
     }
-    bool md = f->block_id == METADATA_BLOCK, cst = bc_cst_block(s, f), att = f->block_id == METADATA_ATTACHMENT_BLOCK;
+    bool md = f->block_id == METADATA_BLOCK || f->block_id == METADATA_KIND_BLOCK, cst = bc_cst_block(s, f),
+         att = f->block_id == METADATA_ATTACHMENT_BLOCK;
     if (md)
         bc_md_record_begin(s, code);
     if (cst)
@@ -266,7 +267,7 @@ static void abbrev_record(bc *s, bc_frame *f, uint64_t id) {
     const bc_op *ops = abbrev_ops(s, s->cur[f->cur_base + idx], &n);
     uint64_t vals[5] = {0, 0, 0, 0, 0}, nvals = 0; /* the code and the first four operands */
     int64_t blob = -1;
-    bool md = f->block_id == METADATA_BLOCK, cst = bc_cst_block(s, f);
+    bool md = f->block_id == METADATA_BLOCK || f->block_id == METADATA_KIND_BLOCK, cst = bc_cst_block(s, f);
     for (uint32_t i = 0; i < n && !s->bad; i++) {
         const bc_op *o = &ops[i];
         if (o->kind == OP_ARRAY) {
@@ -339,6 +340,8 @@ static void enter_block(bc *s) {
                     .local_mark = s->pool[0].n};
     s->limit = f->end;
     f->md_module = id == METADATA_BLOCK && s->depth >= 2 && s->frames[s->depth - 2].block_id == MODULE_BLOCK;
+    f->md_kept =
+        f->md_module || (id == METADATA_BLOCK && s->depth >= 2 && s->frames[s->depth - 2].block_id == FUNCTION_BLOCK);
     f->md_start = s->nmd;
     f->md_mark = s->nmd, f->ops_mark = s->nmdops;
     if (bc_cst_block(s, f)) {
@@ -408,7 +411,7 @@ static uint32_t le32(const uint8_t *b) {
 }
 
 bool oxide__bitcode_check(const uint8_t *data, size_t size, char *why, size_t cap) {
-    bc s = {.why = why, .cap = cap, .setbid = -1};
+    bc s = {.why = why, .cap = cap, .setbid = -1, .kind_alias_scope = UINT64_MAX, .kind_noalias = UINT64_MAX};
     why[0] = 0;
     if (size >= 4 && le32(data) == 0x0B17C0DEu) { /* the wrapper: magic, version, offset, size, cpu */
         uint32_t off = size >= 20 ? le32(data + 8) : 0, len = size >= 20 ? le32(data + 12) : 0;

@@ -17,6 +17,7 @@ enum {
     PARAMATTR_GROUP_BLOCK = 10,
     CONSTANTS_BLOCK = 11,
     METADATA_ATTACHMENT_BLOCK = 16,
+    METADATA_KIND_BLOCK = 22,
     FUNCTION_BLOCK = 12,
     METADATA_BLOCK = 15,
     TYPE_BLOCK = 17
@@ -57,6 +58,7 @@ typedef struct bc_frame {
      * 0: none) and the byte of the record that names it */
     uint64_t md_defined, md_named, md_named_at;
     bool md_module;             /* a module-level METADATA block */
+    bool md_kept;               /* a METADATA block whose metadata are kept: the module's, a function's */
     uint32_t md_start;          /* a METADATA block: the number of its first metadata kept */
     uint32_t md_mark, ops_mark; /* a FUNCTION block: the kept metadata and node operands before it */
     uint64_t insts;             /* a FUNCTION block: its instructions so far */
@@ -98,7 +100,8 @@ typedef struct bc {
     uint32_t *md_ops, nmdops, capmdops, rec_ops_start;
     uint64_t *cu_imports;
     uint32_t ncu, capcu;
-    uint64_t *rec_all; /* the operands of the constants record being read */
+    uint64_t kind_alias_scope, kind_noalias; /* the attachment kinds named so (~0: none yet) */
+    uint64_t *rec_all;                       /* the operands of the constants or attachment record being read */
     uint32_t nrec_all, caprec_all;
 } bc;
 

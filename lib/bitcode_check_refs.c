@@ -18,6 +18,7 @@
  * ====================================================================================== */
 
 enum {
+    MD_KIND = 6,
     MD_LOCATION = 7,
     MD_NAMED_NODE = 10,
     MD_COMPILE_UNIT = 20,
@@ -137,7 +138,7 @@ void bc_md_operand(bc *s, bc_frame *f, uint64_t i, uint64_t v) {
     if (i < MD_KEPT_OPS)
         s->rec_ops[i] = v;
     md_name(s, f, md_ref_kind(s, i), v);
-    if (f->md_module && (s->rec_code == 3 || s->rec_code == 5)) { /* a node: its operands, kept */
+    if (f->md_kept && (s->rec_code == 3 || s->rec_code == 5)) { /* a node: its operands, kept */
         if (!bc_grow((void **)&s->md_ops, &s->capmdops, s->nmdops + 1, sizeof *s->md_ops, MAX_MODULE_MDS))
             bc_fail(s, "more than %d metadata operands", MAX_MODULE_MDS);
         else
@@ -184,11 +185,28 @@ static void md_sized_refs(bc *s, bc_frame *f, uint64_t n) {
     }
 }
 
+/* A METADATA_KIND record, [id, name...]: the kinds whose attachments the verifier walks as
+ * alias-scope lists. */
+static void md_kind(bc *s, uint64_t nops) {
+    static const char alias_scope[] = "alias.scope", noalias[] = "noalias";
+    const uint64_t *op = s->rec_ops;
+    for (int which = 0; which < 2; which++) {
+        const char *name = which ? noalias : alias_scope;
+        uint64_t len = strlen(name), k = 0;
+        while (k < len && nops == len + 1 && op[k + 1] == (uint8_t)name[k])
+            k++;
+        if (k == len && nops == len + 1)
+            *(which ? &s->kind_noalias : &s->kind_alias_scope) = op[0];
+    }
+}
+
 void bc_md_record_end(bc *s, bc_frame *f, uint64_t nops) {
     md_sized_refs(s, f, nops);
     uint64_t n = s->rec_code == MD_STRINGS && nops >= 1 ? s->rec_ops[0] : md_defines(s->rec_code);
     f->md_defined += n;
-    if (!f->md_module && !(s->depth >= 2 && s->frames[s->depth - 2].block_id == FUNCTION_BLOCK))
+    if (s->rec_code == MD_KIND)
+        md_kind(s, nops);
+    if (!f->md_kept)
         return; /* kept: the module's metadata, and a function's until its end */
     md_keep(s, s->rec_code, n);
     if (f->md_module && s->rec_code == MD_COMPILE_UNIT && nops > 13 && s->rec_ops[13]) {
@@ -292,9 +310,60 @@ void bc_md_block_end(bc *s, bc_frame *f) {
 /* A function's METADATA_ATTACHMENT records, [n x [kind, node]] for the function and [instruction,
  * n x [kind, node]] for an instruction, name nodes by number too, and the reader resolves them
  * the same way (parseMetadataAttachment): each must be the module's or the function's. */
+static bool md_tuple(const bc *s, uint64_t id) { return id < s->nmd && (s->md_code[id] == 3 || s->md_code[id] == 5); }
+
+/* A kept node's operands (each its number plus one, 0 null). */
+static const uint32_t *md_node_ops(const bc *s, uint64_t id, uint32_t *n) {
+    uint32_t end = id + 1 < s->nmd ? s->md_first[id + 1] : s->nmdops;
+    *n = end - s->md_first[id];
+    return s->md_ops + s->md_first[id];
+}
+
+/* An !alias.scope or !noalias attachment: the verifier walks the list, each scope and its
+ * domain, testing operands' kinds without testing them for null (visitAliasScopeListMetadata
+ * crashed on a list holding a null). The list and each scope must be tuples; the operands the
+ * verifier reads (a scope's 2 or 3, a domain's 1 or 2) must not be null. */
+static void md_check_scope_list(bc *s, uint64_t list) {
+    if (list >= s->nmd)
+        return; /* past what is defined: refused as such */
+    if (!md_tuple(s, list)) {
+        bc_fail(s, "an alias-scope attachment names metadata %llu, not a tuple", (unsigned long long)list);
+        return;
+    }
+    uint32_t n, ns, nd;
+    const uint32_t *op = md_node_ops(s, list, &n);
+    for (uint32_t k = 0; k < n && !s->bad; k++) {
+        uint64_t scope = (uint64_t)op[k] - 1;
+        if (!op[k] || !md_tuple(s, scope)) {
+            bc_fail(s, "an alias-scope list (metadata %llu) holding %s", (unsigned long long)list,
+                    op[k] ? "a node that is not a tuple" : "a null");
+            return;
+        }
+        const uint32_t *sop = md_node_ops(s, scope, &ns);
+        if (ns < 2 || ns > 3)
+            continue; /* the verifier refuses it before reading */
+        bool null_op = !sop[0] || !sop[1] || (ns == 3 && !sop[2]);
+        uint64_t domain = (uint64_t)sop[1] - 1;
+        if (!null_op && domain < s->nmd && s->md_code[domain] != 2 && s->md_code[domain] != MD_STRINGS) {
+            if (!md_tuple(s, domain)) {
+                bc_fail(s, "an alias scope (metadata %llu) whose domain is not a tuple", (unsigned long long)scope);
+                return;
+            }
+            const uint32_t *dop = md_node_ops(s, domain, &nd);
+            null_op = nd >= 1 && nd <= 2 && !dop[0];
+        }
+        if (null_op)
+            bc_fail(s, "an alias scope (metadata %llu) or its domain with a null operand", (unsigned long long)scope);
+    }
+}
+
 void bc_att_operand(bc *s, uint64_t i, uint64_t v) {
     if (i == 0)
-        s->att_first = v;
+        s->att_first = v, s->nrec_all = 0;
+    if (!bc_grow((void **)&s->rec_all, &s->caprec_all, s->nrec_all + 1, sizeof *s->rec_all, MAX_MODULE_MDS))
+        bc_fail(s, "an attachment of more than %d operands", MAX_MODULE_MDS);
+    else
+        s->rec_all[s->nrec_all++] = v;
     if (i % 2 && v > s->att_odd)
         s->att_odd = v;
     else if (i && i % 2 == 0 && v > s->att_even)
@@ -314,6 +383,9 @@ void bc_att_record_end(bc *s, uint64_t nops) {
     else if (any && node >= defined)
         bc_fail(s, "a metadata attachment names metadata %llu, but only %llu are defined", (unsigned long long)node,
                 (unsigned long long)defined);
+    for (uint64_t k = nops % 2; k + 1 < nops && k + 1 < s->nrec_all && !s->bad; k += 2)
+        if (s->rec_all[k] == s->kind_alias_scope || s->rec_all[k] == s->kind_noalias)
+            md_check_scope_list(s, s->rec_all[k + 1]);
     s->att_first = s->att_odd = s->att_even = 0;
 }
 
