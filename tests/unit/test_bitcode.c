@@ -1,19 +1,21 @@
 /* Bitcode import on hostile input: every input gets a status, none ends the process.
  *
- *   test_bitcode                        the regression input, the real unit and every truncation
- *                                       of it in process, 1,500 mutants isolated
+ *   test_bitcode                        the regression inputs (each in a child first, then in
+ *                                       process and isolated), the real units and every
+ *                                       truncation of unit.bc in process, 3,000 mutants through
+ *                                       the plain import one child each, 1,500 isolated
  *   test_bitcode --in-process N [FIRST] N mutants from number FIRST, in process
  *   test_bitcode --isolated N [FIRST]   N mutants through oxide_module_import_bitcode_isolated
  *                                       (512 MiB, 10 s each), printing the number of each whose
  *                                       child crashed or ran out of time
- *   test_bitcode --one I                mutant I alone, in process (to reproduce a report)
  *   test_bitcode --plain-forked N [FIRST]  N mutants through the plain import, each in a child
  *                                       (1 GiB, 10 s), printing each that ended its process
+ *   test_bitcode --one I                mutant I alone, in process (to reproduce a report)
  *   test_bitcode --write I PATH         mutant I written to PATH
  *   test_bitcode --grep TEXT N FIRST    the mutants whose plain import is refused with TEXT
  *   test_bitcode --unit PATH MODE ...   any of the above on another unit (a release build's)
  *
- * The input is a real rustc unit (tests/unit/bitcode/unit.rs, built with debug info). Mutant I
+ * The input is a real rustc unit (tests/unit/bitcode/unit.rs, built with line tables). Mutant I
  * is a pure function of I: bit flips, bytes and words set to boundary values, words deleted,
  * runs duplicated or copied from elsewhere in the unit (record and block boundaries move). An
  * accepted mutant is compiled too, which parses, verifies and links it. */
