@@ -411,7 +411,12 @@ static uint32_t le32(const uint8_t *b) {
 }
 
 bool oxide__bitcode_check(const uint8_t *data, size_t size, char *why, size_t cap) {
-    bc s = {.why = why, .cap = cap, .setbid = -1, .kind_alias_scope = UINT64_MAX, .kind_noalias = UINT64_MAX};
+    bc s = {.why = why,
+            .cap = cap,
+            .setbid = -1,
+            .kind_alias_scope = UINT64_MAX,
+            .kind_noalias = UINT64_MAX,
+            .kind_tbaa = UINT64_MAX};
     why[0] = 0;
     if (size >= 4 && le32(data) == 0x0B17C0DEu) { /* the wrapper: magic, version, offset, size, cpu */
         uint32_t off = size >= 20 ? le32(data + 8) : 0, len = size >= 20 ? le32(data + 12) : 0;
@@ -442,5 +447,6 @@ bool oxide__bitcode_check(const uint8_t *data, size_t size, char *why, size_t ca
     free(s.md_inlined);
     free(s.md_ops);
     free(s.cu_imports);
+    free(s.flags);
     return ok;
 }

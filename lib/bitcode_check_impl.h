@@ -100,8 +100,11 @@ typedef struct bc {
     uint32_t *md_ops, nmdops, capmdops, rec_ops_start;
     uint64_t *cu_imports;
     uint32_t ncu, capcu;
-    uint64_t kind_alias_scope, kind_noalias; /* the attachment kinds named so (~0: none yet) */
-    uint64_t *rec_all;                       /* the operands of the constants or attachment record being read */
+    uint64_t kind_alias_scope, kind_noalias, kind_tbaa; /* the attachment kinds named so (~0: none yet) */
+    bool named_flags;                                   /* the named node being read is llvm.module.flags */
+    uint64_t *flags;                                    /* its operands (metadata numbers) */
+    uint32_t nflags, capflags;
+    uint64_t *rec_all; /* the operands of the constants or attachment record being read */
     uint32_t nrec_all, caprec_all;
 } bc;
 

@@ -18,6 +18,7 @@
  * ====================================================================================== */
 
 enum {
+    MD_NAME = 4,
     MD_KIND = 6,
     MD_LOCATION = 7,
     MD_NAMED_NODE = 10,
@@ -138,6 +139,12 @@ void bc_md_operand(bc *s, bc_frame *f, uint64_t i, uint64_t v) {
     if (i < MD_KEPT_OPS)
         s->rec_ops[i] = v;
     md_name(s, f, md_ref_kind(s, i), v);
+    if (s->rec_code == MD_NAMED_NODE && s->named_flags && f->md_module) {
+        if (!bc_grow((void **)&s->flags, &s->capflags, s->nflags + 1, sizeof *s->flags, MAX_MODULE_MDS))
+            bc_fail(s, "more than %d module flags", MAX_MODULE_MDS);
+        else
+            s->flags[s->nflags++] = v;
+    }
     if (f->md_kept && (s->rec_code == 3 || s->rec_code == 5)) { /* a node: its operands, kept */
         if (!bc_grow((void **)&s->md_ops, &s->capmdops, s->nmdops + 1, sizeof *s->md_ops, MAX_MODULE_MDS))
             bc_fail(s, "more than %d metadata operands", MAX_MODULE_MDS);
@@ -185,27 +192,41 @@ static void md_sized_refs(bc *s, bc_frame *f, uint64_t n) {
     }
 }
 
-/* A METADATA_KIND record, [id, name...]: the kinds whose attachments the verifier walks as
- * alias-scope lists. */
-static void md_kind(bc *s, uint64_t nops) {
-    static const char alias_scope[] = "alias.scope", noalias[] = "noalias";
+/* Whether n operands from op spell name (one character each). */
+static bool spells(const uint64_t *op, uint64_t n, const char *name) {
+    uint64_t len = strlen(name), k = 0;
+    while (k < len && n == len && op[k] == (uint8_t)name[k])
+        k++;
+    return n == len && k == len;
+}
+
+/* A METADATA_KIND record, [id, name...]: the kinds whose attachments the reader or the verifier
+ * reads as alias-scope lists or TBAA tags; a METADATA_NAME record: whether the named node that
+ * follows holds the module flags. */
+static void md_names(bc *s, uint64_t nops) {
     const uint64_t *op = s->rec_ops;
-    for (int which = 0; which < 2; which++) {
-        const char *name = which ? noalias : alias_scope;
-        uint64_t len = strlen(name), k = 0;
-        while (k < len && nops == len + 1 && op[k + 1] == (uint8_t)name[k])
-            k++;
-        if (k == len && nops == len + 1)
-            *(which ? &s->kind_noalias : &s->kind_alias_scope) = op[0];
+    if (s->rec_code == MD_NAME) {
+        s->named_flags = nops < MD_KEPT_OPS && spells(op, nops, "llvm.module.flags");
+        return;
     }
+    if (nops < 1 || nops > MD_KEPT_OPS)
+        return;
+    if (spells(op + 1, nops - 1, "alias.scope"))
+        s->kind_alias_scope = op[0];
+    else if (spells(op + 1, nops - 1, "noalias"))
+        s->kind_noalias = op[0];
+    else if (spells(op + 1, nops - 1, "tbaa"))
+        s->kind_tbaa = op[0];
 }
 
 void bc_md_record_end(bc *s, bc_frame *f, uint64_t nops) {
     md_sized_refs(s, f, nops);
     uint64_t n = s->rec_code == MD_STRINGS && nops >= 1 ? s->rec_ops[0] : md_defines(s->rec_code);
     f->md_defined += n;
-    if (s->rec_code == MD_KIND)
-        md_kind(s, nops);
+    if (s->rec_code == MD_KIND || s->rec_code == MD_NAME)
+        md_names(s, nops);
+    if (s->rec_code == MD_NAMED_NODE)
+        s->named_flags = false;
     if (!f->md_kept)
         return; /* kept: the module's metadata, and a function's until its end */
     md_keep(s, s->rec_code, n);
@@ -215,6 +236,29 @@ void bc_md_record_end(bc *s, bc_frame *f, uint64_t nops) {
         else
             s->cu_imports[s->ncu++] = s->rec_ops[13];
     }
+}
+
+static bool md_tuple(const bc *s, uint64_t id) { return id < s->nmd && (s->md_code[id] == 3 || s->md_code[id] == 5); }
+
+/* A kept node's operands (each its number plus one, 0 null). */
+static const uint32_t *md_node_ops(const bc *s, uint64_t id, uint32_t *n) {
+    uint32_t end = id + 1 < s->nmd ? s->md_first[id + 1] : s->nmdops;
+    *n = end - s->md_first[id];
+    return s->md_ops + s->md_first[id];
+}
+
+/* Module::getModuleFlag, which the import and the emitter call, casts each flag's second
+ * operand to a string unchecked: each must be a tuple of 3 or more operands, the second a string. */
+static void md_check_flags(bc *s) {
+    for (uint32_t k = 0; k < s->nflags && !s->bad; k++) {
+        uint64_t flag = s->flags[k];
+        uint32_t n;
+        const uint32_t *op = md_tuple(s, flag) ? md_node_ops(s, flag, &n) : NULL;
+        if (!op || n < 3 || !op[1] || s->md_code[op[1] - 1] != MD_STRINGS)
+            bc_fail(s, "a module flag (metadata %llu) that is not [behavior, name, value] with a string name",
+                    (unsigned long long)flag);
+    }
+    s->nflags = 0;
 }
 
 /* The reader's upgrade of a compile unit's imports (upgradeCULocals, on every read) casts them
@@ -302,7 +346,7 @@ void bc_md_block_end(bc *s, bc_frame *f) {
                 (unsigned long long)(s->base + f->md_named_at), (unsigned long long)(f->md_named - 1),
                 (unsigned long long)defined);
     else if (module_level)
-        md_check_imports(s);
+        md_check_imports(s), md_check_flags(s);
     if (!s->bad)
         md_check_scopes(s, f->md_start);
 }
@@ -310,15 +354,6 @@ void bc_md_block_end(bc *s, bc_frame *f) {
 /* A function's METADATA_ATTACHMENT records, [n x [kind, node]] for the function and [instruction,
  * n x [kind, node]] for an instruction, name nodes by number too, and the reader resolves them
  * the same way (parseMetadataAttachment): each must be the module's or the function's. */
-static bool md_tuple(const bc *s, uint64_t id) { return id < s->nmd && (s->md_code[id] == 3 || s->md_code[id] == 5); }
-
-/* A kept node's operands (each its number plus one, 0 null). */
-static const uint32_t *md_node_ops(const bc *s, uint64_t id, uint32_t *n) {
-    uint32_t end = id + 1 < s->nmd ? s->md_first[id + 1] : s->nmdops;
-    *n = end - s->md_first[id];
-    return s->md_ops + s->md_first[id];
-}
-
 /* An !alias.scope or !noalias attachment: the verifier walks the list, each scope and its
  * domain, testing operands' kinds without testing them for null (visitAliasScopeListMetadata
  * crashed on a list holding a null). The list and each scope must be tuples; the operands the
@@ -357,6 +392,15 @@ static void md_check_scope_list(bc *s, uint64_t list) {
     }
 }
 
+/* A !tbaa attachment: the reader's upgrade of old tags (UpgradeTBAANode) reads its first operand's
+ * kind without testing it for null, or that there is one. */
+static void md_check_tbaa(bc *s, uint64_t tag) {
+    uint32_t n;
+    if (tag < s->nmd && (!md_tuple(s, tag) || !md_node_ops(s, tag, &n) || n == 0 || !md_node_ops(s, tag, &n)[0]))
+        bc_fail(s, "a TBAA attachment (metadata %llu) that is not a tuple with a first operand",
+                (unsigned long long)tag);
+}
+
 void bc_att_operand(bc *s, uint64_t i, uint64_t v) {
     if (i == 0)
         s->att_first = v, s->nrec_all = 0;
@@ -386,6 +430,8 @@ void bc_att_record_end(bc *s, uint64_t nops) {
     for (uint64_t k = nops % 2; k + 1 < nops && k + 1 < s->nrec_all && !s->bad; k += 2)
         if (s->rec_all[k] == s->kind_alias_scope || s->rec_all[k] == s->kind_noalias)
             md_check_scope_list(s, s->rec_all[k + 1]);
+        else if (s->rec_all[k] == s->kind_tbaa)
+            md_check_tbaa(s, s->rec_all[k + 1]);
     s->att_first = s->att_odd = s->att_even = 0;
 }
 

@@ -401,6 +401,16 @@ static void test_alias_scopes(void) {
     accepted_file("alias_scope_ok.bc");
 }
 
+/* A module flag whose name is not a string (Module::getModuleFlag casts it unchecked) and a TBAA
+ * tag with a null first operand (UpgradeTBAANode reads its kind unchecked): each crashed the
+ * isolated import's child. */
+static void test_flags_and_tbaa(void) {
+    static const mutant_case cases[] = {
+        {78905, "a module flag (metadata 73) that is not [behavior, name, value] with a string name"},
+        {73040, "a TBAA attachment (metadata 80) that is not a tuple with a first operand"}};
+    refused_mutants(cases, sizeof cases / sizeof *cases);
+}
+
 /* A compile unit whose imports name a string: the reader's own upgrade of the imports
  * (upgradeCULocals) casts them to a tuple of imported entities unchecked and crashed. */
 static void test_compile_unit_imports(void) {
@@ -494,6 +504,7 @@ int main(int argc, char **argv) {
         test_function_metadata();
         test_scopes();
         test_alias_scopes();
+        test_flags_and_tbaa();
         test_real_unit();
         test_truncations();
         test_release_unit();
