@@ -42,8 +42,8 @@ typedef struct rt_bound {
     void *params[RT_MAX_PTX_PARAMS];
     uint64_t ptrs[RT_MAX_PTX_PARAMS / 3];
     _Alignas(64) unsigned char tma[RT_MAX_TMA][128];
-    uint32_t ntma;  /* descriptors encoded */
-    bool tma_all;   /* every TMA tensor of the launch allows TMA */
+    uint32_t ntma; /* descriptors encoded */
+    bool tma_all;  /* every TMA tensor of the launch allows TMA */
 } rt_bound;
 bool oxide__rt_tma_bind(const oxide_iface_param *mp, const oxide_tensor *t, void *desc128);
 /* The entry a bound launch of k runs: its TMA variant when every TMA tensor allows TMA; an error

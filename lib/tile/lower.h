@@ -82,7 +82,6 @@ typedef struct tl_pipe {
 /* Iterations a ring's copies run ahead of its dot. */
 static inline uint32_t tl_pipe_ahead(const tl_pipe *p) { return p->stages - 1 - (p->defer ? 1 : 0); }
 
-
 typedef struct tl_tensor {
     oxide_value *ptr;  /* ptr.global to element [0, ..]: the lowered kernel's parameter */
     oxide_value *safe; /* ptr to use when every element is out of bounds (the tensor may be empty) */
