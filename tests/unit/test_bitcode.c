@@ -171,13 +171,27 @@ static tally mutants(uint64_t first, uint64_t count_, bool isolated) {
 /* What the plain import answered, as the child's exit status tells it. */
 enum { PLAIN_ACCEPTED = 0, PLAIN_BY_CHECK = 100, PLAIN_BY_READER = 101, PLAIN_OTHER = 102, PLAIN_NO_MESSAGE = 4 };
 
-/* The plain import of one input in a child under 1 GiB and 10 s of CPU: 0 when it returned a
- * status (what it was in *answer), else the signal (or 256 + exit status) that ended it. */
+/* The address space the child starts with (a copy of this process's: under ASan, its shadow's
+ * terabytes) plus the 1 GiB an import may take. */
+static rlim_t child_address_space(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    if (f) {
+        if (fscanf(f, "%lu", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    return (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)1 << 30);
+}
+
+/* The plain import of one input in a child under 1 GiB more and 10 s of CPU: 0 when it returned
+ * a status (what it was in *answer), else the signal (or 256 + exit status) that ended it. */
 static int plain_import_forked(const uint8_t *b, size_t n, int *answer) {
     fflush(stdout);
+    rlim_t limit = child_address_space();
     pid_t pid = fork();
     if (pid == 0) {
-        struct rlimit as = {1u << 30, 1u << 30}, cpu = {10, 11}, core = {0, 0};
+        struct rlimit as = {limit, limit}, cpu = {10, 11}, core = {0, 0};
         setrlimit(RLIMIT_AS, &as);
         setrlimit(RLIMIT_CPU, &cpu);
         setrlimit(RLIMIT_CORE, &core);
