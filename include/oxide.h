@@ -764,11 +764,13 @@ OXIDE_API oxide_status oxide_manifest_kernel_block(const oxide_manifest *m, size
 /* A kernel's launch contract (Rust's #[launch_contract]; docs/runtime.md, "Launch contracts"):
  * what every launch of the kernel must satisfy, checked by every launch (C, C++, Python, Rust).
  * fields says which parts the kernel declares; the others are ignored. */
+/* BEGIN GENERATED CONTRACT FIELDS */
 #define OXIDE_CONTRACT_DOMAIN 1u     /* domain: 1, 2 or 3; the grid and block are 1 beyond it */
 #define OXIDE_CONTRACT_BLOCK 2u      /* block: exactly this block (the PTX says .reqntid) */
 #define OXIDE_CONTRACT_SMEM 4u       /* smem_min..smem_max: the dynamic shared memory, in bytes */
 #define OXIDE_CONTRACT_SMEM_ALIGN 8u /* smem_align: its alignment in the PTX (a power of two) */
 #define OXIDE_CONTRACT_MIN_CC 16u    /* min_cc: the oldest compute capability (major, minor) */
+/* END GENERATED CONTRACT FIELDS */
 typedef struct oxide_launch_contract {
     uint32_t fields; /* OXIDE_CONTRACT_* */
     uint32_t domain;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Regenerate everything derived from oxide's tables (lib/ops.def, lib/scalars.def,
-lib/status.def, VERSION): the C header sections, docs/ir-reference.md, and the Python, C++ and
+lib/status.def, lib/contract.def, VERSION): the C header sections, docs/ir-reference.md, and the Python, C++ and
 Rust views. `gen.py --check` writes nothing and exits 1 when a checked-in file is out of date."""
 import sys
 

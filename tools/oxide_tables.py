@@ -1,4 +1,5 @@
-"""The one reader of oxide's tables: lib/ops.def, lib/scalars.def, lib/status.def and VERSION.
+"""The one reader of oxide's tables: lib/ops.def, lib/scalars.def, lib/status.def,
+lib/contract.def and VERSION.
 Every generator (tools/gen_*.py, run together by tools/gen.py) takes its rows from here, and
 writes or checks its outputs through `emit`."""
 import re
@@ -11,6 +12,7 @@ _OP = re.compile(r"^OP\((\w+),\s*" + r",\s*".join([_STR] * 3) + r",\s*([^,]+),\s
 _SCALAR = re.compile(r"^SCALAR\((\w+),\s*" + _STR + r",\s*(\d+),\s*" + _STR + r",\s*" + _STR + r"\)")
 _PARAM_KIND = re.compile(r"^PARAM_KIND\((\w+),\s*" + _STR + r",\s*" + _STR + r"\)")
 _STATUS = re.compile(r"^STATUS\((\w+),\s*" + _STR + r"\)")
+_CONTRACT = re.compile(r"^CONTRACT\((\w+),\s*" + _STR + r"\)")
 
 
 def _rows(path, macro, pattern, make):
@@ -46,6 +48,14 @@ def param_kinds():
 def statuses():
     """lib/status.def in value order: dicts with id (without OXIDE_) and doc."""
     return _rows("lib/status.def", "STATUS", _STATUS, lambda m: dict(id=m[1], doc=m[2]))
+
+
+def contract_fields():
+    """lib/contract.def in bit order: dicts with id (without OXIDE_CONTRACT_), doc and bit."""
+    rows = _rows("lib/contract.def", "CONTRACT", _CONTRACT, lambda m: dict(id=m[1], doc=m[2]))
+    for i, r in enumerate(rows):
+        r["bit"] = 1 << i
+    return rows
 
 
 def version():

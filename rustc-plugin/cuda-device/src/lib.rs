@@ -62,12 +62,12 @@ pub mod __private {
     }
     unsafe impl Sync for KernelDesc {}
 
-    /// The `fields` bits of a launch contract (include/oxide.h, `OXIDE_CONTRACT_*`).
-    pub const CONTRACT_DOMAIN: u32 = 1;
-    pub const CONTRACT_BLOCK: u32 = 2;
-    pub const CONTRACT_SMEM: u32 = 4;
-    pub const CONTRACT_SMEM_ALIGN: u32 = 8;
-    pub const CONTRACT_MIN_CC: u32 = 16;
+    /// The `fields` bits of a launch contract (lib/contract.def, generated into `abi`).
+    pub const CONTRACT_DOMAIN: u32 = OXIDE_CONTRACT_DOMAIN;
+    pub const CONTRACT_BLOCK: u32 = OXIDE_CONTRACT_BLOCK;
+    pub const CONTRACT_SMEM: u32 = OXIDE_CONTRACT_SMEM;
+    pub const CONTRACT_SMEM_ALIGN: u32 = OXIDE_CONTRACT_SMEM_ALIGN;
+    pub const CONTRACT_MIN_CC: u32 = OXIDE_CONTRACT_MIN_CC;
 
     #[repr(C)]
     pub struct ParamDesc {
