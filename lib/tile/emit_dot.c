@@ -144,7 +144,9 @@ static void scratch_sources(tl *T, const oxide_inst *in, const dot_lane *w, uint
 static void tile_sources(tl *T, const oxide_inst *in, const dot_lane *w, dot_src *A, dot_src *B) {
     const oxide_type *at = in->operands[0]->type;
     oxide_value *abase, *bbase;
-    tl_dot_slots(T, in->operands[0]->def, in->operands[1]->def, &abase, &bbase);
+    const tl_pipe *p = tl_dot_slots(T, in->operands[0]->def, in->operands[1]->def, &abase, &bbase);
+    /* this thread's copies have landed (a later iteration's may still fly), then everyone's */
+    tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, p ? (int64_t)(tl_pipe_ahead(p) * p->nloads) : 0, NULL, NULL, 0);
     tl_barrier(T);
     *A = (dot_src){.base = abase,
                    .swz = true,

@@ -268,14 +268,9 @@ void tl_emit_dot_wgmma(tl *T, const oxide_inst *in) {
     opchain ca, cb;
     operand_chain(av, &ca);
     operand_chain(bv, &cb);
-    const tl_val none = {.pipe = -1}, *la = rs ? &none : tl_val_of(T, ca.load->result);
-    const tl_val *lb = tl_val_of(T, cb.load->result);
-    int8_t pipe = la->pipe >= 0 ? la->pipe : lb->pipe;
-    const tl_pipe *p = pipe >= 0 ? &T->pipes[pipe] : NULL;
-    oxide_value *stage = p ? tl_pipe_stage(T, p, 0) : NULL, *zero = tl_int(T, T->ti32, 0);
-    oxide_value *abase = rs ? NULL : tl_ring_slot(T, ca.load, la->pipe >= 0 ? stage : zero);
-    oxide_value *bbase = tl_ring_slot(T, cb.load, lb->pipe >= 0 ? stage : zero);
     const oxide_inst *loads[2] = {rs ? NULL : ca.load, cb.load};
+    oxide_value *abase, *bbase;
+    const tl_pipe *p = tl_dot_slots(T, loads[0], loads[1], &abase, &bbase);
     tl_tma_wait(T, p, loads, 2, p ? tl_pipe_ahead(p) : 0);
     oxide_type *arr;
     if (oxide_type_array(T->ctx, T->tf32, half, &arr)) {

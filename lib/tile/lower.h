@@ -244,9 +244,10 @@ void tl_emit_pipe_drain(tl *T, const oxide_block *b);
 /* The swizzled tile of load's in ring slot stage (i32), and the slot of iteration now + d. */
 oxide_value *tl_ring_slot(tl *T, const oxide_inst *load, oxide_value *stage);
 oxide_value *tl_pipe_stage(tl *T, const tl_pipe *p, uint32_t d);
-/* The ring slots a dot reads its operand tiles from (la NULL: A from registers), after waiting
- * for this thread's copies of them (a later iteration's may still fly); a barrier must follow. */
-void tl_dot_slots(tl *T, const oxide_inst *la, const oxide_inst *lb, oxide_value **abase, oxide_value **bbase);
+/* The ring slots a dot reads its operand tiles from this iteration (la NULL: A from registers),
+ * and their ring (NULL: none); the caller waits for the copies (both dot paths). */
+const tl_pipe *tl_dot_slots(tl *T, const oxide_inst *la, const oxide_inst *lb, oxide_value **abase,
+                            oxide_value **bbase);
 /* Byte offset in a swizzled R-row tile of the 16-byte chunk cq (i32) of row r (i32). */
 oxide_value *tl_swizzle_at(tl *T, oxide_value *r, oxide_value *cq, uint32_t R);
 

@@ -449,14 +449,15 @@ void tl_emit_pipe_prologue(tl *T, const oxide_block *b) {
     }
 }
 
-void tl_dot_slots(tl *T, const oxide_inst *la, const oxide_inst *lb, oxide_value **abase, oxide_value **bbase) {
+const tl_pipe *tl_dot_slots(tl *T, const oxide_inst *la, const oxide_inst *lb, oxide_value **abase,
+                            oxide_value **bbase) {
     const tl_val *xa = la ? tl_val_of(T, la->result) : NULL, *xb = tl_val_of(T, lb->result);
     int8_t k = xa && xa->pipe >= 0 ? xa->pipe : xb->pipe;
     const tl_pipe *p = k >= 0 ? &T->pipes[k] : NULL;
     oxide_value *now = p ? tl_pipe_stage(T, p, 0) : NULL, *first = tl_int(T, T->ti32, 0);
     *abase = la ? tl_ring_slot(T, la, xa->pipe >= 0 ? now : first) : NULL;
     *bbase = tl_ring_slot(T, lb, xb->pipe >= 0 ? now : first);
-    tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, p ? (int64_t)((p->stages - 1) * p->nloads) : 0, NULL, NULL, 0);
+    return p;
 }
 
 void tl_emit_pipe_drain(tl *T, const oxide_block *b) {
