@@ -96,8 +96,12 @@ oxide_status oxide__tile_lower(oxide_module *mod, const oxide_options *opts, oxi
     /* the word out-of-bounds stores go to (16 bytes: the widest element, aligned) */
     oxide_type *i64 = mod->ctx->scalars[OXIDE_TYPE_I64], *arr;
     oxide_global *g;
-    if (!st && !(st = oxide_type_array(mod->ctx, i64, 2, &arr)))
-        st = oxide_module_add_global(copy, "__oxide_tile_void", arr, OXIDE_AS_GLOBAL, 16, NULL, 0, &g);
+    if (!st && !(st = oxide_type_array(mod->ctx, i64, 2, &arr))) {
+        /* a module lowered before (oxide compile --emit-simt's output) has it already */
+        g = oxide__module_find_global(copy, "__oxide_tile_void");
+        if (!g || g->type != arr || g->as != OXIDE_AS_GLOBAL || g->align != 16 || g->init)
+            st = oxide_module_add_global(copy, "__oxide_tile_void", arr, OXIDE_AS_GLOBAL, 16, NULL, 0, &g);
+    }
     for (uint32_t i = 0; i < mod->functions.len && !st; i++) {
         oxide_function *f = mod->functions.items[i];
         if (f->is_tile)

@@ -104,6 +104,16 @@ error "example needing sm_90 on sm_80" OXIDE_ERROR_VERIFY "$OXIDE" example clust
 
 # ---- compile and its flags ----
 run "compile" 0 "$OXIDE" compile "$T/vecadd.oxir" -o "$T/vecadd.ptx"
+# the SIMT text a tile kernel lowers to (both TMA variants, linked) compiles again and lowers to
+# itself
+TILE="$(cd "$(dirname "$0")/../.." && pwd)/examples/tile/matmul_bf16_128.oxir"
+run "compile --emit-simt of a tile kernel" 0 "$OXIDE" compile --emit-simt "$TILE" -o "$T/simt1.oxir"
+expect "$T/simt1.oxir" "tma_entry(@matmul_bf16_128__tma)"
+run "compile --emit-simt of its SIMT text" 0 "$OXIDE" compile --emit-simt "$T/simt1.oxir" -o "$T/simt2.oxir"
+checks=$((checks + 1))
+cmp -s "$T/simt1.oxir" "$T/simt2.oxir" || fail "the SIMT text of a tile kernel lowers to other text"
+run "compile of the SIMT text" 0 "$OXIDE" compile "$T/simt1.oxir" -o "$T/simt.ptx"
+expect "$T/simt.ptx" '"tma_only":true'
 expect "$T/vecadd.ptx" "// oxide.manifest.v1 "
 expect "$T/vecadd.ptx" ".target sm_90a"
 expect "$T/vecadd.ptx" ".entry vecadd"
