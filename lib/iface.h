@@ -33,6 +33,18 @@ typedef struct oxide_iface_param {
     uint32_t tma_box[4];
 } oxide_iface_param;
 
+/* A TMA box's rule, for both readers of one (the verifier, the manifest reader): the first dim
+ * of p's box that breaks it, or -1. */
+#define OXIDE__TMA_BOX_RULE "1 to 256, the last dim 16 to 128 bytes in multiples of 16"
+static inline int32_t oxide__iface_tma_bad_dim(const oxide_iface_param *p) {
+    uint32_t es = (uint32_t)oxide_scalar_size(p->elem);
+    for (uint32_t d = 0; p->tma && d < p->rank && d < 4; d++)
+        if (p->tma_box[d] < 1 || p->tma_box[d] > 256 ||
+            (d + 1 == p->rank && (p->tma_box[d] * es % 16 || p->tma_box[d] * es > 128)))
+            return (int32_t)d;
+    return -1;
+}
+
 /* The PTX parameters a parameter takes: a slice two, a tensor 1 + 2 * rank (+ 1 with TMA). */
 static inline uint32_t oxide__iface_ptx_parts(const oxide_iface_param *p) {
     if (p->kind == OXIDE_PARAM_SLICE)

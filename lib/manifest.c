@@ -482,16 +482,12 @@ static bool tensor_param(parser *p, param_ctx *c, size_t start) {
         return fail(p, "tensor parameter '%s' has \"rank\" %u (a tensor has rank 1 to %u)", prm->name, prm->rank,
                     OXIDE__TENSOR_MAX_RANK);
     }
-    for (uint32_t d = 0; prm->tma && d < prm->rank; d++)
-        if (prm->tma_box[d] < 1 || prm->tma_box[d] > 256 ||
-            (d + 1 == prm->rank && (prm->tma_box[d] * oxide_scalar_size(prm->elem) % 16 ||
-                                    prm->tma_box[d] * oxide_scalar_size(prm->elem) > 128))) {
-            p->pos = c->tma_pos;
-            return fail(p,
-                        "tensor parameter '%s' has a \"tma\" box of %u elements in dim %u (1 to 256, the last "
-                        "dim 16 to 128 bytes in multiples of 16)",
-                        prm->name, prm->tma_box[d], d);
-        }
+    int32_t bad = oxide__iface_tma_bad_dim(prm);
+    if (bad >= 0) {
+        p->pos = c->tma_pos;
+        return fail(p, "tensor parameter '%s' has a \"tma\" box of %u elements in dim %d (" OXIDE__TMA_BOX_RULE ")",
+                    prm->name, prm->tma_box[bad], bad);
+    }
     prm->scalar = prm->elem;
     prm->size = 8;
     prm->align = 8;

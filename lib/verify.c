@@ -671,16 +671,13 @@ static void check_interface(verifier *v, const oxide_function *fn) {
             for (uint32_t k = 1; k < nvals; k++)
                 want[k] = ctx ? ctx->scalars[OXIDE_TYPE_I64] : NULL;
             if (ip->tma) {
-                uint32_t es = (uint32_t)oxide_scalar_size(ip->elem), r = ip->tensor->rank;
-                for (uint32_t d = 0; d < r; d++)
-                    if (ip->tma_box[d] < 1 || ip->tma_box[d] > 256 ||
-                        (d + 1 == r && (ip->tma_box[d] * es % 16 || ip->tma_box[d] * es > 128))) {
-                        verify_report(v,
-                                      "kernel parameter %u (%s): TMA box dim %u is %u elements (1 to 256, the last "
-                                      "dim 16 to 128 bytes in multiples of 16)",
-                                      i, nm, d, ip->tma_box[d]);
-                        return;
-                    }
+                int32_t d = oxide__iface_tma_bad_dim(ip);
+                if (d >= 0) {
+                    verify_report(v,
+                                  "kernel parameter %u (%s): TMA box dim %d is %u elements (" OXIDE__TMA_BOX_RULE ")",
+                                  i, nm, d, ip->tma_box[d]);
+                    return;
+                }
                 nvals += 1; /* then the TMA descriptor's address (checked below) */
             }
             break;
