@@ -207,7 +207,8 @@ typedef struct CUlaunchConfig {
     X(CtxEnablePeerAccess, "cuCtxEnablePeerAccess", 0, CUresult, (CUcontext, unsigned int))                            \
     X(MemcpyPeerAsync, "cuMemcpyPeerAsync", 0, CUresult,                                                               \
       (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream))                                              \
-    X(PointerGetAttributes, "cuPointerGetAttributes", 0, CUresult, (unsigned int, int *, void **, CUdeviceptr))
+    X(PointerGetAttributes, "cuPointerGetAttributes", 0, CUresult, (unsigned int, int *, void **, CUdeviceptr))        \
+    X(ThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode", 0, CUresult, (int *))
 
 typedef struct oxide_cuda {
 #define OXIDE_CUDA_FIELD(field, sym, req, ret, params) ret(*field) params;
@@ -218,6 +219,21 @@ typedef struct oxide_cuda {
 
 /* The loaded driver. Valid only after oxide__driver() returned OXIDE_OK. */
 extern oxide_cuda oxide__cu;
+
+/* A release (a free, destroy or unload) made by a thread while it captures a stream is one of
+ * CUDA's "potentially unsafe" calls, which invalidates the capture; a garbage collector (Python's,
+ * a C++ destructor) releases at any moment, also inside a capture of unrelated work. So releases
+ * run with the thread's capture mode relaxed for the call, as the driver provides for libraries
+ * (cuThreadExchangeStreamCaptureMode), and the caller's mode put back. */
+#define OXIDE__RELAXED(call)                                                                                           \
+    do {                                                                                                               \
+        int mode_ = CU_STREAM_CAPTURE_MODE_RELAXED;                                                                    \
+        if (oxide__cu.ThreadExchangeStreamCaptureMode)                                                                 \
+            oxide__cu.ThreadExchangeStreamCaptureMode(&mode_);                                                         \
+        call;                                                                                                          \
+        if (oxide__cu.ThreadExchangeStreamCaptureMode)                                                                 \
+            oxide__cu.ThreadExchangeStreamCaptureMode(&mode_);                                                         \
+    } while (0)
 
 /* Load and initialise the driver once per process (thread-safe). Returns OK, or NO_DRIVER /
  * NO_DEVICE / CUDA with the reason as the thread's last error; the same answer every time. */

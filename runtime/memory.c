@@ -75,7 +75,7 @@ void oxide_buffer_free(oxide_buffer *b) {
         return;
     /* After a fault the context is gone anyway; after a reset the memory already is. */
     if (!b->is_foreign && b->gen == oxide__rt_gen(b->dev) && oxide__rt_enter(b->dev) == OXIDE_OK)
-        oxide__cu.MemFree(b->ptr);
+        OXIDE__RELAXED(oxide__cu.MemFree(b->ptr));
     b->magic = 0;
     free(b);
 }
@@ -137,7 +137,8 @@ oxide_status oxide_host_free(void *ptr) {
                 return OXIDE_OK; /* the reset freed it */
             if ((st = oxide__rt_enter(dev)) != OXIDE_OK)
                 return st;
-            CUresult r = oxide__cu.MemFreeHost(ptr);
+            CUresult r;
+            OXIDE__RELAXED(r = oxide__cu.MemFreeHost(ptr));
             if (r != CUDA_SUCCESS)
                 return oxide__rt_cuda(dev, r, NULL, "oxide_host_free");
             return OXIDE_OK;

@@ -467,7 +467,7 @@ void oxide_loaded_module_destroy(oxide_loaded_module *lm) {
     if (!lm || lm->magic != RT_MODULE)
         return;
     if (lm->gen == oxide__rt_gen(lm->dev) && oxide__rt_enter(lm->dev) == OXIDE_OK)
-        oxide__cu.ModuleUnload(lm->cu);
+        OXIDE__RELAXED(oxide__cu.ModuleUnload(lm->cu));
     free_module(lm);
 }
 

@@ -97,7 +97,7 @@ void oxide_stream_destroy(oxide_stream *s) {
     if (!s || s->magic != RT_STREAM || s->is_default)
         return;
     if (!s->is_foreign && s->gen == oxide__rt_gen(s->dev) && oxide__rt_enter(s->dev) == OXIDE_OK)
-        oxide__cu.StreamDestroy(s->cu);
+        OXIDE__RELAXED(oxide__cu.StreamDestroy(s->cu));
     s->magic = 0;
     free(s);
 }
@@ -267,7 +267,7 @@ void oxide_event_destroy(oxide_event *e) {
     if (!e || e->magic != RT_EVENT)
         return;
     if (e->gen == oxide__rt_gen(e->dev) && oxide__rt_enter(e->dev) == OXIDE_OK)
-        oxide__cu.EventDestroy(e->cu);
+        OXIDE__RELAXED(oxide__cu.EventDestroy(e->cu));
     e->magic = 0;
     free(e);
 }

@@ -550,7 +550,7 @@ void oxide_graph_destroy(oxide_graph *g) {
     if (!g || g->magic != RT_GRAPH)
         return;
     if (g->gen == oxide__rt_gen(g->dev) && oxide__rt_enter(g->dev) == OXIDE_OK)
-        oxide__cu.GraphExecDestroy(g->exec);
+        OXIDE__RELAXED(oxide__cu.GraphExecDestroy(g->exec));
     g->magic = 0;
     free(g);
 }

@@ -432,6 +432,7 @@ typedef struct op {
 struct CUgraph_st {
     op *ops;
     size_t n, cap;
+    int invalid; /* an unsafe call was made during the capture (CUDA's CAPTURE_INVALIDATED) */
 };
 struct CUgraphExec_st {
     struct CUgraph_st g;
@@ -480,9 +481,30 @@ static void run_op(const op *o) {
     }
 }
 
+/* CUDA's rule for captures not begun in relaxed mode: while one is in progress, the thread that
+ * began it must make no "potentially unsafe" call (freeing memory or a graph, for instance)
+ * unless it has swapped its own mode to relaxed (cuThreadExchangeStreamCaptureMode); such a call
+ * invalidates the capture. The mock tracks the captures this thread began. */
+static void free_graph(struct CUgraph_st *g);
+static _Thread_local struct CUgraph_st *th_captures[16];
+static _Thread_local int th_ncaptures, th_mode; /* th_mode: CU_STREAM_CAPTURE_MODE_* */
+static void unsafe_call(void) {
+    if (th_mode != 2)
+        for (int i = 0; i < th_ncaptures; i++)
+            th_captures[i]->invalid = 1;
+}
+EXPORT CUresult cuThreadExchangeStreamCaptureMode(int *mode) {
+    int old = th_mode;
+    th_mode = *mode;
+    *mode = old;
+    return CUDA_SUCCESS;
+}
+
 static CUresult submit(CUstream s, op *o) {
     if (s && s->capture) {
         struct CUgraph_st *g = s->capture;
+        if (g->invalid)
+            return 901; /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED */
         if (g->n == g->cap) {
             g->cap = g->cap ? g->cap * 2 : 16;
             g->ops = realloc(g->ops, g->cap * sizeof *g->ops);
@@ -523,6 +545,7 @@ EXPORT CUresult cuGetErrorName(CUresult r, const char **s) {
         {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
         {720, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", "too many blocks in cooperative launch"},
         {900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "operation not permitted when stream is capturing"},
+        {901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "operation failed due to a previous error during capture"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (names[i].code == r) {
@@ -665,24 +688,35 @@ EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, int mode) {
-    (void)mode;
     if (!s)
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (s->capture)
         return 401;
     s->capture = calloc(1, sizeof *s->capture);
+    if (mode != 2 && th_ncaptures < 16)
+        th_captures[th_ncaptures++] = s->capture;
     return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuStreamEndCapture(CUstream s, CUgraph *g) {
     if (!s || !s->capture)
         return 401;
-    *g = s->capture;
+    struct CUgraph_st *c = s->capture;
     for (size_t i = 0; i < njoined; i++)
-        if (joined[i]->capture == s->capture)
+        if (joined[i]->capture == c)
             joined[i]->capture = NULL;
     njoined = 0;
     s->capture = NULL;
+    for (int i = 0; i < th_ncaptures; i++)
+        if (th_captures[i] == c)
+            th_captures[i] = th_captures[--th_ncaptures];
+    if (c->invalid) {
+        free_graph(c);
+        free(c);
+        *g = NULL;
+        return 901;
+    }
+    *g = c;
     return CUDA_SUCCESS;
 }
 
@@ -730,6 +764,7 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
+    unsafe_call();
     forget((uintptr_t)p);
     free((void *)(uintptr_t)p);
     return CUDA_SUCCESS;
@@ -996,6 +1031,7 @@ EXPORT CUresult cuGraphDestroy(CUgraph g) {
     return CUDA_SUCCESS;
 }
 EXPORT CUresult cuGraphExecDestroy(CUgraphExec e) {
+    unsafe_call();
     free_graph(&e->g);
     free(e);
     return CUDA_SUCCESS;
