@@ -117,6 +117,20 @@ OXIDE_API oxide_status oxide_options_set_opt_level(oxide_options *opts, int leve
 OXIDE_API oxide_status oxide_options_set_fast_math(oxide_options *opts, int enable);
 /* Non-zero: emit .loc line information for profilers. */
 OXIDE_API oxide_status oxide_options_set_line_info(oxide_options *opts, int enable);
+/* Which variants the tile lowering builds of a tile kernel whose operand loads could copy
+ * through TMA (sm_90a): OXIDE_TILE_VARIANTS_ALL (the default) builds both, NAME (general copies)
+ * and NAME__tma, and a launch of NAME runs NAME__tma when its tensors allow TMA. A caller that
+ * knows its tensors (a front end specialising per launch, as Triton does on divisibility) builds
+ * one and compiles and JIT-compiles half: _PLAIN builds only NAME with general copies; _TMA
+ * builds only NAME with TMA copies, which refuses a launch whose TMA tensors do not allow it (a
+ * 16-byte aligned base, a contiguous last dim, 16-byte row pitches). Kernels with no such loads
+ * are the same under every choice. Errors: INVALID_ARGUMENT (another value). */
+typedef enum oxide_tile_variants {
+    OXIDE_TILE_VARIANTS_PLAIN = 1,
+    OXIDE_TILE_VARIANTS_TMA = 2,
+    OXIDE_TILE_VARIANTS_ALL = 3
+} oxide_tile_variants;
+OXIDE_API oxide_status oxide_options_set_tile_variants(oxide_options *opts, int variants);
 /* Read back the target name ("sm_90a"); lives as long as opts. */
 OXIDE_API const char *oxide_options_get_target(const oxide_options *opts);
 

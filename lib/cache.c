@@ -147,6 +147,7 @@ static void key_header(sha256 *s, const char *kind, const oxide_options *opts) {
     sha_printf(s, "%s\nliboxide %s %s\n", kind, oxide_version(), build_id);
     sha_printf(s, "target %s\nptx %d.%d\nopt %d\nfast_math %d\nline_info %d\n", opts->target, opts->ptx_major,
                opts->ptx_minor, opts->opt_level, (int)opts->fast_math, (int)opts->line_info);
+    sha_printf(s, "tile_variants %d\n", opts->tile_variants);
 }
 
 oxide_status oxide_module_cache_key(oxide_module *mod, const oxide_options *opts, char key[65]) {

@@ -93,6 +93,7 @@ void oxide__options_default(oxide_options *o) {
     o->sm = 90;
     o->arch_specific = true;
     o->opt_level = 3;
+    o->tile_variants = OXIDE_TILE_VARIANTS_ALL;
 }
 
 oxide_status oxide_options_create(oxide_options **out) {
@@ -159,6 +160,18 @@ oxide_status oxide_options_set_line_info(oxide_options *opts, int enable) {
     if (!opts)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_options_set_line_info: opts is NULL");
     opts->line_info = enable != 0;
+    return OXIDE_OK;
+}
+
+oxide_status oxide_options_set_tile_variants(oxide_options *opts, int variants) {
+    if (!opts)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_options_set_tile_variants: opts is NULL");
+    if (variants < OXIDE_TILE_VARIANTS_PLAIN || variants > OXIDE_TILE_VARIANTS_ALL)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                           "oxide_options_set_tile_variants: %d is none of OXIDE_TILE_VARIANTS_PLAIN (1), _TMA (2) "
+                           "and _ALL (3)",
+                           variants);
+    opts->tile_variants = variants;
     return OXIDE_OK;
 }
 

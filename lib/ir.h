@@ -269,6 +269,7 @@ struct oxide_options {
     int opt_level;
     bool fast_math;
     bool line_info;
+    int tile_variants; /* oxide_tile_variants */
 };
 
 /* Default options (sm_90a, O3) for calls given NULL. */

@@ -263,7 +263,8 @@ oxide_status oxide__rt_pick(struct oxide_kernel **k, const rt_bound *b) {
         return oxide__fail(OXIDE_ERROR_LAUNCH,
                            "launch %s: this entry copies through TMA, and a tensor argument does not allow it (a "
                            "16-byte aligned base, a contiguous last dim, row pitches in multiples of 16 bytes); "
-                           "launch the kernel by its own name, which chooses",
+                           "launch the variant with general copies (the kernel's own name, without __tma, which "
+                           "chooses; or a module compiled with OXIDE_TILE_VARIANTS_PLAIN or _ALL)",
                            (*k)->name);
     return OXIDE_OK;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """One cold first call, for the `tile_compile_matmul` row: `first_call.py oxide|triton` makes
-the inputs, then times one bf16 matmul call of a single configuration (128x128x32 tiles, 8 warps,
-3 stages, 1024x1024x1024) from the call to the end of its launch, and prints
+the inputs, then times one bf16 matmul call of a single configuration, the same on both sides
+(oxide_kernels.MATMUL_BF16: the tiles, warps and stages bench/tile measures oxide with), at
+1024x1024x1024, from the call to the end of its launch, and prints
 `first_call_ms MS`. tile_bench.py runs it in a fresh process with empty caches
 (OXIDE_CACHE_DIR and TRITON_CACHE_DIR pointing at new folders, CUDA_CACHE_DISABLE=1), so the
 time holds everything a first call does: oxide's IR generation, compile and module load, or
@@ -18,6 +19,7 @@ SIZE = 1024
 def main(which):
     sys.path.insert(0, HERE)
     import torch
+    from oxide_kernels import MATMUL_BF16
     if which == "oxide":
         from oxide_kernels import Kernels
         k = Kernels()
@@ -36,9 +38,11 @@ def main(which):
     else:
         # the autotuned kernel's own JIT function, at one configuration: no tuning runs
         fn = peers_triton.matmul_blocked_kernel.fn
-        grid = (triton_cdiv(SIZE, 128) * triton_cdiv(SIZE, 128),)
+        t = MATMUL_BF16
+        grid = (triton_cdiv(SIZE, t["BM"]) * triton_cdiv(SIZE, t["BN"]),)
         fn[grid](a, b, c, SIZE, SIZE, SIZE, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
-                 c.stride(1), BM=128, BN=128, BK=32, GROUP_M=8, num_warps=8, num_stages=3)
+                 c.stride(1), BM=t["BM"], BN=t["BN"], BK=t["BK"], GROUP_M=8, num_warps=t["warps"],
+                 num_stages=t["stages"])
     torch.cuda.synchronize()
     ms = (time.perf_counter() - t0) * 1e3
     want = a.float() @ b.float()

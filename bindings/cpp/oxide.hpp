@@ -247,6 +247,11 @@ class Options {
         check(oxide_options_set_line_info(h_.get(), on));
         return *this;
     }
+    /* OXIDE_TILE_VARIANTS_PLAIN, _TMA or _ALL (the default): docs/tile.md, "The Hopper path" */
+    Options &tile_variants(oxide_tile_variants which) {
+        check(oxide_options_set_tile_variants(h_.get(), which));
+        return *this;
+    }
     std::string get_target() const { return oxide_options_get_target(h_.get()); }
     oxide_options *get() const noexcept { return h_.get(); }
 

@@ -7,7 +7,8 @@
  * barrier's phase instead of on cp.async groups and a block barrier. Whether the launch's
  * tensors allow TMA is known only then, so such a kernel is built twice (lower.c): the TMA
  * variant, and one that copies with cp.async, which the launch takes for other tensors (odd
- * pitches, offset views). */
+ * pitches, offset views); or only one of them, for a caller that knows its tensors
+ * (oxide_options_set_tile_variants). */
 #include <string.h>
 
 #include "lower.h"

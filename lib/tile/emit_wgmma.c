@@ -239,7 +239,8 @@ oxide_status tl_plan_wgmma(tl *T) {
     }
     for (uint32_t k = 0; k < T->npipes; k++)
         plan_defer(T, &T->pipes[k], (int8_t)k);
-    tl_plan_tma(T);
+    if (!T->opts || T->opts->tile_variants != OXIDE_TILE_VARIANTS_PLAIN)
+        tl_plan_tma(T); /* with no TMA variant built, no tensor carries a descriptor either */
     tl_place_smem_tiles(T);
     return OXIDE_OK;
 }

@@ -27,7 +27,9 @@ static oxide_status lower_kernel(oxide_module *out, oxide_function *src, const o
             (out->functions.len - at - 1) * sizeof out->functions.items[0]);
     out->functions.len--;
     oxide_function *k = NULL;
-    oxide_status st = build_kernel(out, src, opts, false, src->name, &k);
+    int which = opts ? opts->tile_variants : OXIDE_TILE_VARIANTS_ALL;
+    bool tma_only = which == OXIDE_TILE_VARIANTS_TMA;
+    oxide_status st = build_kernel(out, src, opts, tma_only, src->name, &k);
     if (st)
         return st;
     /* oxide_module_add_kernel appended it: move it to the tile kernel's place */
@@ -67,6 +69,8 @@ static oxide_status build_kernel(oxide_module *out, oxide_function *src, const o
     if ((st = tl_emit_kernel(&T)))
         return st;
     *made = T.k;
+    if (tma && T.ntma && !strcmp(name, src->name))
+        T.k->tma_only = true; /* the one variant built (OXIDE_TILE_VARIANTS_TMA) */
     if (!tma && T.ntma) {
         char v[300];
         snprintf(v, sizeof v, "%s__tma", name);

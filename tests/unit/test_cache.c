@@ -165,7 +165,7 @@ static void test_key_formula(void) {
         MUST(f ? OXIDE_OK : OXIDE_ERROR_IO);
         fprintf(f,
                 "oxide-cache-key 1\nliboxide %s %s\ntarget sm_90a\nptx 0.0\nopt 3\nfast_math 0\nline_info 0\n"
-                "bitcode 0\nmodule %zu\n%s",
+                "tile_variants 3\nbitcode 0\nmodule %zu\n%s",
                 versions[v], build, strlen(printed), printed);
         fclose(f);
         snprintf(cmd, sizeof cmd, "sha256sum '%s'", path);

@@ -11,6 +11,7 @@
 #include "harness.h"
 
 static oxide_context *ctx;
+static int variants = OXIDE_TILE_VARIANTS_ALL; /* what lower() asks the tile compiler to build */
 
 static char *read_example(const char *name) {
     char path[512];
@@ -27,6 +28,7 @@ static char *lower(const char *ir, const char *target) {
     oxide_options *o;
     MUST(oxide_options_create(&o));
     MUST(oxide_options_set_target(o, target));
+    MUST(oxide_options_set_tile_variants(o, variants));
     MUST(oxide_module_parse(ctx, ir, strlen(ir), &m));
     OK(oxide_module_lower_tile(m, o, &low));
     const char *text = NULL;
@@ -113,6 +115,27 @@ int main(void) {
         expect("matmul_bf16_128", mm, "sm_90a", "mbarrier.try_wait.parity", 2);
         expect("matmul_bf16_128", mm, "sm_90a", "mbarrier.init", 6);
         expect("matmul_bf16_128", mm, "sm_80", "tma", 0);
+        /* one variant, for a caller that knows its tensors: the plain one has no descriptors; the
+         * TMA one is the kernel's own name, TMA-only */
+        variants = OXIDE_TILE_VARIANTS_PLAIN;
+        expect("matmul_bf16_128", mm, "sm_90a", "tma", 0);
+        expect("matmul_bf16_128", mm, "sm_90a", "kernel @matmul_bf16_128(", 1);
+        expect("matmul_bf16_128", mm, "sm_90a", "cp.async.wait_group {imm=2}", 1);
+        variants = OXIDE_TILE_VARIANTS_TMA;
+        expect("matmul_bf16_128", mm, "sm_90a", "%a: tensor<2 x bf16> tma(128, 64)", 1);
+        expect("matmul_bf16_128", mm, "sm_90a", "kernel @matmul_bf16_128(", 1);
+        expect("matmul_bf16_128", mm, "sm_90a", "__tma", 0);
+        expect("matmul_bf16_128", mm, "sm_90a", " tma_only", 1);
+        expect("matmul_bf16_128", mm, "sm_90a", "tma.load %", 6);
+        expect("matmul_bf16_128", mm, "sm_80", "tma", 0); /* nothing to copy by TMA there */
+        variants = OXIDE_TILE_VARIANTS_ALL;
+        {
+            oxide_options *o;
+            MUST(oxide_options_create(&o));
+            FAILS_WITH(oxide_options_set_tile_variants(o, 4), OXIDE_ERROR_INVALID_ARGUMENT, "none of");
+            FAILS_WITH(oxide_options_set_tile_variants(NULL, 1), OXIDE_ERROR_INVALID_ARGUMENT, "opts is NULL");
+            oxide_options_destroy(o);
+        }
         /* other targets: the general path's mma.sync */
         expect("matmul_bf16_128", mm, "sm_90", "wgmma", 0);
         expect("matmul_bf16_128", mm, "sm_80", "wgmma", 0);

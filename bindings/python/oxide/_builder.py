@@ -155,10 +155,12 @@ class Type:
 
 class Options(Owned):
     """Compile options: target ("sm_90a"), ptx_version ((8, 5) or None), opt_level (0..3),
-    fast_math, line_info."""
+    fast_math, line_info, tile_variants ("all", the default, "plain" or "tma": which variants of a
+    tile kernel with TMA-capable loads are built; oxide_options_set_tile_variants in oxide.h)."""
 
     def __init__(self, target: Optional[str] = None, ptx_version: Optional[Tuple[int, int]] = None,
-                 opt_level: Optional[int] = None, fast_math: bool = False, line_info: bool = False) -> None:
+                 opt_level: Optional[int] = None, fast_math: bool = False, line_info: bool = False,
+                 tile_variants: str = "all") -> None:
         out = ffi.new("oxide_options **")
         check(lib.oxide_options_create(out))
         self._h = out[0]
@@ -172,6 +174,11 @@ class Options(Owned):
             check(lib.oxide_options_set_fast_math(self._h, 1))
         if line_info:
             check(lib.oxide_options_set_line_info(self._h, 1))
+        if tile_variants != "all":
+            which = {"plain": lib.OXIDE_TILE_VARIANTS_PLAIN, "tma": lib.OXIDE_TILE_VARIANTS_TMA}.get(tile_variants)
+            if which is None:
+                raise ValueError(f"tile_variants is 'all', 'plain' or 'tma', not {tile_variants!r}")
+            check(lib.oxide_options_set_tile_variants(self._h, which))
 
     @property
     def target(self) -> str:

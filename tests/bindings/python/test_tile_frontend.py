@@ -359,3 +359,44 @@ def test_launch_takes_the_compilers_block(device):
     device.synchronize()
     info = add_rows.specialize(a, b, c, B=64)
     assert "hints(warps=2)" in info.module.print()
+
+
+class _Cai:
+    """A device array as the CUDA array interface describes it (shape, typestr, data, strides)."""
+
+    def __init__(self, shape, itemsize, base, strides=None):
+        self.shape = shape
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": f"<f{itemsize}", "data": (base, False),
+                                         "strides": strides, "version": 3}
+
+
+def test_tma_ready_is_the_runtimes_rule():
+    from oxide.tile._kernel import _tma_ready
+    assert _tma_ready(_Cai((64, 128), 2, 0x10000))                                # C-contiguous bf16
+    assert not _tma_ready(_Cai((64, 128), 2, 0x10002))                            # an offset view
+    assert not _tma_ready(_Cai((64, 100), 2, 0x10000))                            # a 200-byte pitch
+    assert _tma_ready(_Cai((64, 100), 2, 0x10000, strides=(256, 2)))             # padded to 256 bytes
+    assert not _tma_ready(_Cai((64, 128), 2, 0x10000, strides=(2, 128)))         # column-major
+    assert not _tma_ready(_Cai((0, 128), 2, 0x10000))                             # empty
+    assert not _tma_ready(np.zeros((4, 8), np.float32))                           # host memory
+
+
+def test_one_tile_variant_compiles_half(tmp_path):
+    """A matmul whose operand loads copy through TMA on sm_90a: built twice by default, once
+    when the caller names the variant (the launch path does, from its tensors)."""
+    mod = matmul.specialize(BF16, BF16, BF16, BM=128, BN=128, BK=64).module
+    try:
+        both = mod.compile(target="sm_90a")
+    except oxide.UnsupportedError as e:
+        pytest.skip(f"tile kernels are not lowered to PTX in this build: {e}")
+    entries = lambda ptx: re.findall(r"\.entry (\w+)\(", ptx)  # noqa: E731
+    assert entries(both) == ["matmul", "matmul__tma"]
+    plain, tma = mod.compile(target="sm_90a", tile_variants="plain"), mod.compile(target="sm_90a", tile_variants="tma")
+    manifest = lambda ptx: ptx.split("// oxide.manifest.v1 ")[1].splitlines()[0]  # noqa: E731
+    assert entries(plain) == ["matmul"] and "cp.async.bulk.tensor" not in plain and "tma" not in manifest(plain)
+    assert entries(tma) == ["matmul"] and "cp.async.bulk.tensor" in tma
+    assert '"tma_only":true' in manifest(tma) and '"tma_entry"' not in manifest(tma)
+    keys = {mod.cache_key(target="sm_90a", tile_variants=v) for v in ("all", "plain", "tma")}
+    assert len(keys) == 3
+    with pytest.raises(ValueError, match="'all', 'plain' or 'tma'"):
+        oxide.Options(tile_variants="both")

@@ -51,8 +51,8 @@ class Specialization:
 
     def __init__(self, key, ir, lines, module, runtime):
         self.key, self.ir, self.lines, self.module, self.runtime = key, ir, lines, module, runtime
-        self.ptx = {}     # target -> PTX text
-        self.loaded = {}  # (device index, target) -> oxide.Module
+        self.ptx = {}     # (target, tile variants) -> PTX text
+        self.loaded = {}  # (device index, target, tile variants) -> oxide.Module
 
 
 class Kernel:
@@ -187,13 +187,14 @@ class Kernel:
         spec = self.specialize(*args, **kwargs)
         return self._ptx(spec, target or self.target or "sm_90a")
 
-    def _ptx(self, spec, target):
+    def _ptx(self, spec, target, variants="all"):
         with self._lock:
-            ptx = spec.ptx.get(target)
+            ptx = spec.ptx.get((target, variants))
             if ptx is None:
-                ptx, hit = spec.module.compile_cached(target=target, cache_dir=self.cache_dir)
+                ptx, hit = spec.module.compile_cached(target=target, tile_variants=variants,
+                                                      cache_dir=self.cache_dir)
                 self.stats["cache_hits" if hit else "compiled"] += 1
-                spec.ptx[target] = ptx
+                spec.ptx[(target, variants)] = ptx
             return ptx
 
     def __getitem__(self, grid):
@@ -220,10 +221,14 @@ class Kernel:
         dev_index = next((_device_index(v) for v in rt if _device_index(v) is not None), 0)
         device = _runtime.Device(dev_index)
         target = self.target or device.target
+        # Specialised on the tensors' alignment, as Triton is on divisibility: one variant of a
+        # kernel with TMA-capable loads is compiled and JIT-compiled, not both (docs/tile.md).
+        variants = "tma" if all(_tma_ready(v) for v in rt if _is_array(v)) else "plain"
         with self._lock:
-            mod = spec.loaded.get((dev_index, target))
+            mod = spec.loaded.get((dev_index, target, variants))
             if mod is None:
-                mod = spec.loaded[(dev_index, target)] = _runtime.Module.from_ptx(self._ptx(spec, target), device)
+                mod = _runtime.Module.from_ptx(self._ptx(spec, target, variants), device)
+                spec.loaded[(dev_index, target, variants)] = mod
         if stream is None:
             stream = _framework_stream(rt, dev_index)
         # The tensor arguments are packed by the runtime (oxide_tensor, OXIDE_ARG_TENSOR); the
@@ -261,6 +266,30 @@ def _device_index(x):
         if isinstance(v, int):
             return v
     return None
+
+
+def _tma_ready(x):
+    """Whether array x's memory allows TMA copies, by the rule the runtime applies at launch
+    (runtime/tma.c, oxide__rt_tma_bind): a 16-byte aligned base, a contiguous last dim, the other
+    dims' pitches multiples of 16 bytes, every dim 1 to 2^31 - 1."""
+    shape = tuple(x.shape)
+    if hasattr(x, "data_ptr") and hasattr(x, "element_size"):  # torch: strides in elements
+        es = x.element_size()
+        base, strides = x.data_ptr(), tuple(s * es for s in x.stride())
+    else:
+        cai = getattr(x, "__cuda_array_interface__", None)
+        if cai is None:
+            return False
+        es = int(cai["typestr"][2:])
+        base, strides = cai["data"][0], cai.get("strides")
+        if strides is None:  # C-contiguous
+            strides, acc = [], es
+            for n in reversed(shape):
+                strides.insert(0, acc)
+                acc *= n
+    if not shape or base % 16 or strides[-1] != es:
+        return False
+    return all(1 <= n < 2**31 for n in shape) and all(s >= 1 and s % 16 == 0 for s in strides[:-1])
 
 
 def _framework_stream(args, dev_index):
