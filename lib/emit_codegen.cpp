@@ -7,6 +7,7 @@
 #include <cstring>
 #include <new>
 
+#include <llvm/ADT/DenseSet.h>
 #include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
@@ -89,11 +90,13 @@ struct FilteredPM : legacy::PassManager {
 
 } // namespace
 
-/* A pass manager with its output buffer (the printer holds the stream). */
+/* A pass manager with its output buffer (the printer holds the stream), and the functions whose
+ * addresses it must not see again (below). */
 struct oxide_codegen {
     FilteredPM pm;
     SmallVector<char, 0> ptx;
     raw_svector_ostream os{ptx};
+    DenseSet<const Function *> seen;
 };
 
 namespace {
@@ -109,15 +112,26 @@ oxide_codegen *make_codegen(TargetMachine *tm) {
 }
 
 /* Building and scheduling codegen's ~110 passes is a fifth of a small kernel's compile, so one
- * pass manager serves every module it safely can. Not a module with shared-memory globals: NVPTX's
- * printer moves a shared variable that one kernel uses into that kernel, recording it in a map by
- * the kernel's Function pointer that nothing clears, so a later module whose kernel lands at the
- * same address gets the old module's variables printed into it (measured: the process ends in
- * "Bad address space found while emitting PTX"). A manager that never sees such a module keeps
- * that map empty. */
-bool reusable_for(const Module &m) {
+ * pass manager serves module after module. NVPTX's printer keeps one thing from a module: it
+ * moves a shared variable that one kernel uses into that kernel, recording it in a map keyed by
+ * the kernel's Function pointer that nothing clears, so a later module whose function lands at
+ * the same address would get the old module's variables printed into it (measured: the process
+ * ends in "Bad address space found while emitting PTX"). So the manager remembers the functions
+ * of every module with shared-memory globals it ran (the only ones that can be keys of that map),
+ * and a module with a function at one of those addresses gets a manager of its own. At SEEN_MAX
+ * remembered functions the manager is made afresh, which empties the map as well. */
+enum { SEEN_MAX = 4096 };
+
+bool has_shared(const Module &m) {
     for (const GlobalVariable &g : m.globals())
         if (g.getAddressSpace() == 3)
+            return true;
+    return false;
+}
+
+bool reusable_for(const oxide_codegen *cg, const Module &m) {
+    for (const Function &f : m)
+        if (!f.isDeclaration() && cg->seen.contains(&f))
             return false;
     return true;
 }
@@ -127,16 +141,21 @@ bool reusable_for(const Module &m) {
 extern "C" char *oxide__codegen(LLVMTargetMachineRef tmr, oxide_codegen **kept, LLVMModuleRef mr, size_t *len) {
     TargetMachine *tm = reinterpret_cast<TargetMachine *>(tmr);
     Module *m = reinterpret_cast<Module *>(mr);
-    oxide_codegen *own = nullptr, *cg;
-    if (reusable_for(*m)) {
-        if (!*kept)
-            *kept = make_codegen(tm);
-        cg = *kept;
-    } else {
-        cg = own = make_codegen(tm);
+    if (*kept && (*kept)->seen.size() >= SEEN_MAX) {
+        delete *kept;
+        *kept = nullptr;
     }
+    if (!*kept)
+        *kept = make_codegen(tm);
+    oxide_codegen *own = nullptr, *cg = *kept;
+    if (cg && !reusable_for(cg, *m))
+        cg = own = make_codegen(tm);
     if (!cg)
         return nullptr;
+    if (cg == *kept && has_shared(*m))
+        for (const Function &f : *m)
+            if (!f.isDeclaration())
+                cg->seen.insert(&f);
     m->setDataLayout(tm->createDataLayout());
     cg->ptx.clear();
     cg->pm.run(*m);
