@@ -5,7 +5,7 @@
  *
  * oxide_ms: median over runs of building the example kernel through the C API into a fresh
  * module and compiling it for sm_90a at opt level 3 (context and target machine warm, and the
- * codegen pass manager the target machine keeps for kernels without shared memory).
+ * codegen pass manager the target machine keeps).
  * nvrtc_ms: median over runs of nvrtcCreateProgram + nvrtcCompileProgram(-arch=sm_90a
  * -default-device) + nvrtcGetPTX + nvrtcDestroyProgram on bench/cuda/KERNEL.cu. The first (cold)
  * compile of each kind goes to stderr, with the PTX sizes. The two are timed in alternating

@@ -1,4 +1,4 @@
-/* NVPTX codegen with oxide's choice of passes (lib/emit_codegen.cpp, the one C++ file; this
+/* NVPTX codegen with oxide's choice of passes, and IR printing (lib/emit_codegen.cpp, the one C++ file; this
  * header is both languages'). */
 #ifndef OXIDE_CODEGEN_H
 #define OXIDE_CODEGEN_H
@@ -22,6 +22,8 @@ typedef struct oxide_codegen oxide_codegen;
 char *oxide__codegen(LLVMTargetMachineRef tm, oxide_codegen **kept, LLVMModuleRef m, size_t *len);
 /* NULL does nothing. */
 void oxide__codegen_destroy(oxide_codegen *cg);
+/* m as LLVM IR text (what LLVMPrintModuleToString gives), malloc'd; NULL when out of memory. */
+char *oxide__print_ir(LLVMModuleRef m);
 
 #ifdef __cplusplus
 }

@@ -603,7 +603,7 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
     if (!st)
         st = manifest_line(opts, kernels, nkernels, kfn, &manifest);
     lap(ms, OXIDE__STAGE_PTX, &t);
-    if (!st && llvm_ir_out && !(ir = LLVMPrintModuleToString(m)))
+    if (!st && llvm_ir_out && !(ir = oxide__print_ir(m)))
         st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory printing LLVM IR");
     lap(ms, OXIDE__STAGE_LLVM_IR, &t);
     oxide_codegen **kept = NULL;
@@ -620,21 +620,17 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
     if (!st) {
         size_t len = 0;
         char *out = insert_manifest(ptx, ptx_len, manifest, &len);
-        char *ir_copy = llvm_ir_out ? strdup(ir) : NULL;
-        if (!out || (llvm_ir_out && !ir_copy)) {
-            free(out);
-            free(ir_copy);
+        if (!out) {
             st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory assembling the PTX");
         } else {
             *ptx_out = out;
             if (len_out)
                 *len_out = len;
             if (llvm_ir_out)
-                *llvm_ir_out = ir_copy;
+                *llvm_ir_out = ir, ir = NULL;
         }
     }
-    if (ir)
-        LLVMDisposeMessage(ir);
+    free(ir);
     free(ptx);
     free(manifest);
     free(kfn);

@@ -2,11 +2,12 @@
  * does it but without the codegen passes that do nothing for oxide's kernels, and through a pass
  * manager kept with the target machine where that is safe (docs/pipeline.md, "Codegen"). The one
  * C++ file of liboxide, because LLVM-C can neither leave a pass out of the codegen pipeline nor
- * keep one. Callers see only the C functions of lib/codegen.h. */
+ * keep one (nor print IR through a buffer). Callers see only the C functions of lib/codegen.h. */
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
+#include <llvm/ADT/DenseSet.h>
 #include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
@@ -25,8 +26,6 @@ namespace {
 /* Codegen passes left out, by their registered names. Each was measured to leave the PTX of every
  * example kernel byte for byte the same (the 9 C examples and the 12 tile examples;
  * docs/pipeline.md has the figures):
- * (early-cse, which NVPTX's codegen runs three times, stays: leaving it out changed the PTX of
- * the TMA variant of attention_fwd, whose mbarrier waits and copies it merges.)
  * - consthoist, early-tailduplication, stack-slot-coloring: constants are immediates in PTX,
  *   ptxas lays out the blocks, and kernels keep no stack slots after SROA.
  * - the rest transform what oxide never emits or the legality check refuses: memcmp and libcall
@@ -56,21 +55,32 @@ const char *const left_out[] = {
     "fixup-statepoint-caller-saved",
 };
 
-bool is_left_out(const Pass *p) {
+StringRef name_of(const Pass *p) {
     const PassInfo *pi = PassRegistry::getPassRegistry()->getPassInfo(p->getPassID());
-    if (!pi)
-        return false;
-    StringRef name = pi->getPassArgument();
+    return pi ? pi->getPassArgument() : StringRef();
+}
+
+bool is_left_out(StringRef name) {
     for (const char *n : left_out)
         if (name == n)
             return true;
     return false;
 }
 
-/* The pass manager TargetMachine::addPassesToEmitFile fills, minus the passes above. */
+/* The pass manager TargetMachine::addPassesToEmitFile fills, minus the passes above and all but
+ * the first early-cse. NVPTX runs EarlyCSE three times: after straight-line strength reduction,
+ * after n-ary reassociation, and after loop strength reduction, which oxide turns off. One run
+ * after the straight-line passes gives the same PTX as three (measured on every C and tile
+ * example and tests/ir module, four targets, levels 0-3 and fast-math), since the SelectionDAG
+ * merges equal expressions within a block and MachineCSE across blocks; none at all changes the
+ * TMA variant of attention_fwd. The two others were 5% of an sgemm compile. */
 struct FilteredPM : legacy::PassManager {
+    bool have_cse = false;
     void add(Pass *p) override {
-        if (is_left_out(p)) {
+        StringRef name = name_of(p);
+        bool again = name == "early-cse" && have_cse;
+        have_cse |= name == "early-cse";
+        if (again || is_left_out(name)) {
             delete p; /* addPassesToEmitFile hands over ownership, as the manager may delete too */
             return;
         }
@@ -80,11 +90,13 @@ struct FilteredPM : legacy::PassManager {
 
 } // namespace
 
-/* A pass manager with its output buffer (the printer holds the stream). */
+/* A pass manager with its output buffer (the printer holds the stream), and the functions whose
+ * addresses it must not see again (below). */
 struct oxide_codegen {
     FilteredPM pm;
     SmallVector<char, 0> ptx;
     raw_svector_ostream os{ptx};
+    DenseSet<const Function *> seen;
 };
 
 namespace {
@@ -100,15 +112,26 @@ oxide_codegen *make_codegen(TargetMachine *tm) {
 }
 
 /* Building and scheduling codegen's ~110 passes is a fifth of a small kernel's compile, so one
- * pass manager serves every module it safely can. Not a module with shared-memory globals: NVPTX's
- * printer moves a shared variable that one kernel uses into that kernel, recording it in a map by
- * the kernel's Function pointer that nothing clears, so a later module whose kernel lands at the
- * same address gets the old module's variables printed into it (measured: the process ends in
- * "Bad address space found while emitting PTX"). A manager that never sees such a module keeps
- * that map empty. */
-bool reusable_for(const Module &m) {
+ * pass manager serves module after module. NVPTX's printer keeps one thing from a module: it
+ * moves a shared variable that one kernel uses into that kernel, recording it in a map keyed by
+ * the kernel's Function pointer that nothing clears, so a later module whose function lands at
+ * the same address would get the old module's variables printed into it (measured: the process
+ * ends in "Bad address space found while emitting PTX"). So the manager remembers the functions
+ * of every module with shared-memory globals it ran (the only ones that can be keys of that map),
+ * and a module with a function at one of those addresses gets a manager of its own. At SEEN_MAX
+ * remembered functions the manager is made afresh, which empties the map as well. */
+enum { SEEN_MAX = 4096 };
+
+bool has_shared(const Module &m) {
     for (const GlobalVariable &g : m.globals())
         if (g.getAddressSpace() == 3)
+            return true;
+    return false;
+}
+
+bool reusable_for(const oxide_codegen *cg, const Module &m) {
+    for (const Function &f : m)
+        if (!f.isDeclaration() && cg->seen.contains(&f))
             return false;
     return true;
 }
@@ -118,16 +141,21 @@ bool reusable_for(const Module &m) {
 extern "C" char *oxide__codegen(LLVMTargetMachineRef tmr, oxide_codegen **kept, LLVMModuleRef mr, size_t *len) {
     TargetMachine *tm = reinterpret_cast<TargetMachine *>(tmr);
     Module *m = reinterpret_cast<Module *>(mr);
-    oxide_codegen *own = nullptr, *cg;
-    if (reusable_for(*m)) {
-        if (!*kept)
-            *kept = make_codegen(tm);
-        cg = *kept;
-    } else {
-        cg = own = make_codegen(tm);
+    if (*kept && (*kept)->seen.size() >= SEEN_MAX) {
+        delete *kept;
+        *kept = nullptr;
     }
+    if (!*kept)
+        *kept = make_codegen(tm);
+    oxide_codegen *own = nullptr, *cg = *kept;
+    if (cg && !reusable_for(cg, *m))
+        cg = own = make_codegen(tm);
     if (!cg)
         return nullptr;
+    if (cg == *kept && has_shared(*m))
+        for (const Function &f : *m)
+            if (!f.isDeclaration())
+                cg->seen.insert(&f);
     m->setDataLayout(tm->createDataLayout());
     cg->ptx.clear();
     cg->pm.run(*m);
@@ -142,3 +170,19 @@ extern "C" char *oxide__codegen(LLVMTargetMachineRef tmr, oxide_codegen **kept, 
 }
 
 extern "C" void oxide__codegen_destroy(oxide_codegen *cg) { delete cg; }
+
+/* LLVMPrintModuleToString writes through an unbuffered stream, so every token crosses two
+ * virtual writes and the column tracking on its own; through a buffer the same text costs 3% less
+ * of an sgemm compile. */
+extern "C" char *oxide__print_ir(LLVMModuleRef mr) {
+    std::string s;
+    {
+        raw_string_ostream os(s);
+        os.SetBufferSize(1 << 16);
+        reinterpret_cast<Module *>(mr)->print(os, nullptr);
+    }
+    char *out = static_cast<char *>(malloc(s.size() + 1));
+    if (out)
+        memcpy(out, s.c_str(), s.size() + 1);
+    return out;
+}

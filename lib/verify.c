@@ -242,36 +242,39 @@ static const char *describe(const fn_state *fs, const oxide_value *val, char *bu
  *
  * Returns false (after reporting) if the operand is not available. */
 static bool check_available(verifier *v, const fn_state *fs, const oxide_value *val, uint32_t ub, uint32_t upos,
-                            const char *what) {
+                            const char *what_fmt, unsigned a, unsigned b) {
+    /* what the use is ("operand 2") is written only into a report: this runs for every operand */
+    char what[48];
+#define WHAT (snprintf(what, sizeof what, what_fmt, a, b), what)
     const oxide_function *fn = fs->fn;
     const oxide_cfg *g = &fs->g;
     char d[160];
     if (!val) {
-        verify_report(v, "%s is missing (NULL)", what);
+        verify_report(v, "%s is missing (NULL)", WHAT);
         return false;
     }
     if (val->fn != fn) {
-        verify_report(v, "%s (%s) belongs to another function", what, describe(fs, val, d, sizeof d));
+        verify_report(v, "%s (%s) belongs to another function", WHAT, describe(fs, val, d, sizeof d));
         return false;
     }
     switch (val->kind) {
     case VAL_PARAM:
         if (val->index >= fn->params.len || fn->params.items[val->index] != val) {
-            verify_report(v, "%s (%s) is not a parameter of this function", what, describe(fs, val, d, sizeof d));
+            verify_report(v, "%s (%s) is not a parameter of this function", WHAT, describe(fs, val, d, sizeof d));
             return false;
         }
         return true;
     case VAL_BLOCK_PARAM: {
         const oxide_block *ob = val->block;
         if (!oxide__block_in_fn(fn, ob) || val->index >= ob->params.len || ob->params.items[val->index] != val) {
-            verify_report(v, "%s (%s) is a block parameter of no block of this function", what,
+            verify_report(v, "%s (%s) is a block parameter of no block of this function", WHAT,
                           describe(fs, val, d, sizeof d));
             return false;
         }
         if (ob->index == ub || !oxide__cfg_reachable(g, ub))
             return true;
         if (!oxide__cfg_reachable(g, ob->index) || !oxide__cfg_dominates(g, ob->index, ub)) {
-            verify_report(v, "%s (%s) is a parameter of ^%u, which does not dominate ^%u", what,
+            verify_report(v, "%s (%s) is a parameter of ^%u, which does not dominate ^%u", WHAT,
                           describe(fs, val, d, sizeof d), ob->index, ub);
             return false;
         }
@@ -283,31 +286,32 @@ static bool check_available(verifier *v, const fn_state *fs, const oxide_value *
             verify_report(v,
                           "%s (%s) is not defined by an instruction of this function (removed, or moved "
                           "from elsewhere)",
-                          what, describe(fs, val, d, sizeof d));
+                          WHAT, describe(fs, val, d, sizeof d));
             return false;
         }
         if (db == ub) {
             if (dp < upos)
                 return true;
             if (dp == upos)
-                verify_report(v, "%s is this instruction's own result", what);
+                verify_report(v, "%s is this instruction's own result", WHAT);
             else
-                verify_report(v, "%s (%s) is used before its definition at #%u of the same block", what,
+                verify_report(v, "%s (%s) is used before its definition at #%u of the same block", WHAT,
                               describe(fs, val, d, sizeof d), dp);
             return false;
         }
         if (!oxide__cfg_reachable(g, ub))
             return true;
         if (!oxide__cfg_reachable(g, db) || !oxide__cfg_dominates(g, db, ub)) {
-            verify_report(v, "%s (%s) is defined in ^%u, which does not dominate ^%u", what,
+            verify_report(v, "%s (%s) is defined in ^%u, which does not dominate ^%u", WHAT,
                           describe(fs, val, d, sizeof d), db, ub);
             return false;
         }
         return true;
     }
-    default: verify_report(v, "%s has an unknown value kind %d", what, (int)val->kind); return false;
+    default: verify_report(v, "%s has an unknown value kind %d", WHAT, (int)val->kind); return false;
     }
 }
+#undef WHAT
 
 /* ---- rule 6: the target SM ---- */
 
@@ -332,24 +336,27 @@ static int effective_ptx(const oxide_options *o) {
 
 static bool op_on_target(verifier *v, oxide_op op) {
     const oxide_op_info *info = &oxide_ops[op];
-    char what[64];
-    snprintf(what, sizeof what, "op '%s'", info->name);
     if (info->min_sm == MIN_SM_90A) {
         if (v->opts->sm == 90 && v->opts->arch_specific)
             return true;
-        verify_report(v, "%s needs sm_90a (the arch-specific Hopper target); target is %s", what, v->opts->target);
+        verify_report(v, "op '%s' needs sm_90a (the arch-specific Hopper target); target is %s", info->name,
+                      v->opts->target);
         return false;
     }
-    if (info->min_sm > v->opts->sm)
+    if (info->min_sm > v->opts->sm) {
+        char what[64];
+        snprintf(what, sizeof what, "op '%s'", info->name);
         return verify_need_sm(v, info->min_sm, what);
+    }
     /* The Hopper async ops (TMA, expect_tx, elect.sync, fence.proxy.async, ...) came with PTX 8.0
      * (stmatrix and try_wait.parity with 7.8); LLVM aborts the process when an intrinsic's PTX
      * version is missing ("Cannot select"). */
     bool ptx78 = op == OXIDE_OP_STMATRIX || op == OXIDE_OP_STMATRIX_TRANS || op == OXIDE_OP_MBARRIER_TRY_WAIT_PARITY;
     if ((info->tier == 2 || op == OXIDE_OP_FENCE_PROXY_ASYNC) && info->min_sm >= 90 && !ptx78 &&
         effective_ptx(v->opts) < 80) {
-        verify_report(v, "%s needs PTX ISA 8.0; target %s uses %d.%d (set the PTX version to 8.0, or target sm_90a)",
-                      what, v->opts->target, effective_ptx(v->opts) / 10, effective_ptx(v->opts) % 10);
+        verify_report(v,
+                      "op '%s' needs PTX ISA 8.0; target %s uses %d.%d (set the PTX version to 8.0, or target sm_90a)",
+                      info->name, v->opts->target, effective_ptx(v->opts) / 10, effective_ptx(v->opts) % 10);
         return false;
     }
     return true;
@@ -461,10 +468,8 @@ static void check_inst(verifier *v, fn_state *fs, const oxide_block *blk, const 
         return;
     }
     /* rule 2 first: a missing or foreign operand makes the type checks meaningless */
-    char what[48];
     for (uint32_t i = 0; i < in->noperands; i++) {
-        snprintf(what, sizeof what, "operand %u", i);
-        if (!check_available(v, fs, in->operands[i], blk->index, pos, what))
+        if (!check_available(v, fs, in->operands[i], blk->index, pos, "operand %u", i, 0))
             return;
         if (!in->operands[i]->type) {
             verify_report(v, "operand %u has no type", i);
@@ -544,8 +549,7 @@ static void check_inst(verifier *v, fn_state *fs, const oxide_block *blk, const 
             return;
         }
         for (uint32_t a = 0; a < sc->nargs; a++) {
-            snprintf(what, sizeof what, "successor %u argument %u", s, a);
-            if (!check_available(v, fs, sc->args[a], blk->index, pos, what))
+            if (!check_available(v, fs, sc->args[a], blk->index, pos, "successor %u argument %u", s, a))
                 return;
             const oxide_value *p = dst->params.items[a];
             if (!p || !verify_type_eq(sc->args[a]->type, p->type)) {

@@ -219,9 +219,10 @@ static void test_codegen_matches(void) {
     }
 }
 
-/* The pass manager kept with a target machine serves module after module (lib/emit_codegen.cpp);
- * modules with shared memory, which it must never see, come between them. Each compile must
- * still give what LLVM-C's fresh pipeline gives. */
+/* The pass manager kept with a target machine serves module after module (lib/emit_codegen.cpp),
+ * those with shared memory too, whose functions' addresses it must then not see again (without
+ * that check this ends in NVPTX's printer aborting). Each compile must still give what LLVM-C's
+ * fresh pipeline gives. */
 static void test_kept_pass_manager(void) {
     static const char *const mix[] = {"vecadd", "reduce", "saxpy", "sgemm", "vecadd", "transpose", "saxpy"};
     for (int round = 0; round < 8; round++)
