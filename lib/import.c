@@ -321,6 +321,10 @@ static oxide_status internalise_and_prune(LLVMModuleRef dst, LLVMValueRef *own, 
     for (LLVMValueRef g = LLVMGetFirstGlobal(dst); g; g = LLVMGetNextGlobal(g))
         if (LLVMGetInitializer(g) && LLVMGetPointerAddressSpace(LLVMTypeOf(g)) == 0)
             LLVMSetLinkage(g, LLVMInternalLinkage);
+    /* host functions rustc merged (Vec<u8>::drop an alias of Vec<f32>::drop, hidden, in a crate
+     * of several codegen units): an alias kept external kept its host target in the PTX */
+    for (LLVMValueRef a = LLVMGetFirstGlobalAlias(dst); a; a = LLVMGetNextGlobalAlias(a))
+        LLVMSetLinkage(a, LLVMInternalLinkage);
     return oxide__run_passes(dst, "globaldce,function(lower-invoke,simplifycfg),globaldce");
 }
 

@@ -252,10 +252,13 @@ typedef struct keyer {
     size_t n;
     LLVMContextRef c;
     LLVMModuleRef *mods; /* per unit: parsed (the kernels reach it), or NULL */
+    LLVMModuleRef *lazy; /* per unit: its declarations, read to see that it defines nothing needed */
     walk w;
 } keyer;
 
-static oxide_status parse_unit(keyer *k, size_t i) {
+/* Unit i read into *m: all of it, verified, or (lazy) its globals and declarations only, which
+ * is enough to tell what it defines and costs a fraction of reading the bodies. */
+static oxide_status read_unit(keyer *k, size_t i, bool lazy, LLVMModuleRef *m) {
     const oxide_bitcode_ref *u = &k->us[i];
     const char *name = u->name ? u->name : "bitcode";
     /* as the import checks a unit before LLVM reads it: LLVM trusts well-formed bitcode */
@@ -263,25 +266,45 @@ static oxide_status parse_unit(keyer *k, size_t i) {
     if (st)
         return st;
     LLVMMemoryBufferRef mb = LLVMCreateMemoryBufferWithMemoryRange((const char *)u->data, u->size, name, 0);
-    LLVMBool bad = LLVMParseBitcodeInContext2(k->c, mb, &k->mods[i]);
-    LLVMDisposeMemoryBuffer(mb);
+    LLVMBool bad = lazy ? LLVMGetBitcodeModuleInContext2(k->c, mb, m) : LLVMParseBitcodeInContext2(k->c, mb, m);
+    if (!lazy || bad)
+        LLVMDisposeMemoryBuffer(mb); /* a lazy module owns its buffer */
     if (bad) {
-        k->mods[i] = NULL;
+        *m = NULL;
         return oxide__fail(OXIDE_ERROR_PARSE, "%s: could not read the bitcode (malformed, or from a newer LLVM)", name);
     }
     /* valid IR before anything walks it: the reader checks records one by one, not that the
      * whole module makes sense (import.c's verify_unit, for the same reason) */
-    if (LLVMVerifyModule(k->mods[i], LLVMReturnStatusAction, NULL))
+    if (!lazy && LLVMVerifyModule(*m, LLVMReturnStatusAction, NULL))
         return oxide__fail(OXIDE_ERROR_PARSE, "%s: the bitcode reads as invalid LLVM IR (malformed or corrupted)",
                            name);
     return OXIDE_OK;
 }
 
-/* The name other units can define v by, or NULL (v is the unit's own, or an intrinsic). */
+/* The name other units can define v by, or NULL: v is the unit's own, or what the import puts
+ * in place of any definition (an intrinsic, the device API's __oxide_ stubs, libdevice). */
 static const char *shared_name(LLVMValueRef v, size_t *len) {
     LLVMLinkage l = LLVMGetLinkage(v);
     const char *name = LLVMGetValueName2(v, len);
-    return l == LLVMInternalLinkage || l == LLVMPrivateLinkage || oxide__starts(name, "llvm.") ? NULL : name;
+    return l == LLVMInternalLinkage || l == LLVMPrivateLinkage || oxide__is_known_external(name) ? NULL : name;
+}
+
+/* Does unit i define any of the first n names the kernels need? Its bytes hold the name when it
+ * declares it too (every crate that can panic declares core's panics), so the answer is read
+ * from its declarations. */
+static oxide_status defines_needed(keyer *k, size_t i, size_t n, bool *yes) {
+    *yes = false;
+    if (!k->lazy[i]) {
+        oxide_status st = read_unit(k, i, true, &k->lazy[i]);
+        if (st)
+            return st;
+    }
+    for (size_t j = 0; j < n && !*yes; j++) {
+        size_t nl;
+        const char *name = shared_name(k->w.order[j], &nl);
+        *yes = name && defined(k->lazy[i], name);
+    }
+    return OXIDE_OK;
 }
 
 /* From the kernel entries across the units: a kept value that other units can see (a
@@ -301,9 +324,17 @@ static oxide_status reach_across(keyer *k) {
             if (is_library(&k->us[i]) || !(k->mods[i] || mentions(&k->us[i], name, nl)))
                 continue;
             if (!k->mods[i]) {
-                oxide_status st = parse_unit(k, i);
+                bool yes;
+                oxide_status st = defines_needed(k, i, done + 1, &yes);
+                if (!st && yes) {
+                    LLVMDisposeModule(k->lazy[i]);
+                    k->lazy[i] = NULL;
+                    st = read_unit(k, i, false, &k->mods[i]);
+                }
                 if (st)
                     return st;
+                if (!yes)
+                    continue;
                 /* what the kernels needed before this unit was read */
                 for (size_t j = 0; j < done; j++) {
                     const char *earlier = shared_name(k->w.order[j], &nl);
@@ -329,7 +360,7 @@ static void ignore_diag(LLVMDiagnosticInfoRef di, void *p) {
 static oxide_status material(keyer *k, bool line_info, void (*put)(void *, const void *, size_t), void *ctx) {
     for (size_t i = 0; i < k->n; i++)
         if (!is_library(&k->us[i]) && mentions(&k->us[i], entry_tag, sizeof entry_tag - 1)) {
-            oxide_status st = parse_unit(k, i);
+            oxide_status st = read_unit(k, i, false, &k->mods[i]);
             if (st)
                 return st;
             for (LLVMValueRef f = LLVMGetFirstFunction(k->mods[i]); f; f = LLVMGetNextFunction(f))
@@ -373,15 +404,22 @@ oxide_status oxide__kernel_key_material(const oxide_bitcode_ref *us, size_t n, b
     keyer k;
     memset(&k, 0, sizeof k);
     k.us = us, k.n = n;
-    if (!(k.mods = calloc(n ? n : 1, sizeof *k.mods)))
+    k.mods = calloc(n ? n : 1, sizeof *k.mods);
+    k.lazy = calloc(n ? n : 1, sizeof *k.lazy);
+    if (!k.mods || !k.lazy) {
+        free(k.mods), free(k.lazy);
         return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory computing the kernel key");
+    }
     k.c = LLVMContextCreate();
     LLVMContextSetDiagnosticHandler(k.c, ignore_diag, NULL);
     oxide_status st = material(&k, line_info, put, ctx);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (k.mods[i])
             LLVMDisposeModule(k.mods[i]);
-    free(k.mods);
+        if (k.lazy[i])
+            LLVMDisposeModule(k.lazy[i]);
+    }
+    free(k.mods), free(k.lazy);
     free(k.w.kept.slot);
     free(k.w.work);
     free(k.w.order);

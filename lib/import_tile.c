@@ -328,7 +328,7 @@ static oxide_status lift_all(oxide_module *mod, LLVMModuleRef m, found *fs, size
         drop_panics(fs[i].entry);
     if (!st)
         st = oxide__run_passes(m, "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,sroa,"
-                       "instcombine<no-verify-fixpoint>,adce,simplifycfg)");
+                                  "instcombine<no-verify-fixpoint>,adce,simplifycfg)");
     /* simplifycfg left what a dropped check tested as llvm.assume, which keeps an overflow check's
      * `*.with.overflow` alive: without them, instcombine makes it a plain add, sub or mul */
     for (size_t i = 0; i < n && !st; i++)

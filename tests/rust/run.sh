@@ -44,6 +44,9 @@ for profile in dev release; do
     for ptx in "$EX/target/$dir/oxide/"*.ptx; do
         if "$PTXAS" -arch="$SM" "$ptx" -o "$TMP/x.cubin" 2>"$TMP/ptxas.log"; then pass "ptxas $profile $(basename "$ptx")"; else cat "$TMP/ptxas.log"; bad "ptxas $(basename "$ptx")"; fi
         grep -q "// oxide.manifest.v1 " "$ptx" || bad "no manifest in $ptx"
+        # host functions rustc merged into aliases (a program's crate is several codegen units)
+        # must not reach the PTX, nor the host function an alias names
+        ! grep -q "^\.alias" "$ptx" || bad "host aliases in $ptx"
     done
     for bin in vecadd seed seed_full generics reduce warp_reduce histogram matmul cluster async_pipeline gemm_hopper graph_replay pinned_copy slices await_cpu contract tile_matmul tile_softmax tile_matmul_fp8 tile_layernorm tile_mixed tile_attention; do
         out="$("$EX/target/$dir/$bin" 2>&1)" && rc=0 || rc=$?
@@ -57,10 +60,16 @@ for profile in dev release; do
     # the tile kernels lifted from this build's bitcode, printed, reparsed and run in the tile
     # interpreter against a CPU reference (tests/rust/tile_lift.c); their PTX through ptxas
     D="$EX/target/$dir/deps"
-    newest() { ls -t "$D/$1"-*.bc | head -1; }
+    # a crate's bitcode: <crate>-<hash>.bc, or, for a program's crate of several codegen units,
+    # the units the last compile wrote (after its dep-info, .d; an earlier build's stay there)
+    newest() {
+        local f; f="$(ls -t "$D/$1"-*.bc | head -1)"
+        case "$f" in *.rcgu.bc) local c="${f##*/}"; c="${c%%.*}"; find "$D" -name "$c.*.rcgu.bc" -newer "$D/$c.d" | sort ;; *) echo "$f" ;; esac
+    }
     for pair in "tile_matmul matmul_bf16" "tile_softmax softmax_f32" "tile_layernorm layernorm_bf16" "tile_matmul_fp8 matmul_fp8" "tile_mixed row_sums" "tile_attention attention"; do
         read -r crate kern <<<"$pair"
-        if out="$("$BUILD/tests/rust/tile_lift" "$kern" "$TMP/$kern.oxir" "$(newest "$crate")" "$(newest cuda_tile)" "$(newest cuda_device)" 2>&1)"; then
+        # shellcheck disable=SC2046 # one argument per unit
+        if out="$("$BUILD/tests/rust/tile_lift" "$kern" "$TMP/$kern.oxir" $(newest "$crate") "$(newest cuda_tile)" "$(newest cuda_device)" 2>&1)"; then
             pass "tile $profile $kern lifted: $(grep 'interpreter' <<<"$out")"
         else echo "$out" | tail -5; bad "tile $profile $kern lifted and interpreted"; fi
         "$PTXAS" -arch="$SM" "$TMP/$kern.oxir.ptx" -o "$TMP/x.cubin" 2>"$TMP/ptxas.log" && pass "ptxas $profile lifted $kern" || { cat "$TMP/ptxas.log"; bad "ptxas lifted $kern"; }
@@ -152,9 +161,10 @@ msgs = [bytes(int(x) for x in m.group(1).split(",")).decode() for m in re.findit
 sys.exit(0 if any("panic_trap/src/main.rs:" in m for m in msgs) else 1)
 PY
 
-# a profile with several codegen units (each would be a bitcode file of its own, which the linker
-# does not read) and LTO (which links the crates into one object before the linker sees them, and
-# the program carried no PTX): the wrapper compiles each crate as one unit, without LTO
+# a profile with several codegen units (a library's would each be a bitcode file of its own,
+# which the linker does not read; the program's crate keeps them, and the linker reads each)
+# and LTO (which links the crates into one object before the linker sees them, and the program
+# carried no PTX): the wrapper compiles each library crate as one unit, and none with LTO
 (cd "$ROOT/tests/rust/crates" && CARGO_PROFILE_RELEASE_CODEGEN_UNITS=4 CARGO_PROFILE_RELEASE_LTO=true \
     cargo oxide build --release -q -p device_api --target-dir "$TMP/cgu4" 2>"$TMP/b.log") \
     && "$PTXAS" -arch="$SM" "$TMP/cgu4/release/oxide/device_api.ptx" -o "$TMP/x.cubin" \

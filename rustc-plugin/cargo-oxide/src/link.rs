@@ -679,7 +679,8 @@ mod tests {
                 .map(PathBuf::from)
         );
         // one unit: rustc's copy, <crate>-<hash>.bc (the allocator shim maps to it too)
-        let one = bitcode_files(&[line[0].clone(), line[2].clone()]);
+        let single = [line[0].clone(), line[2].clone()];
+        let one = bitcode_files(&single);
         assert!(one.iter().all(|f| f.0 == PathBuf::from("/t/deps/app-1.bc")), "{:?}", one);
     }
 }

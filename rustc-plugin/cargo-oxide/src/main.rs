@@ -215,10 +215,8 @@ fn program_crate(args: &[String]) -> bool {
 /// (link.rs, `read_units`). Any other crate is one unit: the linker reads a library's bitcode
 /// as the one file `<crate>-<hash>.bc` (and a dependency compiles once, not at each rebuild).
 fn codegen_units(args: &[String]) -> Option<String> {
-    let given: Vec<&str> = args
-        .iter()
-        .filter_map(|a| a.trim_start_matches("-C").strip_prefix("codegen-units="))
-        .collect();
+    let given: Vec<&str> =
+        args.iter().filter_map(|a| a.trim_start_matches("-C").strip_prefix("codegen-units=")).collect();
     if program_crate(args) {
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         given.is_empty().then(|| format!("-Ccodegen-units={}", cores.min(16)))
@@ -695,6 +693,24 @@ mod tests {
         let e = check_llvm(llvm_major_of(&vv("23.0.0"))).unwrap_err();
         assert!(e.contains("newer than liboxide's LLVM 22") && e.contains("rustup default"), "{}", e);
         assert!(check_llvm(llvm_major_of("no version here")).unwrap_err().contains("rustc not found"));
+    }
+
+    #[test]
+    fn a_programs_crate_is_compiled_in_units_and_a_library_in_one() {
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(16);
+        let bin = args("--crate-name app --crate-type bin -C opt-level=3");
+        assert_eq!(codegen_units(&bin), Some(format!("-Ccodegen-units={}", cores)));
+        // the profile's number stands (plain cargo compiles it so too)
+        assert_eq!(codegen_units(&args("--crate-type bin -C codegen-units=4")), None);
+        // incremental (dev): one unit, rustc's choice when asked for bitcode
+        assert_eq!(codegen_units(&args("--crate-type bin -C incremental=/t/i")), None);
+        assert_eq!(
+            codegen_units(&args("--crate-type bin -C incremental=/t/i -C codegen-units=256")),
+            Some("-Ccodegen-units=1".into())
+        );
+        assert_eq!(codegen_units(&args("--crate-type lib -C codegen-units=4")), Some("-Ccodegen-units=1".into()));
+        assert_eq!(codegen_units(&args("--crate-type lib -Ccodegen-units=1")), None);
+        assert_eq!(codegen_units(&args("--crate-type lib")), None);
     }
 
     #[test]
