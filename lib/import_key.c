@@ -160,6 +160,36 @@ static oxide_status sort_declarations(LLVMModuleRef m) {
     return OXIDE_OK;
 }
 
+/* The names without the suffix ThinLTO gives a unit's internal symbols that other codegen units
+ * of the crate use (`.llvm.` and a hash of the whole unit, host code too: an edit to main's
+ * message renamed the kernel entries beside it). The suffix only makes a name unique across
+ * the crate's units, and names inside the PTX are not what the kernels do. */
+static void unpromote_one(LLVMValueRef v) {
+    size_t n;
+    const char *name = LLVMGetValueName2(v, &n);
+    size_t d = n;
+    while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
+        d--;
+    if (d < n && d >= 6 && !memcmp(name + d - 6, ".llvm.", 6)) {
+        char *base = malloc(d - 6 + 1);
+        if (!base)
+            return; /* the name stays: a key that changes more often, no wrong one */
+        memcpy(base, name, d - 6);
+        base[d - 6] = 0;
+        LLVMSetValueName2(v, base, d - 6);
+        free(base);
+    }
+}
+
+static void unpromote(LLVMModuleRef m) {
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+        unpromote_one(f);
+    for (LLVMValueRef g = LLVMGetFirstGlobal(m); g; g = LLVMGetNextGlobal(g))
+        unpromote_one(g);
+    for (LLVMValueRef a = LLVMGetFirstGlobalAlias(m); a; a = LLVMGetNextGlobalAlias(a))
+        unpromote_one(a);
+}
+
 /* Module m cut down to what the walk kept (see the file's comment). */
 static oxide_status cut_to_kept(LLVMModuleRef m, const vset *kept, bool line_info) {
     for (LLVMValueRef f = LLVMGetFirstFunction(m), next; f; f = next) {
@@ -221,6 +251,7 @@ static oxide_status cut_to_kept(LLVMModuleRef m, const vset *kept, bool line_inf
         return st;
     if (!line_info)
         LLVMStripModuleDebugInfo(m);
+    unpromote(m);
     /* a unit's name and file are the codegen unit's (rustc numbers a crate's units by size, so
      * an edit to host code can renumber them): not what the kernels are */
     LLVMSetModuleIdentifier(m, "", 0);

@@ -404,6 +404,21 @@ for profile in dev release; do
     cp "$TMP/vecadd_main.rs" "$VSRC"
     (cd "$EX" && cargo oxide build $flag -p vecadd -q) && ! grep -q "reused" "$VLOG" && ! grep -q "0f40400000" "$EX/target/$dir/oxide/vecadd.ptx" && ! grep -qa "0f40400000" "$EX/target/$dir/vecadd" \
         && pass "kernel edit undone: PTX remade ($profile)" || bad "rebuild after the cache test ($profile)"
+    # generics: the closures a generic kernel is instantiated with live in main, beside host
+    # code (in release main's codegen unit need not be the kernels'): an edit to main's message
+    # reuses the PTX, an edit to a closure's body (x * 5.0, in the PTX as -5.0, 0fC0A00000) remakes it
+    GSRC="$EX/generics/src/main.rs" GLOG="$EX/target/$dir/oxide/generics.log" GPTX="$EX/target/$dir/oxide/generics.ptx"
+    cp "$GSRC" "$TMP/generics_main.rs"
+    (cd "$EX" && cargo oxide build $flag -p generics -q) || bad "generics build ($profile)"
+    sed -i 's/PASSED: 6 generic instances/PASSED: six generic instances/' "$GSRC"
+    (cd "$EX" && cargo oxide build $flag -p generics -q) && grep -q "unchanged: reused" "$GLOG" \
+        && pass "generics, host-only edit in main: PTX reused ($profile)" || bad "generics host-only edit ($profile): $(cat "$GLOG")"
+    sed -i 's/|x: f32| -x, &dxf/|x: f32| -x * 5.0, \&dxf/' "$GSRC"
+    grep -q -- "-x \* 5.0" "$GSRC" || bad "the closure edit did not apply"
+    (cd "$EX" && cargo oxide build $flag -p generics -q) && ! grep -q "reused" "$GLOG" && grep -qi "0fC0A00000" "$GPTX" \
+        && pass "generics, an edit to a closure a kernel instance calls: PTX remade ($profile)" || bad "generics closure edit ($profile): $(cat "$GLOG")"
+    cp "$TMP/generics_main.rs" "$GSRC"
+    (cd "$EX" && cargo oxide build $flag -p generics -q) && ! grep -qi "0fC0A00000" "$GPTX" || bad "generics rebuild after the cache test ($profile)"
 done
 # the targets are part of the key and each kind of build keeps its own entry; a bundle's link
 # rewrites <program>.ptx as its newest target's copy, and a one-target link after it must not

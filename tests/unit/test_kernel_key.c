@@ -5,7 +5,8 @@
  * a function it calls, and each must change it. kernels_split_*.bc (kernels_split.ll.in) are a
  * crate compiled as two codegen units (k: the kernel's, h: main's and the function the kernel
  * calls) and a library crate: an edit to host code in either codegen unit, the units in another
- * order under other names (rustc numbers a crate's units by size), a library function the
+ * order under other names (rustc numbers a crate's units by size), ThinLTO's `.llvm.HASH`
+ * suffix on the function the kernel calls (a hash of its unit's text), a library function the
  * kernel does not reach and a unit it does not reach at all keep the key; the called function,
  * the library function it calls in turn, change it. */
 #include <stdbool.h>
@@ -83,6 +84,12 @@ static void split_crate(const oxide_options *o, const unitfile *other) {
     CHECK(!strcmp(ka, ks), "split crate: its units in another order under other names keep the key");
     split_key(&k, &ha, &lb, other, false, o, klb);
     CHECK(!strcmp(ka, klb), "split crate: a library function the kernel does not reach keeps the key");
+    /* ThinLTO's suffix on the called function, a hash of h's whole text, host code too */
+    unitfile kp = load("kernels_split_k_p.bc"), hp = load("kernels_split_h_p.bc");
+    char kps[65];
+    split_key(&kp, &hp, &la, other, false, o, kps);
+    CHECK(!strcmp(ka, kps), "split crate: ThinLTO's .llvm.HASH suffix on the called function keeps the key");
+    free(kp.data), free(hp.data);
     split_key(&k, &hd, &la, other, false, o, kd);
     CHECK(strcmp(ka, kd), "split crate: the function the kernel calls in the other unit changed: a new key");
     split_key(&k, &ha, &lc, other, false, o, klc);
