@@ -458,7 +458,13 @@ fn write_summary(
         format!(
             "{} bitcode units ({} crates, {} standard-library offered) -> {} bytes of PTX for {} in {:.3} s{}\n",
             units.len(),
-            units.iter().filter(|u| !u.0.starts_with("library:")).count(),
+            // a crate of several codegen units has a unit per codegen unit, `<crate>-<hash>.<cgu>.rcgu.bc`
+            units
+                .iter()
+                .filter(|u| !u.0.starts_with("library:"))
+                .map(|u| u.0.split('.').next().unwrap_or(""))
+                .collect::<std::collections::HashSet<_>>()
+                .len(),
             units.iter().filter(|u| u.0.starts_with("library:")).count(),
             ptx.len(),
             sm,
