@@ -210,10 +210,10 @@ fn program_crate(args: &[String]) -> bool {
 /// rustc compiles a crate as one unit unless told a number, and a program's crate in one unit
 /// optimises on one core: it gets the profile's number, or one per core up to rustc's default
 /// of 16 (rustc's own default merges the small units it would make, which a number given
-/// does not: one per core was the fastest on two cores, 2 against 16), each a bitcode file
-/// `<crate>-<hash>.<unit>.rcgu.bc` beside its object, which the linker reads
-/// (link.rs, `read_units`). Any other crate is one unit: the linker reads a library's bitcode
-/// as the one file `<crate>-<hash>.bc` (and a dependency compiles once, not at each rebuild).
+/// does not: on two cores 2 units compiled vecadd faster than 16), each a bitcode file
+/// `<crate>-<hash>.<unit>.rcgu.bc` beside its object, which the linker reads (link.rs,
+/// `bitcode_files`). Any other crate is one unit: the linker reads a library's bitcode as the
+/// one file `<crate>-<hash>.bc` (and a dependency compiles once, not at each rebuild).
 fn codegen_units(args: &[String]) -> Option<String> {
     let given: Vec<&str> =
         args.iter().filter_map(|a| a.trim_start_matches("-C").strip_prefix("codegen-units=")).collect();
