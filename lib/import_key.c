@@ -284,6 +284,8 @@ typedef struct keyer {
     LLVMContextRef c;
     LLVMModuleRef *mods; /* per unit: parsed (the kernels reach it), or NULL */
     LLVMModuleRef *lazy; /* per unit: its declarations, read to see that it defines nothing needed */
+    bool *library;       /* per unit: a library the kernels reach, counted by its bytes */
+    bool libraries;      /* any: then every unit but the kernels' crates' counts by its bytes */
     walk w;
 } keyer;
 
@@ -338,6 +340,49 @@ static oxide_status defines_needed(keyer *k, size_t i, size_t n, bool *yes) {
     return OXIDE_OK;
 }
 
+/* The crate part of a codegen unit's module: rustc names it `<crate>.<hash>-cgu.<n>`. */
+static size_t crate_part(LLVMModuleRef m, const char **s) {
+    size_t n;
+    *s = LLVMGetSourceFileName(m, &n);
+    const char *c = *s ? strstr(*s, "-cgu.") : NULL;
+    return c ? (size_t)(c - *s) : 0;
+}
+
+/* Is m a codegen unit of a crate whose units are parsed (a crate with kernels)? */
+static bool of_kernel_crate(const keyer *k, LLVMModuleRef m) {
+    const char *s, *t;
+    size_t n = crate_part(m, &s);
+    for (size_t j = 0; n && j < k->n; j++)
+        if (k->mods[j] && crate_part(k->mods[j], &t) == n && !memcmp(s, t, n))
+            return true;
+    return false;
+}
+
+/* A library the kernels reach counts by its bytes (reading all of it to keep one function
+ * costs more than hashing it: cuda_core's dev bitcode, 0.6 MB, for an instance of
+ * is_aligned_to it shares), and so does every unit it can call into but the kernels' crates'
+ * (libraries do not call into a program); what it declares that a parsed unit defines is
+ * kept there. */
+static void count_library(keyer *k, size_t i) {
+    k->library[i] = k->libraries = true;
+    for (LLVMValueRef f = LLVMGetFirstFunction(k->lazy[i]); f; f = LLVMGetNextFunction(f))
+        if (LLVMIsDeclaration(f)) {
+            size_t nl;
+            const char *name = LLVMGetValueName2(f, &nl);
+            for (size_t j = 0; j < k->n && !oxide__is_known_external(name); j++)
+                if (k->mods[j])
+                    reach(&k->w, defined(k->mods[j], name), 0);
+        }
+    for (LLVMValueRef g = LLVMGetFirstGlobal(k->lazy[i]); g; g = LLVMGetNextGlobal(g))
+        if (!LLVMGetInitializer(g)) {
+            size_t nl;
+            const char *name = LLVMGetValueName2(g, &nl);
+            for (size_t j = 0; j < k->n; j++)
+                if (k->mods[j])
+                    reach(&k->w, defined(k->mods[j], name), 0);
+        }
+}
+
 /* From the kernel entries across the units: a kept value that other units can see (a
  * declaration, a definition that is not internal) may be defined in any unit whose bytes hold
  * its name (the string table keeps names as they are), so each such unit is parsed and its
@@ -352,11 +397,15 @@ static oxide_status reach_across(keyer *k) {
         size_t nl;
         const char *name = shared_name(k->w.order[done], &nl);
         for (size_t i = 0; name && i < k->n; i++) {
-            if (is_library(&k->us[i]) || !(k->mods[i] || mentions(&k->us[i], name, nl)))
+            if (is_library(&k->us[i]) || k->library[i] || !(k->mods[i] || mentions(&k->us[i], name, nl)))
                 continue;
             if (!k->mods[i]) {
                 bool yes;
                 oxide_status st = defines_needed(k, i, done + 1, &yes);
+                if (!st && yes && !of_kernel_crate(k, k->lazy[i])) {
+                    count_library(k, i);
+                    continue;
+                }
                 if (!st && yes) {
                     LLVMDisposeModule(k->lazy[i]);
                     k->lazy[i] = NULL;
@@ -417,7 +466,16 @@ static oxide_status material(keyer *k, bool line_info, void (*put)(void *, const
     free(kept);
     qsort(texts, nt, sizeof *texts, by_text);
     char head[64];
-    int len = snprintf(head, sizeof head, "units %zu\n", nt);
+    int len;
+    for (size_t i = 0; i < k->n && !st && k->libraries; i++) {
+        if (is_library(&k->us[i]) || k->mods[i] || (!k->lazy[i] && (st = read_unit(k, i, true, &k->lazy[i]))) ||
+            of_kernel_crate(k, k->lazy[i]))
+            continue;
+        len = snprintf(head, sizeof head, "unit %zu\n", k->us[i].size);
+        put(ctx, head, (size_t)len);
+        put(ctx, k->us[i].data, k->us[i].size);
+    }
+    len = snprintf(head, sizeof head, "units %zu\n", nt);
     put(ctx, head, (size_t)len);
     for (size_t i = 0; i < nt; i++) {
         len = snprintf(head, sizeof head, "kernels %zu\n", strlen(texts[i]));
@@ -437,8 +495,9 @@ oxide_status oxide__kernel_key_material(const oxide_bitcode_ref *us, size_t n, b
     k.us = us, k.n = n;
     k.mods = calloc(n ? n : 1, sizeof *k.mods);
     k.lazy = calloc(n ? n : 1, sizeof *k.lazy);
-    if (!k.mods || !k.lazy) {
-        free(k.mods), free(k.lazy);
+    k.library = calloc(n ? n : 1, sizeof *k.library);
+    if (!k.mods || !k.lazy || !k.library) {
+        free(k.mods), free(k.lazy), free(k.library);
         return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory computing the kernel key");
     }
     k.c = LLVMContextCreate();
@@ -450,7 +509,7 @@ oxide_status oxide__kernel_key_material(const oxide_bitcode_ref *us, size_t n, b
         if (k.lazy[i])
             LLVMDisposeModule(k.lazy[i]);
     }
-    free(k.mods), free(k.lazy);
+    free(k.mods), free(k.lazy), free(k.library);
     free(k.w.kept.slot);
     free(k.w.work);
     free(k.w.order);

@@ -6,9 +6,9 @@
  * crate compiled as two codegen units (k: the kernel's, h: main's and the function the kernel
  * calls) and a library crate: an edit to host code in either codegen unit, the units in another
  * order under other names (rustc numbers a crate's units by size), ThinLTO's `.llvm.HASH`
- * suffix on the function the kernel calls (a hash of its unit's text), a library function the
- * kernel does not reach and a unit it does not reach at all keep the key; the called function,
- * the library function it calls in turn, change it. */
+ * suffix on the function the kernel calls (a hash of its unit's text) and a unit it does not
+ * reach at all keep the key; the called function, the library function it calls in turn,
+ * another byte of that library (a library the kernels reach counts by its bytes) change it. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,8 +82,17 @@ static void split_crate(const oxide_options *o, const unitfile *other) {
     CHECK(!strcmp(ka, kb), "split crate: an edit to host code in the unit the kernel calls into keeps the key");
     split_key(&k, &ha, &la, other, true, o, ks);
     CHECK(!strcmp(ka, ks), "split crate: its units in another order under other names keep the key");
+    /* a library the kernels reach counts by its bytes (reading it costs more than hashing it),
+     * and so do the units it could call into, other than the kernels' crate's */
     split_key(&k, &ha, &lb, other, false, o, klb);
-    CHECK(!strcmp(ka, klb), "split crate: a library function the kernel does not reach keeps the key");
+    CHECK(strcmp(ka, klb), "split crate: the library the kernel reaches changed elsewhere: a new key");
+    unitfile other2 = {malloc(other->size), other->size};
+    memcpy(other2.data, other->data, other->size);
+    other2.data[other->size / 2] ^= 1;
+    char kot[65];
+    split_key(&k, &ha, &la, &other2, false, o, kot);
+    CHECK(strcmp(ka, kot), "split crate: with a library reached, another library's byte changed: a new key");
+    free(other2.data);
     /* ThinLTO's suffix on the called function, a hash of h's whole text, host code too */
     unitfile kp = load("kernels_split_k_p.bc"), hp = load("kernels_split_h_p.bc");
     char kps[65];
