@@ -5,13 +5,14 @@
  * The walk starts at the kernel entries of the units that define them (rustc emits each kernel
  * instance in the crate that instantiates it) and keeps what they reach: the functions they
  * call and the globals they use, through constants too, across units: a function or global
- * other units can see may be defined in another unit (a crate compiled as several codegen
- * units, a library), which is then parsed too (only units whose bytes hold the name: reading a
- * unit costs more than looking for a name in it). In each unit reached, every other body
- * becomes a declaration and is dropped with what only it used; debug information goes too
- * unless line info is asked for (then the lines are part of the PTX). The printed modules are
- * the material; a unit the kernels do not reach is not part of it (the import keeps only what
- * the kernels reach, lib/import.c). */
+ * other units can see may be defined in another unit, looked for only in units whose bytes hold
+ * the name (reading a unit costs more than looking for a name in it). Another codegen unit of a
+ * kernels' crate (a program's crate is several in release) is walked too; a library the kernels
+ * reach counts by its bytes, and then so does every unit outside the kernels' crates. In each
+ * unit walked, every other body becomes a declaration and is dropped with what only it used;
+ * debug information goes too unless line info is asked for (then the lines are part of the
+ * PTX). The printed modules are the rest of the material; a unit the kernels do not reach is
+ * not part of it (the import keeps only what the kernels reach, lib/import.c). */
 #define _GNU_SOURCE /* memmem */
 #include <stdio.h>
 #include <stdlib.h>
