@@ -418,7 +418,8 @@ static oxide_status reach_across(keyer *k) {
                     continue;
                 /* what the kernels needed before this unit was read */
                 for (size_t j = 0; j < done; j++) {
-                    const char *earlier = shared_name(k->w.order[j], &nl);
+                    size_t el; /* not nl: name's length, for the units after this one */
+                    const char *earlier = shared_name(k->w.order[j], &el);
                     if (earlier)
                         reach(&k->w, defined(k->mods[i], earlier), 0);
                 }
