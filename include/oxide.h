@@ -731,15 +731,17 @@ typedef struct oxide_bitcode_ref {
     size_t size;
 } oxide_bitcode_ref;
 /* A key for the PTX of these bitcode units (as oxide_module_import_bitcode would take them)
- * compiled with opts (NULL: the defaults) that depends only on what their kernels are: a unit
- * that defines kernels counts by the code and data its kernels reach (so an edit to host-only
- * code keeps the key; with line info the lines count too), any other unit by its bytes; with
- * this liboxide's identity and the options. 64 hex digits (SHA-256) and a NUL. Parses only the
- * units with kernels (in this process, as oxide_module_compile does: check bitcode you do not
- * trust with oxide_module_import_bitcode_isolated first), and does not store the units (a build
- * tool asks for the key, and imports and compiles only when it changed). Errors:
- * INVALID_ARGUMENT, PARSE (a unit with kernels that is not readable bitcode, named),
- * OUT_OF_MEMORY. */
+ * compiled with opts (NULL: the defaults) that depends only on what their kernels are: the code
+ * and data the kernel entries reach in the codegen units of their crates, whatever unit of a
+ * crate split in several it is in (so an edit to host-only code keeps the key; with line info
+ * the lines count too), and the bytes of the libraries once the kernels reach one; a unit the
+ * kernels do not reach does not count; with this liboxide's identity and the options
+ * (docs/c-api.md has the rules). 64 hex digits (SHA-256) and a NUL. Reads only the units with
+ * kernels and those whose bytes name what they reach (in this process, as oxide_module_compile
+ * does: check bitcode you do not trust with oxide_module_import_bitcode_isolated first), and
+ * does not store the units (a build tool asks for the key, and imports and compiles only when it
+ * changed). Errors: INVALID_ARGUMENT, PARSE (a unit it reads that is not readable bitcode,
+ * named), OUT_OF_MEMORY. */
 OXIDE_API oxide_status oxide_bitcode_kernel_key(const oxide_bitcode_ref *units, size_t n, const oxide_options *opts,
                                                 char key[65]);
 

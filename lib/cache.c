@@ -187,7 +187,7 @@ oxide_status oxide_bitcode_kernel_key(const oxide_bitcode_ref *units, size_t n, 
     oxide_options defaults;
     opts = oxide__options_or_default(opts, &defaults);
     sha256 s;
-    key_header(&s, "oxide-kernel-key 1", opts);
+    key_header(&s, "oxide-kernel-key 2", opts);
     /* what the units' kernels reach (lib/import_key.c) */
     oxide_status st = oxide__kernel_key_material(units, n, opts->line_info, sha_put_cb, &s);
     if (st)

@@ -271,7 +271,7 @@ static oxide_status link_libraries(oxide_module *mod, LLVMModuleRef dst, link_di
     return OXIDE_OK;
 }
 
-static oxide_status run_passes(LLVMModuleRef m, const char *pipeline) {
+oxide_status oxide__run_passes(LLVMModuleRef m, const char *pipeline) {
     LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
     LLVMErrorRef e = LLVMRunPasses(m, pipeline, NULL, po);
     LLVMDisposePassBuilderOptions(po);
@@ -321,7 +321,11 @@ static oxide_status internalise_and_prune(LLVMModuleRef dst, LLVMValueRef *own, 
     for (LLVMValueRef g = LLVMGetFirstGlobal(dst); g; g = LLVMGetNextGlobal(g))
         if (LLVMGetInitializer(g) && LLVMGetPointerAddressSpace(LLVMTypeOf(g)) == 0)
             LLVMSetLinkage(g, LLVMInternalLinkage);
-    return run_passes(dst, "globaldce,function(lower-invoke,simplifycfg),globaldce");
+    /* host functions rustc merged (Vec<u8>::drop an alias of Vec<f32>::drop, hidden, in a crate
+     * of several codegen units): an alias kept external kept its host target in the PTX */
+    for (LLVMValueRef a = LLVMGetFirstGlobalAlias(dst); a; a = LLVMGetNextGlobalAlias(a))
+        LLVMSetLinkage(a, LLVMInternalLinkage);
+    return oxide__run_passes(dst, "globaldce,function(lower-invoke,simplifycfg),globaldce");
 }
 
 /* Step: the descriptors of the kernels found are appended to the caller's array. */
@@ -378,7 +382,7 @@ oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxid
     /* the host optimiser may have duplicated intrinsic calls (barriers) into both arms of a
      * branch; sink them back while they are still plain calls */
     if (!st)
-        st = run_passes(dst, "function(simplifycfg<sink-common-insts>)");
+        st = oxide__run_passes(dst, "function(simplifycfg<sink-common-insts>)");
     if (!st)
         st = oxide__link_intrinsics(dst);
     if (!st)
@@ -387,7 +391,7 @@ oxide_status oxide__import_link(oxide_module *mod, LLVMModuleRef dst, const oxid
         oxide__move_statics(dst);
         if (!opts || !opts->line_info)
             LLVMStripModuleDebugInfo(dst);
-        st = run_passes(dst, "globaldce");
+        st = oxide__run_passes(dst, "globaldce");
     }
     if (!st)
         st = append_descriptors(ks, nk, kernels, nkernels);

@@ -91,6 +91,8 @@ bool oxide__is_known_external(const char *name);
 oxide_status oxide__check_calls(LLVMModuleRef m, LLVMTargetDataRef td);
 /* f (a function or an alias) replaced by a declaration of its name and type; returns it. */
 LLVMValueRef oxide__declare_instead(LLVMModuleRef m, LLVMValueRef f);
+/* The new pass manager's pipeline on m (CODEGEN, internal, when it fails). */
+oxide_status oxide__run_passes(LLVMModuleRef m, const char *pipeline);
 void oxide__drop_stub_bodies(LLVMModuleRef m);
 void oxide__mark_convergent_stubs(LLVMModuleRef m);
 oxide_status oxide__link_intrinsics(LLVMModuleRef m);

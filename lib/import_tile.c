@@ -233,18 +233,6 @@ static void drop_assumes(LLVMValueRef fn) {
         }
 }
 
-static oxide_status passes(LLVMModuleRef m, const char *pipeline) {
-    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef e = LLVMRunPasses(m, pipeline, NULL, po);
-    LLVMDisposePassBuilderOptions(po);
-    if (!e)
-        return OXIDE_OK;
-    char *msg = LLVMGetErrorMessage(e);
-    oxide_status st = oxide__fail(OXIDE_ERROR_CODEGEN, "internal: tile import passes '%s': %s", pipeline, msg);
-    LLVMDisposeErrorMessage(msg);
-    return st;
-}
-
 /* Whether any unit names the tile tag: a unit without it has no tile kernel (a cheap test that
  * spares the link for SIMT-only programs). */
 static bool mentions(const oxide_module *mod, const char *sym) {
@@ -331,16 +319,16 @@ static oxide_status lift_all(oxide_module *mod, LLVMModuleRef m, found *fs, size
     oxide_status st = mark_inline(m, entries, n);
     free(entries);
     if (!st)
-        st = passes(m, "always-inline");
+        st = oxide__run_passes(m, "always-inline");
     if (!st)
         keep_only(m, fs, n);
     if (!st)
-        st = passes(m, "function(lower-invoke)");
+        st = oxide__run_passes(m, "function(lower-invoke)");
     for (size_t i = 0; i < n && !st; i++)
         drop_panics(fs[i].entry);
     if (!st)
-        st = passes(m, "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,sroa,"
-                       "instcombine<no-verify-fixpoint>,adce,simplifycfg)");
+        st = oxide__run_passes(m, "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,sroa,"
+                                  "instcombine<no-verify-fixpoint>,adce,simplifycfg)");
     /* simplifycfg left what a dropped check tested as llvm.assume, which keeps an overflow check's
      * `*.with.overflow` alive: without them, instcombine makes it a plain add, sub or mul */
     for (size_t i = 0; i < n && !st; i++)
@@ -348,7 +336,7 @@ static oxide_status lift_all(oxide_module *mod, LLVMModuleRef m, found *fs, size
     /* licm: a loop's bound computed in its head (a dev build's `while k < a.shape(1)`) moves
      * before it, as the tile compiler's pipelining wants (mark_pure) */
     if (!st)
-        st = passes(m, "function(instcombine<no-verify-fixpoint>,loop-mssa(licm),adce,simplifycfg)");
+        st = oxide__run_passes(m, "function(instcombine<no-verify-fixpoint>,loop-mssa(licm),adce,simplifycfg)");
     for (size_t i = 0; i < n && !st; i++) {
         lift L = {.mod = mod, .ctx = mod->ctx, .kname = fs[i].d.name, .fn = fs[i].entry, .d = &fs[i].d};
         st = make_kernel(&L);

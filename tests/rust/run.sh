@@ -44,6 +44,9 @@ for profile in dev release; do
     for ptx in "$EX/target/$dir/oxide/"*.ptx; do
         if "$PTXAS" -arch="$SM" "$ptx" -o "$TMP/x.cubin" 2>"$TMP/ptxas.log"; then pass "ptxas $profile $(basename "$ptx")"; else cat "$TMP/ptxas.log"; bad "ptxas $(basename "$ptx")"; fi
         grep -q "// oxide.manifest.v1 " "$ptx" || bad "no manifest in $ptx"
+        # host functions rustc merged into aliases (a program's crate is several codegen units)
+        # must not reach the PTX, nor the host function an alias names
+        ! grep -q "^\.alias" "$ptx" || bad "host aliases in $ptx"
     done
     for bin in vecadd seed seed_full generics reduce warp_reduce histogram matmul cluster async_pipeline gemm_hopper graph_replay pinned_copy slices await_cpu contract tile_matmul tile_softmax tile_matmul_fp8 tile_layernorm tile_mixed tile_attention; do
         out="$("$EX/target/$dir/$bin" 2>&1)" && rc=0 || rc=$?
@@ -57,10 +60,16 @@ for profile in dev release; do
     # the tile kernels lifted from this build's bitcode, printed, reparsed and run in the tile
     # interpreter against a CPU reference (tests/rust/tile_lift.c); their PTX through ptxas
     D="$EX/target/$dir/deps"
-    newest() { ls -t "$D/$1"-*.bc | head -1; }
+    # a crate's bitcode: <crate>-<hash>.bc, or, for a program's crate of several codegen units,
+    # the units the last compile wrote (after its dep-info, .d; an earlier build's stay there)
+    newest() {
+        local f; f="$(ls -t "$D/$1"-*.bc | head -1)"
+        case "$f" in *.rcgu.bc) local c="${f##*/}"; c="${c%%.*}"; find "$D" -name "$c.*.rcgu.bc" -newer "$D/$c.d" | sort ;; *) echo "$f" ;; esac
+    }
     for pair in "tile_matmul matmul_bf16" "tile_softmax softmax_f32" "tile_layernorm layernorm_bf16" "tile_matmul_fp8 matmul_fp8" "tile_mixed row_sums" "tile_attention attention"; do
         read -r crate kern <<<"$pair"
-        if out="$("$BUILD/tests/rust/tile_lift" "$kern" "$TMP/$kern.oxir" "$(newest "$crate")" "$(newest cuda_tile)" "$(newest cuda_device)" 2>&1)"; then
+        # shellcheck disable=SC2046 # one argument per unit
+        if out="$("$BUILD/tests/rust/tile_lift" "$kern" "$TMP/$kern.oxir" $(newest "$crate") "$(newest cuda_tile)" "$(newest cuda_device)" 2>&1)"; then
             pass "tile $profile $kern lifted: $(grep 'interpreter' <<<"$out")"
         else echo "$out" | tail -5; bad "tile $profile $kern lifted and interpreted"; fi
         "$PTXAS" -arch="$SM" "$TMP/$kern.oxir.ptx" -o "$TMP/x.cubin" 2>"$TMP/ptxas.log" && pass "ptxas $profile lifted $kern" || { cat "$TMP/ptxas.log"; bad "ptxas lifted $kern"; }
@@ -152,9 +161,10 @@ msgs = [bytes(int(x) for x in m.group(1).split(",")).decode() for m in re.findit
 sys.exit(0 if any("panic_trap/src/main.rs:" in m for m in msgs) else 1)
 PY
 
-# a profile with several codegen units (each would be a bitcode file of its own, which the linker
-# does not read) and LTO (which links the crates into one object before the linker sees them, and
-# the program carried no PTX): the wrapper compiles each crate as one unit, without LTO
+# a profile with several codegen units (a library's would each be a bitcode file of its own,
+# which the linker does not read; the program's crate keeps them, and the linker reads each)
+# and LTO (which links the crates into one object before the linker sees them, and the program
+# carried no PTX): the wrapper compiles each library crate as one unit, and none with LTO
 (cd "$ROOT/tests/rust/crates" && CARGO_PROFILE_RELEASE_CODEGEN_UNITS=4 CARGO_PROFILE_RELEASE_LTO=true \
     cargo oxide build --release -q -p device_api --target-dir "$TMP/cgu4" 2>"$TMP/b.log") \
     && "$PTXAS" -arch="$SM" "$TMP/cgu4/release/oxide/device_api.ptx" -o "$TMP/x.cubin" \
@@ -394,6 +404,21 @@ for profile in dev release; do
     cp "$TMP/vecadd_main.rs" "$VSRC"
     (cd "$EX" && cargo oxide build $flag -p vecadd -q) && ! grep -q "reused" "$VLOG" && ! grep -q "0f40400000" "$EX/target/$dir/oxide/vecadd.ptx" && ! grep -qa "0f40400000" "$EX/target/$dir/vecadd" \
         && pass "kernel edit undone: PTX remade ($profile)" || bad "rebuild after the cache test ($profile)"
+    # generics: the closures a generic kernel is instantiated with live in main, beside host
+    # code (in release main's codegen unit need not be the kernels'): an edit to main's message
+    # reuses the PTX, an edit to a closure's body (x * 5.0, in the PTX as -5.0, 0fC0A00000) remakes it
+    GSRC="$EX/generics/src/main.rs" GLOG="$EX/target/$dir/oxide/generics.log" GPTX="$EX/target/$dir/oxide/generics.ptx"
+    cp "$GSRC" "$TMP/generics_main.rs"
+    (cd "$EX" && cargo oxide build $flag -p generics -q) || bad "generics build ($profile)"
+    sed -i 's/PASSED: 6 generic instances/PASSED: six generic instances/' "$GSRC"
+    (cd "$EX" && cargo oxide build $flag -p generics -q) && grep -q "unchanged: reused" "$GLOG" \
+        && pass "generics, host-only edit in main: PTX reused ($profile)" || bad "generics host-only edit ($profile): $(cat "$GLOG")"
+    sed -i 's/|x: f32| -x, &dxf/|x: f32| -x * 5.0, \&dxf/' "$GSRC"
+    grep -q -- "-x \* 5.0" "$GSRC" || bad "the closure edit did not apply"
+    (cd "$EX" && cargo oxide build $flag -p generics -q) && ! grep -q "reused" "$GLOG" && grep -qi "0fC0A00000" "$GPTX" \
+        && pass "generics, an edit to a closure a kernel instance calls: PTX remade ($profile)" || bad "generics closure edit ($profile): $(cat "$GLOG")"
+    cp "$TMP/generics_main.rs" "$GSRC"
+    (cd "$EX" && cargo oxide build $flag -p generics -q) && ! grep -qi "0fC0A00000" "$GPTX" || bad "generics rebuild after the cache test ($profile)"
 done
 # the targets are part of the key and each kind of build keeps its own entry; a bundle's link
 # rewrites <program>.ptx as its newest target's copy, and a one-target link after it must not

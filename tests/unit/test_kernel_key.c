@@ -2,7 +2,14 @@
  * what their kernels reach and nothing else. tests/unit/bitcode/kernels_*.bc are one unit with a
  * kernel entry (kernels.ll.in) in four versions: b edits only host code (main's helper and its
  * string) and must keep a's key; c changes a constant the kernel reads and d an instruction of
- * a function it calls, and each must change it. A unit without kernels counts by its bytes. */
+ * a function it calls, and each must change it. kernels_split_*.bc (kernels_split.ll.in) are a
+ * crate compiled as two codegen units (k: the kernel's, h: main's and the function the kernel
+ * calls) and a library crate: an edit to host code in either codegen unit, the units in another
+ * order under other names (rustc numbers a crate's units by size), ThinLTO's `.llvm.HASH`
+ * suffix on the function the kernel calls (a hash of its unit's text) and a unit it does not
+ * reach at all keep the key; the called function, the library function it calls in turn,
+ * another byte of that library (a library the kernels reach counts by its bytes) change it. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +56,56 @@ static void key_of(const unitfile *k, const unitfile *lib, const oxide_options *
     MUST(oxide_bitcode_kernel_key(r, lib ? 2 : 1, o, key));
 }
 
+/* The key of the split crate's units k and h (in that order, or h first under other names) and
+ * the library unit lib, with unit.bc, which nothing reaches, beside them. */
+static void split_key(const unitfile *k, const unitfile *h, const unitfile *lib, const unitfile *other, bool swapped,
+                      const oxide_options *o, char key[65]) {
+    oxide_bitcode_ref r[4] = {{"app-1.app.x-cgu.0.rcgu.bc", k->data, k->size},
+                              {"app-1.app.x-cgu.1.rcgu.bc", h->data, h->size},
+                              {"lib-2.bc", lib->data, lib->size},
+                              {"other-3.bc", other->data, other->size}};
+    if (swapped) {
+        oxide_bitcode_ref t = r[0];
+        r[0] = r[1], r[1] = t;
+        r[0].name = "app-1.app.x-cgu.0.rcgu.bc", r[1].name = "app-1.app.x-cgu.1.rcgu.bc";
+    }
+    MUST(oxide_bitcode_kernel_key(r, 4, o, key));
+}
+
+static void split_crate(const oxide_options *o, const unitfile *other) {
+    unitfile k = load("kernels_split_k.bc"), ha = load("kernels_split_h_a.bc"), hb = load("kernels_split_h_b.bc");
+    unitfile hd = load("kernels_split_h_d.bc"), la = load("kernels_split_lib_a.bc");
+    unitfile lb = load("kernels_split_lib_b.bc"), lc = load("kernels_split_lib_c.bc");
+    char ka[65], kb[65], ks[65], kd[65], klb[65], klc[65];
+    split_key(&k, &ha, &la, other, false, o, ka);
+    split_key(&k, &hb, &la, other, false, o, kb);
+    CHECK(!strcmp(ka, kb), "split crate: an edit to host code in the unit the kernel calls into keeps the key");
+    split_key(&k, &ha, &la, other, true, o, ks);
+    CHECK(!strcmp(ka, ks), "split crate: its units in another order under other names keep the key");
+    /* a library the kernels reach counts by its bytes (reading it costs more than hashing it),
+     * and so do the units it could call into, other than the kernels' crate's */
+    split_key(&k, &ha, &lb, other, false, o, klb);
+    CHECK(strcmp(ka, klb), "split crate: the library the kernel reaches changed elsewhere: a new key");
+    unitfile other2 = {malloc(other->size), other->size};
+    memcpy(other2.data, other->data, other->size);
+    other2.data[other->size / 2] ^= 1;
+    char kot[65];
+    split_key(&k, &ha, &la, &other2, false, o, kot);
+    CHECK(strcmp(ka, kot), "split crate: with a library reached, another library's byte changed: a new key");
+    free(other2.data);
+    /* ThinLTO's suffix on the called function, a hash of h's whole text, host code too */
+    unitfile kp = load("kernels_split_k_p.bc"), hp = load("kernels_split_h_p.bc");
+    char kps[65];
+    split_key(&kp, &hp, &la, other, false, o, kps);
+    CHECK(!strcmp(ka, kps), "split crate: ThinLTO's .llvm.HASH suffix on the called function keeps the key");
+    free(kp.data), free(hp.data);
+    split_key(&k, &hd, &la, other, false, o, kd);
+    CHECK(strcmp(ka, kd), "split crate: the function the kernel calls in the other unit changed: a new key");
+    split_key(&k, &ha, &lc, other, false, o, klc);
+    CHECK(strcmp(ka, klc) && strcmp(kd, klc), "split crate: the library function it calls in turn changed: a new key");
+    free(k.data), free(ha.data), free(hb.data), free(hd.data), free(la.data), free(lb.data), free(lc.data);
+}
+
 int main(void) {
     unitfile a = load("kernels_a.bc"), b = load("kernels_b.bc"), c = load("kernels_c.bc"), d = load("kernels_d.bc");
     unitfile lib = load("unit.bc");
@@ -67,16 +124,17 @@ int main(void) {
     key_of(&d, &lib, o, kd);
     CHECK(strcmp(ka, kd) && strcmp(kc, kd), "a function the kernel calls changed: a new key");
 
-    /* a unit without kernels counts by its bytes: one byte of it changed gives a new key */
+    /* a unit the kernels do not reach (unit.bc defines nothing they use) is not part of it */
     unitfile lib2 = {malloc(lib.size), lib.size};
     memcpy(lib2.data, lib.data, lib.size);
     lib2.data[lib.size / 2] ^= 1;
     char kl[65];
     key_of(&a, &lib2, o, kl);
-    CHECK(strcmp(ka, kl), "a changed library unit: a new key");
+    CHECK(!strcmp(ka, kl), "a changed unit the kernels do not reach keeps the key");
     char kn[65];
     key_of(&a, NULL, o, kn);
-    CHECK(strcmp(ka, kn), "a unit less: a new key");
+    CHECK(!strcmp(ka, kn), "a unit the kernels do not reach left out keeps the key");
+    split_crate(o, &lib);
 
     /* the options are part of the key */
     char ks[65], kli[65];

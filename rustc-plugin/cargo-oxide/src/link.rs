@@ -21,7 +21,8 @@ fn run_linker(args: &[String]) -> i32 {
 }
 
 /// `<dir>/<crate>-<hash>.bc` for an object `<crate>-<hash>.<cgu>.rcgu.o` or an rlib
-/// `lib<crate>-<hash>.rlib` (rustc writes one bitcode file per crate next to its outputs).
+/// `lib<crate>-<hash>.rlib` (rustc writes one bitcode file per crate next to its outputs, when
+/// the crate is one codegen unit).
 fn bitcode_for(arg: &str) -> Option<PathBuf> {
     let p = Path::new(arg);
     let file = p.file_name()?.to_string_lossy().to_string();
@@ -35,6 +36,25 @@ fn bitcode_for(arg: &str) -> Option<PathBuf> {
         return Some(dir.join(format!("{}.bc", stem)));
     }
     None
+}
+
+/// The bitcode files of the link's objects and rlibs. A crate of several codegen units (a
+/// program's, main.rs `codegen_units`) has a bitcode file per unit, `<object without .o>.bc`,
+/// and its objects on the line name them: those, not what else is in the folder (an earlier
+/// build's units). rustc's own objects (the allocator shim: no `-cgu.` in the name) have none.
+fn bitcode_files(flat: &[String]) -> Vec<(PathBuf, &String)> {
+    let is_unit = |a: &str| a.ends_with(".rcgu.o") && a.contains("-cgu.");
+    let units_of = |stem: &PathBuf| flat.iter().filter(|a| is_unit(a) && bitcode_for(a).as_ref() == Some(stem)).count();
+    let mut files = Vec::new();
+    for a in flat {
+        let Some(bc) = bitcode_for(a) else { continue };
+        if is_unit(a) && units_of(&bc) > 1 {
+            files.push((PathBuf::from(format!("{}.bc", a.trim_end_matches(".o"))), a));
+        } else if !(a.ends_with(".rcgu.o") && units_of(&bc) > 1) {
+            files.push((bc, a));
+        }
+    }
+    files
 }
 
 /// The linker's arguments with the @response files rustc may use for long command lines expanded.
@@ -103,25 +123,23 @@ impl Program {
     }
 }
 
-/// The bitcode of the crates on the link line, one unit per crate.
+/// The bitcode of the crates on the link line, one unit per crate or per codegen unit.
 fn read_units(flat: &[String]) -> Result<Vec<(String, Vec<u8>)>, String> {
     let mut units: Vec<(String, Vec<u8>)> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for a in flat {
-        if let Some(bc) = bitcode_for(a) {
-            if !seen.insert(bc.clone()) {
-                continue;
-            }
-            match std::fs::read(&bc) {
-                Ok(d) => units.push((bc.file_name().unwrap().to_string_lossy().to_string(), d)),
-                Err(_) => {
-                    if a.ends_with(".rcgu.o") || a.contains("cuda_device") {
-                        return Err(format!(
-                            "no bitcode {} for {} (was it built by `cargo oxide build`? try `cargo clean`)",
-                            bc.display(),
-                            a
-                        ));
-                    }
+    for (bc, a) in bitcode_files(flat) {
+        if !seen.insert(bc.clone()) {
+            continue;
+        }
+        match std::fs::read(&bc) {
+            Ok(d) => units.push((bc.file_name().unwrap().to_string_lossy().to_string(), d)),
+            Err(_) => {
+                if a.ends_with(".rcgu.o") || a.contains("cuda_device") {
+                    return Err(format!(
+                        "no bitcode {} for {} (was it built by `cargo oxide build`? try `cargo clean`)",
+                        bc.display(),
+                        a
+                    ));
                 }
             }
         }
@@ -440,7 +458,13 @@ fn write_summary(
         format!(
             "{} bitcode units ({} crates, {} standard-library offered) -> {} bytes of PTX for {} in {:.3} s{}\n",
             units.len(),
-            units.iter().filter(|u| !u.0.starts_with("library:")).count(),
+            // a crate of several codegen units has a unit per codegen unit, `<crate>-<hash>.<cgu>.rcgu.bc`
+            units
+                .iter()
+                .filter(|u| !u.0.starts_with("library:"))
+                .map(|u| u.0.split('.').next().unwrap_or(""))
+                .collect::<std::collections::HashSet<_>>()
+                .len(),
             units.iter().filter(|u| u.0.starts_with("library:")).count(),
             ptx.len(),
             sm,
@@ -642,5 +666,27 @@ mod tests {
         assert_eq!(bitcode_for("/t/deps/libcuda_core-99.rlib"), Some(PathBuf::from("/t/deps/cuda_core-99.bc")));
         assert_eq!(bitcode_for("/r/lib/rustlib/x86_64/lib/libcore-1.rlib"), None);
         assert_eq!(rlib_crate("/r/lib/rustlib/x86_64/lib/libcore-1a2b.rlib"), "core");
+    }
+
+    #[test]
+    fn a_crate_of_several_codegen_units_is_read_unit_by_unit() {
+        let line: Vec<String> = [
+            "/t/deps/app-1.app.h-cgu.0.rcgu.o",
+            "/t/deps/app-1.app.h-cgu.1.rcgu.o",
+            "/t/deps/app-1.0mn0e3dd7k3k3n444mn.rcgu.o",
+            "/t/deps/libcuda_device-9.rlib",
+        ]
+        .map(String::from)
+        .to_vec();
+        let files: Vec<PathBuf> = bitcode_files(&line).into_iter().map(|f| f.0).collect();
+        assert_eq!(
+            files,
+            ["/t/deps/app-1.app.h-cgu.0.rcgu.bc", "/t/deps/app-1.app.h-cgu.1.rcgu.bc", "/t/deps/cuda_device-9.bc"]
+                .map(PathBuf::from)
+        );
+        // one unit: rustc's copy, <crate>-<hash>.bc (the allocator shim maps to it too)
+        let single = [line[0].clone(), line[2].clone()];
+        let one = bitcode_files(&single);
+        assert!(one.iter().all(|f| f.0 == Path::new("/t/deps/app-1.bc")), "{:?}", one);
     }
 }

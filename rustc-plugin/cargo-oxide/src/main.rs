@@ -88,10 +88,8 @@ fn wrap_rustc(rustc: &str, args: &[String]) -> i32 {
     if saw_emit {
         out = without_lto(out);
     }
-    if saw_emit && args.iter().any(|a| a.trim_start_matches("-C").starts_with("codegen-units=") && !a.ends_with("=1")) {
-        // A profile's codegen-units: each unit would be a bitcode file of its own (rustc writes
-        // the crate's one only for one unit), which the linker does not read. The last -C wins.
-        out.push("-Ccodegen-units=1".into());
+    if let Some(units) = codegen_units(args).filter(|_| saw_emit) {
+        out.push(units);
     }
     if saw_emit {
         // Keep the host optimiser from duplicating blocks that hold barriers or warp operations
@@ -199,9 +197,32 @@ fn without_lto(args: Vec<String>) -> Vec<String> {
 /// program's crate (linked by this wrapper), not compiled incrementally (a second compile must
 /// not touch the incremental state) and without --lineinfo (which puts them in the PTX).
 fn lines_later(args: &[String]) -> bool {
-    args.windows(2).any(|w| w[0] == "--crate-type" && w[1] == "bin")
-        && !args.iter().any(|a| a.contains("incremental="))
-        && std::env::var_os("OXIDE_LINEINFO").is_none()
+    program_crate(args) && std::env::var_os("OXIDE_LINEINFO").is_none()
+}
+
+/// A program's own crate, compiled without incremental compilation (release): what a warm
+/// rebuild compiles again in full.
+fn program_crate(args: &[String]) -> bool {
+    args.windows(2).any(|w| w[0] == "--crate-type" && w[1] == "bin") && !args.iter().any(|a| a.contains("incremental="))
+}
+
+/// The codegen units to ask for (the last -C wins), if not the profile's. Asked for bitcode,
+/// rustc compiles a crate as one unit unless told a number, and a program's crate in one unit
+/// optimises on one core: it gets the profile's number, or one per core up to rustc's default
+/// of 16 (rustc's own default merges the small units it would make, which a number given
+/// does not: on two cores 2 units compiled vecadd faster than 16), each a bitcode file
+/// `<crate>-<hash>.<unit>.rcgu.bc` beside its object, which the linker reads (link.rs,
+/// `bitcode_files`). Any other crate is one unit: the linker reads a library's bitcode as the
+/// one file `<crate>-<hash>.bc` (and a dependency compiles once, not at each rebuild).
+fn codegen_units(args: &[String]) -> Option<String> {
+    let given: Vec<&str> =
+        args.iter().filter_map(|a| a.trim_start_matches("-C").strip_prefix("codegen-units=")).collect();
+    if program_crate(args) {
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        given.is_empty().then(|| format!("-Ccodegen-units={}", cores.min(16)))
+    } else {
+        given.iter().any(|n| *n != "1").then(|| "-Ccodegen-units=1".into())
+    }
 }
 
 fn rustc_llvm_major() -> Option<(String, u32)> {
@@ -672,6 +693,24 @@ mod tests {
         let e = check_llvm(llvm_major_of(&vv("23.0.0"))).unwrap_err();
         assert!(e.contains("newer than liboxide's LLVM 22") && e.contains("rustup default"), "{}", e);
         assert!(check_llvm(llvm_major_of("no version here")).unwrap_err().contains("rustc not found"));
+    }
+
+    #[test]
+    fn a_programs_crate_is_compiled_in_units_and_a_library_in_one() {
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(16);
+        let bin = args("--crate-name app --crate-type bin -C opt-level=3");
+        assert_eq!(codegen_units(&bin), Some(format!("-Ccodegen-units={}", cores)));
+        // the profile's number stands (plain cargo compiles it so too)
+        assert_eq!(codegen_units(&args("--crate-type bin -C codegen-units=4")), None);
+        // incremental (dev): one unit, rustc's choice when asked for bitcode
+        assert_eq!(codegen_units(&args("--crate-type bin -C incremental=/t/i")), None);
+        assert_eq!(
+            codegen_units(&args("--crate-type bin -C incremental=/t/i -C codegen-units=256")),
+            Some("-Ccodegen-units=1".into())
+        );
+        assert_eq!(codegen_units(&args("--crate-type lib -C codegen-units=4")), Some("-Ccodegen-units=1".into()));
+        assert_eq!(codegen_units(&args("--crate-type lib -Ccodegen-units=1")), None);
+        assert_eq!(codegen_units(&args("--crate-type lib")), None);
     }
 
     #[test]
