@@ -132,6 +132,19 @@ static void geometry(job *j, uint32_t gx, uint32_t gy, uint32_t bx, uint32_t by)
     j->block[0] = bx, j->block[1] = by, j->block[2] = 1;
 }
 
+/* The GEMM kernels' arguments (oxide_examples.h): a and b n x n of elem (f32 or bf16), c n x n
+ * f32 (compared, within tolerance), m = n = k = n. */
+static void gemm_args(job *j, uint32_t n, oxide_scalar elem, double tolerance) {
+    const size_t nn = (size_t)n * n;
+    for (int i = 0; i < 2; i++)
+        j->args[i] = elem == OXIDE_SCALAR_BF16 ? in_bf16(j, nn) : in_f32(j, nn, -1, 1);
+    j->args[2] = out_f32(j, nn, 1);
+    for (int i = 3; i < 6; i++)
+        j->args[i] = oxide_arg_u32(n);
+    j->nargs = 6;
+    j->tolerance = tolerance;
+}
+
 static void prepare(const char *name, job *j) {
     memset(j, 0, sizeof *j);
     const size_t big = (size_t)1 << 26;
@@ -154,25 +167,11 @@ static void prepare(const char *name, job *j) {
         geometry(j, (uint32_t)gpu.sms * 8, 1, OXIDE_EXAMPLE_REDUCE_THREADS, 1);
     } else if (!strcmp(name, "sgemm")) {
         const uint32_t n = 4096;
-        j->args[0] = in_f32(j, (size_t)n * n, -1, 1);
-        j->args[1] = in_f32(j, (size_t)n * n, -1, 1);
-        j->args[2] = out_f32(j, (size_t)n * n, 1);
-        j->args[3] = oxide_arg_u32(n);
-        j->args[4] = oxide_arg_u32(n);
-        j->args[5] = oxide_arg_u32(n);
-        j->nargs = 6;
-        j->tolerance = 1e-5;
+        gemm_args(j, n, OXIDE_SCALAR_F32, 1e-5);
         geometry(j, n / OXIDE_EXAMPLE_SGEMM_BN, n / OXIDE_EXAMPLE_SGEMM_BM, OXIDE_EXAMPLE_SGEMM_THREADS, 1);
     } else if (!strcmp(name, "gemm_mma")) {
         const uint32_t n = 4096;
-        j->args[0] = in_bf16(j, (size_t)n * n);
-        j->args[1] = in_bf16(j, (size_t)n * n);
-        j->args[2] = out_f32(j, (size_t)n * n, 1);
-        j->args[3] = oxide_arg_u32(n);
-        j->args[4] = oxide_arg_u32(n);
-        j->args[5] = oxide_arg_u32(n);
-        j->nargs = 6;
-        j->tolerance = 1e-4;
+        gemm_args(j, n, OXIDE_SCALAR_BF16, 1e-4);
         geometry(j, n / OXIDE_EXAMPLE_GEMM_MMA_BN, n / OXIDE_EXAMPLE_GEMM_MMA_BM, OXIDE_EXAMPLE_GEMM_MMA_THREADS, 1);
     } else if (!strcmp(name, "softmax")) {
         const uint32_t rows = 32768, cols = 2048;

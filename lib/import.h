@@ -71,6 +71,34 @@ typedef struct oxide_found_kernel {
 oxide_status oxide__find_kernels(oxide_module *mod, LLVMModuleRef m, oxide_found_kernel **out, size_t *count);
 /* A ptx_kernel wrapper with oxide's interface ABI in front of each entry. */
 oxide_status oxide__make_wrappers(LLVMModuleRef m, oxide_found_kernel *ks, size_t n, unsigned sm);
+
+/* The head both kernel descriptors start with (cuda_device's and cuda_tile's __private; x86_64
+ * and nvptx64 agree): a type id, the name, whether the kernel is a generic instance, and the
+ * parameter descriptors. import_tile.c reads tile kernels' with the same code. */
+enum {
+    DH_TID = 0,
+    DH_NAME = 16,
+    DH_NAME_LEN = 24,
+    DH_GENERIC = 32,
+    DH_NPARAMS = 36,
+    DH_PARAMS = 40,
+    DH_PARAMS_LEN = 48
+};
+typedef struct desc_head {
+    const char *name; /* name_len bytes, not NUL-terminated; NULL where unreadable */
+    uint64_t name_len, nparams;
+    const reloc *params; /* NULL where unreadable */
+    bool generic;
+    uint64_t tag; /* the type id's halves xor'd */
+} desc_head;
+/* Flattens the constant descriptor that tag_call passes into f and reads its head; PARSE, naming
+ * rust and what ("kernel descriptor"), when it is not a constant. Whether the head's values are
+ * sane is left to the caller, whose limits differ. */
+oxide_status oxide__desc_head(LLVMTargetDataRef td, LLVMValueRef tag_call, const char *rust, const char *what, flat *f,
+                              desc_head *h);
+/* The entry's name: the kernel's, and for a generic instance _ and the tag in 16 hex digits, as the
+ * macros name it. */
+void oxide__desc_entry(const desc_head *h, char *buf, size_t cap);
 /* ---- import_targets.c ---- */
 /* UNSUPPORTED, naming the kernel, the Rust function and the operation, when a kernel reaches an
  * intrinsic the target lacks; gives the dynamic shared memory the launch contracts' alignment. */

@@ -125,15 +125,8 @@ const char *oxide__reloc_string(const reloc *r, size_t len) {
 
 /* ---- the kernel descriptors ---- */
 
-/* Layouts of cuda_device::__private (x86_64 and nvptx64 agree). */
+/* Layouts of cuda_device::__private (x86_64 and nvptx64 agree); the head is desc_head's. */
 enum {
-    KD_TID = 0,
-    KD_NAME = 16,
-    KD_NAME_LEN = 24,
-    KD_GENERIC = 32,
-    KD_NPARAMS = 36,
-    KD_PARAMS = 40,
-    KD_PARAMS_LEN = 48,
     KD_LB = 56,
     KD_CLUSTER = 64,
     KD_DYN_SMEM = 76,
@@ -187,33 +180,51 @@ static bool scalar_of(const scalar_entry *t, int n, const uint8_t *tid, oxide_sc
     return false;
 }
 
+oxide_status oxide__desc_head(LLVMTargetDataRef td, LLVMValueRef tag_call, const char *rust, const char *what, flat *f,
+                              desc_head *h) {
+    memset(h, 0, sizeof *h);
+    LLVMValueRef g = LLVMGetOperand(tag_call, 0);
+    if (!LLVMIsAGlobalVariable(g) || !LLVMGetInitializer(g))
+        return oxide__fail(OXIDE_ERROR_PARSE, "%s: the %s is not a constant", rust, what);
+    oxide__flatten(td, LLVMGetInitializer(g), 0, f);
+    h->name_len = rd64(f->bytes + DH_NAME_LEN);
+    h->nparams = rd64(f->bytes + DH_PARAMS_LEN);
+    h->name = oxide__reloc_string(oxide__reloc_at(f, DH_NAME), (size_t)h->name_len);
+    h->params = oxide__reloc_at(f, DH_PARAMS);
+    h->generic = rd32(f->bytes + DH_GENERIC) != 0;
+    h->tag = rd64(f->bytes + DH_TID) ^ rd64(f->bytes + DH_TID + 8);
+    return OXIDE_OK;
+}
+
+void oxide__desc_entry(const desc_head *h, char *buf, size_t cap) {
+    if (h->generic)
+        snprintf(buf, cap, "%.*s_%016llx", (int)h->name_len, h->name, (unsigned long long)h->tag);
+    else
+        snprintf(buf, cap, "%.*s", (int)h->name_len, h->name);
+}
+
 /* Read the descriptor of one tagged entry into k->desc (strings and arrays in mod->arena). */
 static oxide_status read_desc(oxide_module *mod, LLVMTargetDataRef td, const scalar_entry *sc, int nsc,
                               oxide_found_kernel *k) {
     char nb[512];
     const char *rust = oxide__rust_name(k->entry, nb, sizeof nb);
-    LLVMValueRef arg = LLVMGetOperand(k->tag_call, 0);
-    if (!LLVMIsAGlobalVariable(arg) || !LLVMGetInitializer(arg))
-        return oxide__fail(OXIDE_ERROR_PARSE, "%s: the kernel descriptor is not a constant", rust);
     uint8_t kb[KD_SIZE] = {0};
     flat f = {.bytes = kb, .cap = sizeof kb};
-    oxide__flatten(td, LLVMGetInitializer(arg), 0, &f);
-    uint64_t name_len = rd64(kb + KD_NAME_LEN), nparams = rd64(kb + KD_PARAMS_LEN);
-    const char *name = oxide__reloc_string(oxide__reloc_at(&f, KD_NAME), (size_t)name_len);
-    const reloc *pr = oxide__reloc_at(&f, KD_PARAMS);
+    desc_head h;
+    oxide_status st = oxide__desc_head(td, k->tag_call, rust, "kernel descriptor", &f, &h);
+    if (st != OXIDE_OK)
+        return st;
+    const char *name = h.name;
+    uint64_t name_len = h.name_len, nparams = h.nparams;
+    const reloc *pr = h.params;
     if (f.bad || !name || name_len > 200 || nparams > 64 || (nparams && !pr))
         return oxide__fail(OXIDE_ERROR_PARSE, "%s: unreadable kernel descriptor", rust);
     oxide_iface_kernel *d = &k->desc;
-    bool generic = rd32(kb + KD_GENERIC) != 0;
-    uint64_t tag = rd64(kb + KD_TID) ^ rd64(kb + KD_TID + 8);
     char ebuf[256];
-    if (generic)
-        snprintf(ebuf, sizeof ebuf, "%.*s_%016llx", (int)name_len, name, (unsigned long long)tag);
-    else
-        snprintf(ebuf, sizeof ebuf, "%.*s", (int)name_len, name);
+    oxide__desc_entry(&h, ebuf, sizeof ebuf);
     d->entry = oxide__strdup(&mod->arena, ebuf);
     /* readable name: for a generic instance, the demangled generic arguments of its entry */
-    if (generic) {
+    if (h.generic) {
         char raw[512];
         size_t rl;
         oxide__demangle(LLVMGetValueName2(k->entry, &rl), raw, sizeof raw);

@@ -19,38 +19,24 @@
 
 #include "import_tile.h"
 
-/* ---- the descriptor (cuda_tile::__private; x86_64 and nvptx64 agree) ---- */
+/* ---- the descriptor (cuda_tile::__private; x86_64 and nvptx64 agree; the head is desc_head's) ---- */
 
-enum {
-    TD_TID = 0,
-    TD_NAME = 16,
-    TD_NAME_LEN = 24,
-    TD_GENERIC = 32,
-    TD_NPARAMS = 36,
-    TD_PARAMS = 40,
-    TD_PARAMS_LEN = 48
-};
 enum { TD_WARPS = 56, TD_SIZE = 64 };
 enum { TP_NAME = 0, TP_NAME_LEN = 8, TP_KIND = 16, TP_ELEM = 20, TP_RANK = 24, TP_MUT = 28, TP_SIZE = 32 };
 
 static oxide_status read_tdesc(LLVMTargetDataRef td, LLVMValueRef tag_call, const char *rust, tdesc *d) {
     memset(d, 0, sizeof *d);
-    LLVMValueRef g = LLVMGetOperand(tag_call, 0);
-    if (!LLVMIsAGlobalVariable(g) || !LLVMGetInitializer(g))
-        return oxide__fail(OXIDE_ERROR_PARSE, "%s: the tile kernel descriptor is not a constant", rust);
     uint8_t kb[TD_SIZE] = {0};
     flat f = {.bytes = kb, .cap = sizeof kb};
-    oxide__flatten(td, LLVMGetInitializer(g), 0, &f);
-    uint64_t nl = rd64(kb + TD_NAME_LEN), np = rd64(kb + TD_PARAMS_LEN);
-    const char *name = oxide__reloc_string(oxide__reloc_at(&f, TD_NAME), (size_t)nl);
-    const reloc *pr = oxide__reloc_at(&f, TD_PARAMS);
-    if (f.bad || !name || nl >= 160 || np > 32 || (np && !pr) || rd32(kb + TD_NPARAMS) != np)
+    desc_head h;
+    oxide_status st = oxide__desc_head(td, tag_call, rust, "tile kernel descriptor", &f, &h);
+    if (st != OXIDE_OK)
+        return st;
+    uint64_t np = h.nparams;
+    const reloc *pr = h.params;
+    if (f.bad || !h.name || h.name_len >= 160 || np > 32 || (np && !pr) || rd32(kb + DH_NPARAMS) != np)
         return oxide__fail(OXIDE_ERROR_PARSE, "%s: unreadable tile kernel descriptor", rust);
-    uint64_t tag = rd64(kb + TD_TID) ^ rd64(kb + TD_TID + 8);
-    if (rd32(kb + TD_GENERIC))
-        snprintf(d->name, sizeof d->name, "%.*s_%016llx", (int)nl, name, (unsigned long long)tag);
-    else
-        snprintf(d->name, sizeof d->name, "%.*s", (int)nl, name);
+    oxide__desc_entry(&h, d->name, sizeof d->name);
     d->warps = rd32(kb + TD_WARPS);
     d->nparams = (uint32_t)np;
     if (!np)

@@ -16,7 +16,7 @@ struct oxide_task {
     _Atomic int refs;
     task_kind kind;
     oxide_device *dev;
-    union {
+    union task_u {
         struct {
             struct oxide_kernel *k;
             oxide_launch_config cfg;
@@ -47,7 +47,8 @@ struct oxide_task {
     } u;
 };
 
-static oxide_status new_task(oxide_device *dev, task_kind kind, oxide_task **out, const char *fn) {
+/* A task of kind with payload u (whole: what it owns is the task's once this succeeds), in *out. */
+static oxide_status new_task(oxide_device *dev, task_kind kind, union task_u u, oxide_task **out, const char *fn) {
     if (oxide__rt_check_device(dev) != OXIDE_OK)
         return oxide__fail_prefix(OXIDE_ERROR_INVALID_ARGUMENT, "%s", fn);
     if (!out)
@@ -59,6 +60,7 @@ static oxide_status new_task(oxide_device *dev, task_kind kind, oxide_task **out
     atomic_init(&t->refs, 1);
     t->kind = kind;
     t->dev = dev;
+    t->u = u;
     *out = t;
     return OXIDE_OK;
 }
@@ -92,37 +94,34 @@ oxide_status oxide_task_launch(oxide_kernel *k, const oxide_launch_config *cfg, 
     struct oxide_kernel *runs = k; /* checked now; chosen again when the task runs */
     if ((st = oxide__rt_bind(k, args, nargs, &b)) != OXIDE_OK || (st = oxide__rt_pick(&runs, &b)) != OXIDE_OK)
         return st;
-    oxide_task *t;
-    if ((st = new_task(k->dev, T_LAUNCH, &t, "oxide_task_launch")) != OXIDE_OK)
-        return st;
     size_t nbytes = 0;
     for (size_t i = 0; i < nargs; i++)
         nbytes += (held_size(&args[i]) + 15) & ~(size_t)15;
-    t->u.launch.args = malloc((nargs ? nargs : 1) * sizeof *args);
-    t->u.launch.bytes = nbytes ? malloc(nbytes) : NULL;
-    if (!t->u.launch.args || (nbytes && !t->u.launch.bytes)) {
-        free(t->u.launch.args);
-        free(t->u.launch.bytes);
-        free(t);
+    union task_u u = {.launch = {.k = k, .cfg = *cfg, .nargs = nargs}};
+    u.launch.args = malloc((nargs ? nargs : 1) * sizeof *args);
+    u.launch.bytes = nbytes ? malloc(nbytes) : NULL;
+    if (!u.launch.args || (nbytes && !u.launch.bytes)) {
+        free(u.launch.args);
+        free(u.launch.bytes);
         return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "oxide_task_launch: out of memory");
     }
     if (nargs)
-        memcpy(t->u.launch.args, args, nargs * sizeof *args);
+        memcpy(u.launch.args, args, nargs * sizeof *args);
     size_t off = 0;
     for (size_t i = 0; i < nargs; i++)
         if (held_size(&args[i])) {
             /* A tensor is copied as this version's struct (a longer caller's tail is not read). */
-            memcpy(t->u.launch.bytes + off, args[i].bytes, held_size(&args[i]));
-            t->u.launch.args[i].bytes = t->u.launch.bytes + off;
+            memcpy(u.launch.bytes + off, args[i].bytes, held_size(&args[i]));
+            u.launch.args[i].bytes = u.launch.bytes + off;
             if (args[i].kind == OXIDE_ARG_TENSOR)
-                ((oxide_tensor *)(void *)(t->u.launch.bytes + off))->struct_size = sizeof(oxide_tensor);
+                ((oxide_tensor *)(void *)(u.launch.bytes + off))->struct_size = sizeof(oxide_tensor);
             off += (held_size(&args[i]) + 15) & ~(size_t)15;
         }
-    t->u.launch.k = k;
-    t->u.launch.cfg = *cfg;
-    t->u.launch.nargs = nargs;
-    *out = t;
-    return OXIDE_OK;
+    if ((st = new_task(k->dev, T_LAUNCH, u, out, "oxide_task_launch")) != OXIDE_OK) {
+        free(u.launch.args);
+        free(u.launch.bytes);
+    }
+    return st;
 }
 
 /* The three copies differ only in which ends are host memory. */
@@ -130,17 +129,8 @@ static oxide_status new_copy(oxide_device *dev, task_kind kind, uint64_t dst, vo
                              const void *hsrc, size_t bytes, oxide_task **out, const char *what) {
     if (!(dst || hdst) || !(src || hsrc))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", what, !(dst || hdst) ? "dst" : "src");
-    oxide_task *t;
-    oxide_status st = new_task(dev, kind, &t, what);
-    if (st != OXIDE_OK)
-        return st;
-    t->u.copy.dst = dst;
-    t->u.copy.hdst = hdst;
-    t->u.copy.src = src;
-    t->u.copy.hsrc = hsrc;
-    t->u.copy.bytes = bytes;
-    *out = t;
-    return OXIDE_OK;
+    union task_u u = {.copy = {.dst = dst, .src = src, .hdst = hdst, .hsrc = hsrc, .bytes = bytes}};
+    return new_task(dev, kind, u, out, what);
 }
 
 oxide_status oxide_task_copy_htod(oxide_device *dev, uint64_t dst, const void *src, size_t bytes, oxide_task **out) {
@@ -165,29 +155,15 @@ oxide_status oxide_task_memset(oxide_device *dev, uint64_t dst, uint32_t value, 
     if ((elem_size == 1 && value > 0xff) || (elem_size == 2 && value > 0xffff))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_task_memset: value 0x%x does not fit in %u byte(s)",
                            value, elem_size);
-    oxide_task *t;
-    oxide_status st = new_task(dev, T_MEMSET, &t, "oxide_task_memset");
-    if (st != OXIDE_OK)
-        return st;
-    t->u.memset.dst = dst;
-    t->u.memset.value = value;
-    t->u.memset.count = count;
-    t->u.memset.elem = elem_size;
-    *out = t;
-    return OXIDE_OK;
+    union task_u u = {.memset = {.dst = dst, .value = value, .count = count, .elem = elem_size}};
+    return new_task(dev, T_MEMSET, u, out, "oxide_task_memset");
 }
 
 oxide_status oxide_task_host_fn(oxide_device *dev, oxide_host_fn fn, void *user, oxide_task **out) {
     if (!fn)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_task_host_fn: fn is NULL");
-    oxide_task *t;
-    oxide_status st = new_task(dev, T_HOST, &t, "oxide_task_host_fn");
-    if (st != OXIDE_OK)
-        return st;
-    t->u.host.fn = fn;
-    t->u.host.user = user;
-    *out = t;
-    return OXIDE_OK;
+    union task_u u = {.host = {.fn = fn, .user = user}};
+    return new_task(dev, T_HOST, u, out, "oxide_task_host_fn");
 }
 
 static oxide_status group(task_kind kind, oxide_task *const *tasks, size_t n, oxide_task **out, const char *fn) {
@@ -202,21 +178,19 @@ static oxide_status group(task_kind kind, oxide_task *const *tasks, size_t n, ox
                                "%s: task %zu runs on device %d, task 0 on device %d (a composed task uses one device)",
                                fn, i, tasks[i]->dev->index, tasks[0]->dev->index);
     }
-    oxide_task *t;
-    oxide_status st = new_task(tasks[0]->dev, kind, &t, fn);
-    if (st != OXIDE_OK)
-        return st;
-    t->u.group.parts = malloc(n * sizeof *tasks);
-    if (!t->u.group.parts) {
-        free(t);
+    union task_u u = {.group = {.parts = malloc(n * sizeof *tasks), .n = n}};
+    if (!u.group.parts)
         return oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    oxide_status st = new_task(tasks[0]->dev, kind, u, out, fn);
+    if (st != OXIDE_OK) {
+        free(u.group.parts);
+        return st;
     }
+    /* The parts are held only once the group exists. */
     for (size_t i = 0; i < n; i++) {
         atomic_fetch_add_explicit(&tasks[i]->refs, 1, memory_order_relaxed);
-        t->u.group.parts[i] = tasks[i];
+        u.group.parts[i] = tasks[i];
     }
-    t->u.group.n = n;
-    *out = t;
     return OXIDE_OK;
 }
 

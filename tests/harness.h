@@ -80,6 +80,15 @@ static inline int check_report(const char *name) {
     return check_failed != 0;
 }
 
+/* Removes a test's scratch directory and everything in it; one that stays is reported, not
+ * counted as a failure. */
+static inline void check_remove_dir(const char *name, const char *dir) {
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd))
+        printf("%s: could not remove %s\n", name, dir);
+}
+
 /* The whole file, NUL-terminated (malloc); NULL if it cannot be read. */
 static inline char *check_read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");

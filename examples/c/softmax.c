@@ -11,18 +11,11 @@ int main(void) {
     ex_setup(&env, "softmax");
     /* cols is not a multiple of 32, so the last lanes of each pass have nothing to do. */
     uint32_t rows = 1000, cols = 777;
-    size_t n = (size_t)rows * cols;
-    float *x = ex_malloc(&env, n * 4), *y = ex_malloc(&env, n * 4);
-    ex_fill_f32(x, n, -8.0f, 8.0f);
-    oxide_buffer *dx = ex_upload(&env, x, n * 4), *dy = ex_upload(&env, NULL, n * 4);
-
-    oxide_arg args[] = {oxide_arg_from_buffer(dx, OXIDE_SCALAR_F32, 0), oxide_arg_from_buffer(dy, OXIDE_SCALAR_F32, 1),
-                        oxide_arg_u32(rows), oxide_arg_u32(cols)};
     uint32_t rows_per_block = OXIDE_EXAMPLE_SOFTMAX_THREADS / 32;
     uint32_t block[3] = {OXIDE_EXAMPLE_SOFTMAX_THREADS, 1, 1},
              grid[3] = {(rows + rows_per_block - 1) / rows_per_block, 1, 1};
-    ex_launch(&env, grid, block, args, 4);
-    ex_download(&env, y, dy, n * 4);
+    float *x, *y;
+    ex_run_matrix(&env, rows, cols, -8.0f, 8.0f, grid, block, &x, &y);
 
     double worst = 0;
     for (uint32_t r = 0; r < rows; r++) {
@@ -41,8 +34,6 @@ int main(void) {
                 worst = rel;
         }
     }
-    oxide_buffer_free(dx);
-    oxide_buffer_free(dy);
     ex_teardown(&env);
     free(x);
     free(y);

@@ -115,6 +115,20 @@ static void test_compose(void) {
     FAILS_WITH(oxide_task_launch(kernel("inc"), &cfg, &ro, 1, &badt), OXIDE_ERROR_LAUNCH,
                "launch inc: argument 1 'x' is a mutable slice of f32, got a read-only buffer of f32");
     CHECK(badt == NULL);
+    /* and a NULL out is refused by every kind of task */
+    const oxide_status inv = OXIDE_ERROR_INVALID_ARGUMENT;
+    uint64_t xp = oxide_buffer_ptr(x);
+    FAILS_WITH(oxide_task_launch(kernel("inc"), &cfg, &ax, 1, NULL), inv, "oxide_task_launch: out is NULL");
+    FAILS_WITH(oxide_task_copy_htod(dev, xp, in, 4, NULL), inv, "oxide_task_copy_htod: out is NULL");
+    FAILS_WITH(oxide_task_copy_dtoh(dev, out, xp, 4, NULL), inv, "oxide_task_copy_dtoh: out is NULL");
+    FAILS_WITH(oxide_task_copy_dtod(dev, xp, xp, 4, NULL), inv, "oxide_task_copy_dtod: out is NULL");
+    FAILS_WITH(oxide_task_memset(dev, xp, 0, 1, 4, NULL), inv, "oxide_task_memset: out is NULL");
+    FAILS_WITH(oxide_task_host_fn(dev, count_call, NULL, NULL), inv, "oxide_task_host_fn: out is NULL");
+    oxide_task *part;
+    MUST(oxide_task_host_fn(dev, count_call, NULL, &part));
+    FAILS_WITH(oxide_task_sequence(&part, 1, NULL), inv, "oxide_task_sequence: out is NULL");
+    FAILS_WITH(oxide_task_join(&part, 1, NULL), inv, "oxide_task_join: out is NULL");
+    oxide_task_destroy(part);
 
     /* a copy from pageable memory inside a capture: refused or captured, never a crash, and the
      * runtime stays usable */

@@ -241,7 +241,7 @@ expect_refusal contract_config - "expected \`LaunchConfig1D\`, found \`LaunchCon
 expect_refusal contract_domain - "domain = 1, but the kernel calls \`index_2d\`; declare \`domain = 2\`" "contract_domain/src/main.rs:12"
 expect_refusal tile_memory - "tile kernel bad_tile" "a tile stored to memory" "keep tiles in local variables"
 expect_refusal tile_table - "tile kernel bad_tile" "reads or writes memory" "only through its tensors"
-expect_refusal tile_full_runtime - "tile kernel bad_tile at tile_full_runtime/src/main.rs:14" "Tile::full takes a constant" "Tile::splat"
+expect_refusal tile_full_runtime - "tile kernel bad_tile at tile_full_runtime/src/main.rs:13" "Tile::full takes a constant" "Tile::splat"
 expect_refusal tile_dot_small - "tile kernel bad_tile at" "'tile.dot': M, N and K must be at least 16, got M=16, N=16, K=8"
 # the same bitcode through the C API: the same error on every call and at compile, and the module
 # left without a half-lifted kernel (tests/rust/tile_lift.c --refused)

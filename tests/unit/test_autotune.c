@@ -572,9 +572,6 @@ int main(int argc, char **argv) {
     oxide_buffer_free(xb);
     oxide_buffer_free(yb);
     oxide_context_destroy(ctx);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd))
-        printf("could not remove %s\n", dir);
+    check_remove_dir("test_autotune", dir);
     return check_report("test_autotune");
 }

@@ -68,20 +68,6 @@ static char *entry_path(const char *text, const oxide_options *o) {
     return path;
 }
 
-static char *slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    rewind(f);
-    char *s = malloc((size_t)len + 1);
-    *n = fread(s, 1, (size_t)len, f);
-    s[*n] = 0;
-    fclose(f);
-    return s;
-}
-
 static void spit(const char *path, const char *data, size_t n) {
     FILE *f = fopen(path, "wb");
     MUST(f ? OXIDE_OK : OXIDE_ERROR_IO);
@@ -190,7 +176,7 @@ static void test_corrupt_entries(void) {
     compile(TEXT, NULL, dir, &good);
     const char *path = entry_path(TEXT, NULL);
     size_t n;
-    char *entry = slurp(path, &n);
+    char *entry = check_read_file(path, &n);
     MUST(entry && n > 100 ? OXIDE_OK : OXIDE_ERROR_IO);
     char *ptx_at = strstr(entry, "//");
     MUST(ptx_at ? OXIDE_OK : OXIDE_ERROR_IO);
@@ -205,7 +191,7 @@ static void test_corrupt_entries(void) {
     CHECK(got && good && !strcmp(got, good), "and is recompiled");
     free(got);
     size_t n2;
-    char *fixed = slurp(path, &n2);
+    char *fixed = check_read_file(path, &n2);
     CHECK(fixed && n2 == n && !memcmp(fixed, entry, n), "and replaced by a good entry");
     free(fixed);
     CHECK(compile(TEXT, NULL, dir, NULL) == 1);
@@ -304,9 +290,6 @@ int main(void) {
     test_unusable_dirs();
     test_bad_args();
     oxide_context_destroy(ctx);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd))
-        printf("test_cache: could not remove %s\n", dir);
+    check_remove_dir("test_cache", dir);
     return check_report("test_cache");
 }

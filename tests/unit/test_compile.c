@@ -20,6 +20,14 @@ static oxide_options *opts_for(const char *target, int level) {
     return o;
 }
 
+/* m compiled with o (NULL: the defaults): its PTX, or NULL after a failed check naming what. */
+static const char *compiled(oxide_module *m, const oxide_options *o, const char *what) {
+    const char *ptx = NULL;
+    oxide_status st = oxide_module_compile(m, o, &ptx, NULL);
+    CHECK(st == OXIDE_OK, "%s: %s", what, oxide_last_error());
+    return st ? NULL : ptx;
+}
+
 /* Compile a fresh module holding the named examples; returns a malloc'd copy of the PTX (NULL
  * on failure, with *st set). */
 static char *compile_examples(const char *const *names, size_t n, const oxide_options *o, oxide_status *st_out) {
@@ -165,10 +173,8 @@ static void test_interface_kinds(void) {
     OK(oxide_build_op(b, OXIDE_OP_STORE, st_ops, 2, NULL, NULL, 0, NULL));
     OK(oxide_build_op(b, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL));
     oxide_options *o = opts_for("sm_90a", 3);
-    const char *ptx;
-    oxide_status st = oxide_module_compile(m, o, &ptx, NULL);
-    CHECK(st == OXIDE_OK, "compile: %s", oxide_last_error());
-    if (!st) {
+    const char *ptx = compiled(m, o, "compile");
+    if (ptx) {
         CHECK(strstr(ptx, ".param .align 8 .b8 k_param_3[16]"), "bytes param is .align 8 .b8 [16]");
         CHECK(strstr(ptx, ".param .align 64 .b8 k_param_5[128]"), "tma_desc param is .align 64 .b8 [128]");
         CHECK(strstr(ptx, "{\"name\":\"f\",\"kind\":\"bytes\",\"size\":16,\"align\":8}"), "bytes in manifest");
@@ -243,10 +249,8 @@ static char *math_kernel(int fast) {
     OK(oxide_build_op(b, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL));
     oxide_options *o = opts_for("sm_90a", 3);
     OK(oxide_options_set_fast_math(o, fast));
-    const char *ptx = NULL;
-    oxide_status st = oxide_module_compile(m, o, &ptx, NULL);
-    CHECK(st == OXIDE_OK, "fast=%d: %s", fast, oxide_last_error());
-    char *copy = st ? NULL : strdup(ptx);
+    const char *ptx = compiled(m, o, fast ? "fast=1" : "fast=0");
+    char *copy = ptx ? strdup(ptx) : NULL;
     oxide_options_destroy(o);
     oxide_module_destroy(m);
     return copy;
@@ -386,10 +390,8 @@ static void test_symbol_names(void) {
     OK(oxide_module_add_kernel(m, "my.kernel", &k));
     OK(oxide_function_add_block(k, NULL, 0, &b, NULL));
     OK(oxide_build_op(b, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL));
-    const char *ptx;
-    oxide_status st = oxide_module_compile(m, NULL, &ptx, NULL);
-    CHECK(st == OXIDE_OK, "dotted names: %s", oxide_last_error());
-    if (!st) {
+    const char *ptx = compiled(m, NULL, "dotted names");
+    if (ptx) {
         CHECK(strstr(ptx, ".entry my_$_kernel("), "entry spelled for PTX");
         CHECK(strstr(ptx, "\"name\":\"my.kernel\",\"entry\":\"my_$_kernel\""), "manifest maps name to entry");
         CHECK(strstr(ptx, "tab_$_le") && !strstr(ptx, " tab.le"), "global spelled for PTX");
@@ -409,7 +411,7 @@ static void test_symbol_names(void) {
         OK(oxide_build_op(b, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL));
     }
     size_t len = 0;
-    st = oxide_module_compile(m, NULL, &ptx, &len);
+    oxide_status st = oxide_module_compile(m, NULL, &ptx, &len);
     CHECK(st == OXIDE_OK, "clashing names: %s", oxide_last_error());
     oxide_manifest *man = NULL;
     if (!st && oxide_manifest_parse(ptx, len, &man) == OXIDE_OK) {

@@ -15,8 +15,7 @@ oxide_status oxide_example_cluster_dsmem(oxide_context *ctx, oxide_module *mod) 
     oxide_value *n, *outlen;
     oxide_value *x = kb_slice_param(&b, "x", OXIDE_SCALAR_F32, 0, &n);
     oxide_value *out = kb_slice_param(&b, "out", OXIDE_SCALAR_F32, 1, &outlen);
-    if (!b.st)
-        b.st = oxide_kernel_set_launch_bounds(b.fn, T, 0);
+    kb_launch_bounds(&b, T, 0);
     if (!b.st)
         b.st = oxide_kernel_set_cluster(b.fn, CS, 1, 1);
     kb_entry(&b);

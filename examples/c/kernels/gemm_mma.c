@@ -100,8 +100,7 @@ oxide_status oxide_example_gemm_mma(oxide_context *ctx, oxide_module *mod) {
     kb_gemm_params(&b, OXIDE_SCALAR_BF16, &g);
     oxide_value *A = g.a, *B = g.b, *C = g.c, *M = g.m, *N = g.n, *K = g.k;
     /* 2 blocks per SM: 128 registers a thread holds the 64 accumulators and the fragments */
-    if (!b.st)
-        b.st = oxide_kernel_set_launch_bounds(b.fn, THREADS, 2);
+    kb_launch_bounds(&b, THREADS, 2);
     if (!b.st)
         b.st = oxide_kernel_set_dyn_smem(b.fn, STAGES * STAGE_BYTES);
     kb_entry(&b);

@@ -12,8 +12,7 @@ oxide_status oxide_example_histogram(oxide_context *ctx, oxide_module *mod) {
     oxide_value *n, *nbins;
     oxide_value *data = kb_slice_param(&b, "data", OXIDE_SCALAR_U8, 0, &n);
     oxide_value *bins = kb_slice_param(&b, "bins", OXIDE_SCALAR_U32, 1, &nbins);
-    if (!b.st)
-        b.st = oxide_kernel_set_launch_bounds(b.fn, OXIDE_EXAMPLE_HISTOGRAM_THREADS, 0);
+    kb_launch_bounds(&b, OXIDE_EXAMPLE_HISTOGRAM_THREADS, 0);
     kb_entry(&b);
 
     oxide_block *start = kb_block(&b, 0, NULL, NULL), *done = kb_block(&b, 0, NULL, NULL);
@@ -29,49 +28,30 @@ oxide_status oxide_example_histogram(oxide_context *ctx, oxide_module *mod) {
                                  kb_cast(&b, OXIDE_OP_ZEXT, nt, b.i64));
 
     /* for (i = tid; i < BINS; i += ntid) hist[i] = 0; */
-    oxide_value *zi;
-    oxide_block *zloop = kb_block(&b, 1, &b.i32, &zi);
-    oxide_block *zbody = kb_block(&b, 0, NULL, NULL), *zdone = kb_block(&b, 0, NULL, NULL);
-    kb_br(&b, zloop, &tid, 1);
-    kb_set(&b, zloop);
-    kb_cond_br(&b, kb_icmp(&b, OXIDE_PRED_ULT, zi, nb), zbody, NULL, 0, zdone, NULL, 0);
-    kb_set(&b, zbody);
-    kb_store(&b, zero, kb_gep(&b, hist, zi, b.i32), 4);
-    oxide_value *znext = kb_op2(&b, OXIDE_OP_ADD, zi, nt);
-    kb_br(&b, zloop, &znext, 1);
+    kb_loop zl = kb_for(&b, b.i32, tid, nb, nt, NULL);
+    kb_store(&b, zero, kb_gep(&b, hist, zl.i, b.i32), 4);
+    kb_for_end(&b, &zl);
 
     /* for (i = gid; i < n; i += stride) atomicAdd_block(&hist[data[i]], 1); */
-    kb_set(&b, zdone);
+    kb_set(&b, zl.exit);
     kb_barrier(&b);
-    oxide_value *mi;
-    oxide_block *mloop = kb_block(&b, 1, &b.i64, &mi);
-    oxide_block *mbody = kb_block(&b, 0, NULL, NULL), *mdone = kb_block(&b, 0, NULL, NULL);
-    kb_br(&b, mloop, &gid, 1);
-    kb_set(&b, mloop);
-    kb_cond_br(&b, kb_icmp(&b, OXIDE_PRED_ULT, mi, n), mbody, NULL, 0, mdone, NULL, 0);
-    kb_set(&b, mbody);
-    oxide_value *byte = kb_load(&b, b.i8, kb_gep(&b, data, mi, b.i8), 1);
+    kb_loop ml = kb_for(&b, b.i64, gid, n, stride, NULL);
+    oxide_value *byte = kb_load(&b, b.i8, kb_gep(&b, data, ml.i, b.i8), 1);
     oxide_value *bin = kb_cast(&b, OXIDE_OP_ZEXT, byte, b.i32);
     kb_atomic(&b, OXIDE_OP_ATOMIC_ADD, kb_gep(&b, hist, bin, b.i32), one, OXIDE_SCOPE_CTA);
-    oxide_value *mnext = kb_op2(&b, OXIDE_OP_ADD, mi, stride);
-    kb_br(&b, mloop, &mnext, 1);
+    kb_for_end(&b, &ml);
 
     /* for (i = tid; i < BINS; i += ntid) if (hist[i]) atomicAdd(&bins[i], hist[i]); */
-    kb_set(&b, mdone);
+    kb_set(&b, ml.exit);
     kb_barrier(&b);
-    oxide_value *fi;
-    oxide_block *floop = kb_block(&b, 1, &b.i32, &fi);
-    oxide_block *fbody = kb_block(&b, 0, NULL, NULL), *fadd = kb_block(&b, 0, NULL, NULL);
-    kb_br(&b, floop, &tid, 1);
-    kb_set(&b, floop);
-    kb_cond_br(&b, kb_icmp(&b, OXIDE_PRED_ULT, fi, nb), fbody, NULL, 0, done, NULL, 0);
-    kb_set(&b, fbody);
-    oxide_value *count = kb_load(&b, b.i32, kb_gep(&b, hist, fi, b.i32), 4);
-    oxide_value *fnext = kb_op2(&b, OXIDE_OP_ADD, fi, nt);
-    kb_cond_br(&b, kb_icmp(&b, OXIDE_PRED_NE, count, zero), fadd, NULL, 0, floop, &fnext, 1);
+    kb_loop fl = kb_for(&b, b.i32, tid, nb, nt, done);
+    oxide_block *fadd = kb_block(&b, 0, NULL, NULL);
+    oxide_value *count = kb_load(&b, b.i32, kb_gep(&b, hist, fl.i, b.i32), 4);
+    oxide_value *fnext = kb_for_next(&b, &fl);
+    kb_cond_br(&b, kb_icmp(&b, OXIDE_PRED_NE, count, zero), fadd, NULL, 0, fl.head, &fnext, 1);
     kb_set(&b, fadd);
-    kb_atomic(&b, OXIDE_OP_ATOMIC_ADD, kb_gep(&b, bins, fi, b.i32), count, OXIDE_SCOPE_GPU);
-    kb_br(&b, floop, &fnext, 1);
+    kb_atomic(&b, OXIDE_OP_ATOMIC_ADD, kb_gep(&b, bins, fl.i, b.i32), count, OXIDE_SCOPE_GPU);
+    kb_br(&b, fl.head, &fnext, 1);
 
     kb_set(&b, done);
     kb_ret(&b);

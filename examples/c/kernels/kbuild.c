@@ -54,6 +54,11 @@ oxide_value *kb_slice_param(kb *b, const char *name, oxide_scalar elem, int is_m
     return p;
 }
 
+void kb_launch_bounds(kb *b, unsigned max_threads, unsigned min_blocks) {
+    GUARD();
+    CHECK(oxide_kernel_set_launch_bounds(b->fn, max_threads, min_blocks));
+}
+
 void kb_entry(kb *b) {
     GUARD();
     CHECK(oxide_function_add_block(b->fn, NULL, 0, &b->cur, NULL));
@@ -89,6 +94,18 @@ void kb_ret(kb *b) {
     CHECK(oxide_build_op(b->cur, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL));
 }
 
+oxide_block *kb_if(kb *b, oxide_value *cond) {
+    oxide_block *then = kb_block(b, 0, NULL, NULL), *join = kb_block(b, 0, NULL, NULL);
+    kb_cond_br(b, cond, then, NULL, 0, join, NULL, 0);
+    kb_set(b, then);
+    return join;
+}
+
+void kb_end_if(kb *b, oxide_block *join) {
+    kb_br(b, join, NULL, 0);
+    kb_set(b, join);
+}
+
 void kb_gemm_params(kb *b, oxide_scalar elem, kb_gemm *g) {
     g->a = kb_slice_param(b, "a", elem, 0, &g->alen);
     g->b = kb_slice_param(b, "b", elem, 0, &g->blen);
@@ -96,6 +113,13 @@ void kb_gemm_params(kb *b, oxide_scalar elem, kb_gemm *g) {
     g->m = kb_scalar_param(b, "m", OXIDE_SCALAR_U32);
     g->n = kb_scalar_param(b, "n", OXIDE_SCALAR_U32);
     g->k = kb_scalar_param(b, "k", OXIDE_SCALAR_U32);
+}
+
+void kb_matrix_params(kb *b, kb_matrix *m) {
+    m->x = kb_slice_param(b, "x", OXIDE_SCALAR_F32, 0, &m->xlen);
+    m->y = kb_slice_param(b, "y", OXIDE_SCALAR_F32, 1, &m->ylen);
+    m->rows = kb_scalar_param(b, "rows", OXIDE_SCALAR_U32);
+    m->cols = kb_scalar_param(b, "cols", OXIDE_SCALAR_U32);
 }
 
 oxide_block *kb_gemm_guard(kb *b, const kb_gemm *g, oxide_value *bad, oxide_value *m64, oxide_value *n64,
@@ -123,7 +147,7 @@ kb_loop kb_acc_loop(kb *b, size_t n, oxide_type *t, oxide_value *init, oxide_val
         params[i] = NULL;
     types[n] = b->i32;
     start[n] = kb_i32(b, 0);
-    kb_loop l = {kb_block(b, n + 1, types, params), NULL};
+    kb_loop l = {kb_block(b, n + 1, types, params), NULL, NULL, NULL};
     oxide_block *body = kb_block(b, 0, NULL, NULL);
     l.exit = kb_block(b, n, types, results);
     kb_br(b, l.head, start, n + 1);
@@ -131,6 +155,26 @@ kb_loop kb_acc_loop(kb *b, size_t n, oxide_type *t, oxide_value *init, oxide_val
     kb_cond_br(b, kb_icmp(b, OXIDE_PRED_ULT, params[n], limit), body, NULL, 0, l.exit, params, n);
     kb_set(b, body);
     return l;
+}
+
+kb_loop kb_for(kb *b, oxide_type *t, oxide_value *start, oxide_value *limit, oxide_value *step, oxide_block *exit) {
+    kb_loop l = {NULL, exit, NULL, step};
+    l.head = kb_block(b, 1, &t, &l.i);
+    oxide_block *body = kb_block(b, 0, NULL, NULL);
+    if (!exit)
+        l.exit = kb_block(b, 0, NULL, NULL);
+    kb_br(b, l.head, &start, 1);
+    kb_set(b, l.head);
+    kb_cond_br(b, kb_icmp(b, OXIDE_PRED_ULT, l.i, limit), body, NULL, 0, l.exit, NULL, 0);
+    kb_set(b, body);
+    return l;
+}
+
+oxide_value *kb_for_next(kb *b, const kb_loop *l) { return kb_op2(b, OXIDE_OP_ADD, l->i, l->step); }
+
+void kb_for_end(kb *b, const kb_loop *l) {
+    oxide_value *next = kb_for_next(b, l);
+    kb_br(b, l->head, &next, 1);
 }
 
 oxide_value *kb_op(kb *b, oxide_op op, oxide_value *const *ops, size_t n, oxide_type *rt, const oxide_attr *attrs,

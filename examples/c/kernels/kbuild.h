@@ -31,6 +31,8 @@ void kb_begin(kb *b, oxide_context *ctx, oxide_module *mod, const char *name);
 oxide_value *kb_scalar_param(kb *b, const char *name, oxide_scalar type);
 /* Returns the pointer; *len (if not NULL) gets the i64 element count. */
 oxide_value *kb_slice_param(kb *b, const char *name, oxide_scalar elem, int is_mutable, oxide_value **len);
+/* The kernel's launch bounds (oxide_kernel_set_launch_bounds), before kb_entry. */
+void kb_launch_bounds(kb *b, unsigned max_threads, unsigned min_blocks);
 /* Adds the entry block and makes it current. */
 void kb_entry(kb *b);
 /* The status of the whole build (OXIDE_OK if every call succeeded). */
@@ -43,6 +45,10 @@ void kb_br(kb *b, oxide_block *dest, oxide_value *const *args, size_t nargs);
 void kb_cond_br(kb *b, oxide_value *cond, oxide_block *t, oxide_value *const *targs, size_t nt, oxide_block *f,
                 oxide_value *const *fargs, size_t nf);
 void kb_ret(kb *b);
+/* if (cond) { ... }: makes the then block current and returns the join block; kb_end_if(b, join)
+ * ends the then block there and makes join current. */
+oxide_block *kb_if(kb *b, oxide_value *cond);
+void kb_end_if(kb *b, oxide_block *join);
 
 /* The GEMM kernels' interface (oxide_examples.h): a, b: [elem]; c: mut [f32]; m, n, k: u32. */
 typedef struct kb_gemm {
@@ -50,6 +56,14 @@ typedef struct kb_gemm {
     oxide_value *alen, *blen, *clen; /* the slices' i64 element counts */
 } kb_gemm;
 void kb_gemm_params(kb *b, oxide_scalar elem, kb_gemm *g);
+
+/* The row-matrix kernels' interface (oxide_examples.h: softmax, transpose): x: [f32];
+ * y: mut [f32]; rows, cols: u32. */
+typedef struct kb_matrix {
+    oxide_value *x, *y, *rows, *cols;
+    oxide_value *xlen, *ylen; /* the slices' i64 element counts */
+} kb_matrix;
+void kb_matrix_params(kb *b, kb_matrix *m);
 /* The end of a GEMM kernel's entry checks: when bad (an i1: a shape the tiling does not cover) or
  * a slice shorter than m x k, k x n or m x n (m64, n64, k64: the sizes as i64), the kernel does
  * nothing rather than touch memory outside its slices. Leaves the block that does the work
@@ -65,9 +79,18 @@ oxide_block *kb_gemm_guard(kb *b, const kb_gemm *g, oxide_value *bad, oxide_valu
  * after the loop starts with kb_set(b, loop.exit). */
 typedef struct kb_loop {
     oxide_block *head, *exit;
+    oxide_value *i, *step; /* kb_for's */
 } kb_loop;
 kb_loop kb_acc_loop(kb *b, size_t n, oxide_type *t, oxide_value *init, oxide_value *limit, oxide_value **params,
                     oxide_value **results);
+/* for (i = start; i < limit; i += step), i (loop.i) of type t the header's one parameter: from the
+ * current block it branches into the header and leaves the body current, which ends with
+ * kb_for_end (or branches to loop.head with kb_for_next itself). The loop leaves to exit, or
+ * (exit NULL) to a new loop.exit. */
+kb_loop kb_for(kb *b, oxide_type *t, oxide_value *start, oxide_value *limit, oxide_value *step, oxide_block *exit);
+/* i + step, and the branch back to the header with it. */
+oxide_value *kb_for_next(kb *b, const kb_loop *l);
+void kb_for_end(kb *b, const kb_loop *l);
 
 /* ---- values ---- */
 oxide_value *kb_op(kb *b, oxide_op op, oxide_value *const *ops, size_t n, oxide_type *rt, const oxide_attr *attrs,

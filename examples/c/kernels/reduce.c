@@ -16,8 +16,7 @@ oxide_status oxide_example_reduce(oxide_context *ctx, oxide_module *mod) {
     oxide_value *n, *outlen;
     oxide_value *x = kb_slice_param(&b, "x", OXIDE_SCALAR_F32, 0, &n);
     oxide_value *out = kb_slice_param(&b, "out", OXIDE_SCALAR_F32, 1, &outlen);
-    if (!b.st)
-        b.st = oxide_kernel_set_launch_bounds(b.fn, OXIDE_EXAMPLE_REDUCE_THREADS, 0);
+    kb_launch_bounds(&b, OXIDE_EXAMPLE_REDUCE_THREADS, 0);
     kb_entry(&b);
 
     oxide_value *partials = kb_shared_array(&b, "reduce_partials", b.f32, 32, 4);
@@ -50,15 +49,12 @@ oxide_status oxide_example_reduce(oxide_context *ctx, oxide_module *mod) {
     /* Warp totals go to shared memory, one slot per warp. */
     kb_set(&b, after);
     oxide_value *wsum = warp_sum_down(&b, acc_out);
-    oxide_block *put = kb_block(&b, 0, NULL, NULL), *joined = kb_block(&b, 0, NULL, NULL);
     oxide_value *lane0 = kb_icmp(&b, OXIDE_PRED_EQ, lane, kb_i32(&b, 0));
-    kb_cond_br(&b, lane0, put, NULL, 0, joined, NULL, 0);
-    kb_set(&b, put);
+    oxide_block *joined = kb_if(&b, lane0);
     kb_store(&b, wsum, kb_gep(&b, partials, warp, b.f32), 4);
-    kb_br(&b, joined, NULL, 0);
+    kb_end_if(&b, joined);
 
     /* The first warp sums the partials; its lane 0 adds the block's total to out[0]. */
-    kb_set(&b, joined);
     kb_barrier(&b);
     oxide_block *first = kb_block(&b, 0, NULL, NULL), *add = kb_block(&b, 0, NULL, NULL);
     oxide_block *done = kb_block(&b, 0, NULL, NULL);

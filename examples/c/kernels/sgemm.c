@@ -39,8 +39,7 @@ oxide_status oxide_example_sgemm(oxide_context *ctx, oxide_module *mod) {
     oxide_value *A = g.a, *B = g.b, *C = g.c, *M = g.m, *N = g.n, *K = g.k;
     /* 2 blocks per SM caps registers at 128 a thread: room for the 64 accumulators and both
      * fragments without spilling. */
-    if (!b.st)
-        b.st = oxide_kernel_set_launch_bounds(b.fn, OXIDE_EXAMPLE_SGEMM_THREADS, 2);
+    kb_launch_bounds(&b, OXIDE_EXAMPLE_SGEMM_THREADS, 2);
     kb_entry(&b);
 
     /* Shapes the tiling does not cover, or slices too short for them, make the kernel do

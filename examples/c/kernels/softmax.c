@@ -65,13 +65,10 @@ static oxide_value *step_write(kb *b, oxide_value *unused, oxide_value *c, void 
 oxide_status oxide_example_softmax(oxide_context *ctx, oxide_module *mod) {
     kb b;
     kb_begin(&b, ctx, mod, "softmax");
-    oxide_value *xlen, *ylen;
-    oxide_value *x = kb_slice_param(&b, "x", OXIDE_SCALAR_F32, 0, &xlen);
-    oxide_value *y = kb_slice_param(&b, "y", OXIDE_SCALAR_F32, 1, &ylen);
-    oxide_value *rows = kb_scalar_param(&b, "rows", OXIDE_SCALAR_U32);
-    oxide_value *cols = kb_scalar_param(&b, "cols", OXIDE_SCALAR_U32);
-    if (!b.st)
-        b.st = oxide_kernel_set_launch_bounds(b.fn, OXIDE_EXAMPLE_SOFTMAX_THREADS, 0);
+    kb_matrix io;
+    kb_matrix_params(&b, &io);
+    oxide_value *x = io.x, *y = io.y, *rows = io.rows, *cols = io.cols;
+    kb_launch_bounds(&b, OXIDE_EXAMPLE_SOFTMAX_THREADS, 0);
     kb_entry(&b);
 
     oxide_value *tid = kb_op0(&b, OXIDE_OP_TID_X);
@@ -82,9 +79,9 @@ oxide_status oxide_example_softmax(oxide_context *ctx, oxide_module *mod) {
     /* Rows past the end, or a matrix larger than either slice, leave the warp with nothing to do. */
     oxide_value *size =
         kb_op2(&b, OXIDE_OP_MUL, kb_cast(&b, OXIDE_OP_ZEXT, rows, b.i64), kb_cast(&b, OXIDE_OP_ZEXT, cols, b.i64));
-    oxide_value *idle = kb_op2(
-        &b, OXIDE_OP_OR, kb_icmp(&b, OXIDE_PRED_UGE, row, rows),
-        kb_op2(&b, OXIDE_OP_OR, kb_icmp(&b, OXIDE_PRED_UGT, size, xlen), kb_icmp(&b, OXIDE_PRED_UGT, size, ylen)));
+    oxide_value *idle = kb_op2(&b, OXIDE_OP_OR, kb_icmp(&b, OXIDE_PRED_UGE, row, rows),
+                               kb_op2(&b, OXIDE_OP_OR, kb_icmp(&b, OXIDE_PRED_UGT, size, io.xlen),
+                                      kb_icmp(&b, OXIDE_PRED_UGT, size, io.ylen)));
     oxide_block *work = kb_block(&b, 0, NULL, NULL), *done = kb_block(&b, 0, NULL, NULL);
     kb_cond_br(&b, idle, done, NULL, 0, work, NULL, 0);
 

@@ -11,20 +11,17 @@
 oxide_status oxide_example_transpose(oxide_context *ctx, oxide_module *mod) {
     kb b;
     kb_begin(&b, ctx, mod, "transpose");
-    oxide_value *xlen, *ylen;
-    oxide_value *x = kb_slice_param(&b, "x", OXIDE_SCALAR_F32, 0, &xlen);
-    oxide_value *y = kb_slice_param(&b, "y", OXIDE_SCALAR_F32, 1, &ylen);
-    oxide_value *rows = kb_scalar_param(&b, "rows", OXIDE_SCALAR_U32);
-    oxide_value *cols = kb_scalar_param(&b, "cols", OXIDE_SCALAR_U32);
-    if (!b.st)
-        b.st = oxide_kernel_set_launch_bounds(b.fn, TILE * ROWS, 0);
+    kb_matrix io;
+    kb_matrix_params(&b, &io);
+    oxide_value *x = io.x, *y = io.y, *rows = io.rows, *cols = io.cols;
+    kb_launch_bounds(&b, TILE * ROWS, 0);
     kb_entry(&b);
 
     oxide_value *rows64 = kb_cast(&b, OXIDE_OP_ZEXT, rows, b.i64);
     oxide_value *cols64 = kb_cast(&b, OXIDE_OP_ZEXT, cols, b.i64);
     oxide_value *size = kb_op2(&b, OXIDE_OP_MUL, rows64, cols64);
     oxide_value *bad =
-        kb_op2(&b, OXIDE_OP_OR, kb_icmp(&b, OXIDE_PRED_UGT, size, xlen), kb_icmp(&b, OXIDE_PRED_UGT, size, ylen));
+        kb_op2(&b, OXIDE_OP_OR, kb_icmp(&b, OXIDE_PRED_UGT, size, io.xlen), kb_icmp(&b, OXIDE_PRED_UGT, size, io.ylen));
     oxide_block *start = kb_block(&b, 0, NULL, NULL), *done = kb_block(&b, 0, NULL, NULL);
     kb_cond_br(&b, bad, done, NULL, 0, start, NULL, 0);
 
@@ -41,17 +38,14 @@ oxide_status oxide_example_transpose(oxide_context *ctx, oxide_module *mod) {
         oxide_value *tr = kb_op2(&b, OXIDE_OP_ADD, ty, kb_i32(&b, j));
         oxide_value *r = kb_op2(&b, OXIDE_OP_ADD, by, tr);
         oxide_value *ok = kb_op2(&b, OXIDE_OP_AND, c_ok, kb_icmp(&b, OXIDE_PRED_ULT, r, rows));
-        oxide_block *then = kb_block(&b, 0, NULL, NULL), *join = kb_block(&b, 0, NULL, NULL);
-        kb_cond_br(&b, ok, then, NULL, 0, join, NULL, 0);
-        kb_set(&b, then);
+        oxide_block *join = kb_if(&b, ok);
         oxide_value *src =
             kb_op2(&b, OXIDE_OP_ADD, kb_op2(&b, OXIDE_OP_MUL, kb_cast(&b, OXIDE_OP_ZEXT, r, b.i64), cols64),
                    kb_cast(&b, OXIDE_OP_ZEXT, c_in, b.i64));
         oxide_value *v = kb_load(&b, b.f32, kb_gep(&b, x, src, b.f32), 4);
         oxide_value *slot = kb_op2(&b, OXIDE_OP_ADD, kb_op2(&b, OXIDE_OP_MUL, tr, kb_i32(&b, PITCH)), tx);
         kb_store(&b, v, kb_gep(&b, tile, slot, b.f32), 4);
-        kb_br(&b, join, NULL, 0);
-        kb_set(&b, join);
+        kb_end_if(&b, join);
     }
     kb_barrier(&b);
 
@@ -62,17 +56,14 @@ oxide_status oxide_example_transpose(oxide_context *ctx, oxide_module *mod) {
         oxide_value *tr = kb_op2(&b, OXIDE_OP_ADD, ty, kb_i32(&b, j));
         oxide_value *r = kb_op2(&b, OXIDE_OP_ADD, bx, tr);
         oxide_value *ok = kb_op2(&b, OXIDE_OP_AND, c_out_ok, kb_icmp(&b, OXIDE_PRED_ULT, r, cols));
-        oxide_block *then = kb_block(&b, 0, NULL, NULL), *join = kb_block(&b, 0, NULL, NULL);
-        kb_cond_br(&b, ok, then, NULL, 0, join, NULL, 0);
-        kb_set(&b, then);
+        oxide_block *join = kb_if(&b, ok);
         oxide_value *slot = kb_op2(&b, OXIDE_OP_ADD, kb_op2(&b, OXIDE_OP_MUL, tx, kb_i32(&b, PITCH)), tr);
         oxide_value *v = kb_load(&b, b.f32, kb_gep(&b, tile, slot, b.f32), 4);
         oxide_value *dst =
             kb_op2(&b, OXIDE_OP_ADD, kb_op2(&b, OXIDE_OP_MUL, kb_cast(&b, OXIDE_OP_ZEXT, r, b.i64), rows64),
                    kb_cast(&b, OXIDE_OP_ZEXT, c_out, b.i64));
         kb_store(&b, v, kb_gep(&b, y, dst, b.f32), 4);
-        kb_br(&b, join, NULL, 0);
-        kb_set(&b, join);
+        kb_end_if(&b, join);
     }
     kb_br(&b, done, NULL, 0);
 

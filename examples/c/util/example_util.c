@@ -163,6 +163,21 @@ void ex_launch_gemm(ex_env *env, const oxide_buffer *a, const oxide_buffer *b, c
     ex_launch(env, grid, block, args, 6);
 }
 
+void ex_run_matrix(ex_env *env, uint32_t rows, uint32_t cols, float lo, float hi, const uint32_t grid[3],
+                   const uint32_t block[3], float **x, float **y) {
+    size_t n = (size_t)rows * cols;
+    *x = ex_malloc(env, n * 4);
+    *y = ex_malloc(env, n * 4);
+    ex_fill_f32(*x, n, lo, hi);
+    oxide_buffer *dx = ex_upload(env, *x, n * 4), *dy = ex_upload(env, NULL, n * 4);
+    oxide_arg args[] = {oxide_arg_from_buffer(dx, OXIDE_SCALAR_F32, 0), oxide_arg_from_buffer(dy, OXIDE_SCALAR_F32, 1),
+                        oxide_arg_u32(rows), oxide_arg_u32(cols)};
+    ex_launch(env, grid, block, args, 4);
+    ex_download(env, *y, dy, n * 4);
+    oxide_buffer_free(dx);
+    oxide_buffer_free(dy);
+}
+
 void ex_fill_bf16(uint16_t *bits, float *f, size_t n) {
     ex_fill_f32(f, n, -1.0f, 1.0f);
     for (size_t i = 0; i < n; i++)

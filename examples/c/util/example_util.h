@@ -48,6 +48,11 @@ void ex_launch(ex_env *env, const uint32_t grid[3], const uint32_t block[3], con
  * `threads` per bm x bn tile of C (m x n). */
 void ex_launch_gemm(ex_env *env, const oxide_buffer *a, const oxide_buffer *b, const oxide_buffer *c, oxide_scalar elem,
                     uint32_t m, uint32_t n, uint32_t k, uint32_t bm, uint32_t bn, uint32_t threads);
+/* The row-matrix examples' interface (x, y: mut, both rows x cols f32, rows, cols: u32), as softmax
+ * and transpose have it: *x gets rows * cols values in [lo, hi), the kernel runs on grid and
+ * block, *y gets what it wrote (both malloc'd, the caller frees them). */
+void ex_run_matrix(ex_env *env, uint32_t rows, uint32_t cols, float lo, float hi, const uint32_t grid[3],
+                   const uint32_t block[3], float **x, float **y);
 
 /* The CPU reference for one element of a row-major GEMM: C[i][j] of A (. x k) * B (k x n) in
  * double precision; *mag gets sum |a b|, the scale of the kernel's rounding error. */

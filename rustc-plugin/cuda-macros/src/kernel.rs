@@ -399,7 +399,8 @@ pub(crate) fn static_generics(g: &Generics) -> Generics {
     g
 }
 
-pub(crate) fn type_args(g: &Generics) -> Vec<TokenStream> {
+/// The names of g's type parameters, and of its const parameters where with_consts, in order.
+fn generic_args(g: &Generics, with_consts: bool) -> Vec<TokenStream> {
     g.params
         .iter()
         .filter_map(|p| match p {
@@ -407,26 +408,21 @@ pub(crate) fn type_args(g: &Generics) -> Vec<TokenStream> {
                 let i = &t.ident;
                 Some(quote!(#i))
             }
-            GenericParam::Const(c) => {
+            GenericParam::Const(c) if with_consts => {
                 let i = &c.ident;
-                Some(quote!(#i))
-            }
-            GenericParam::Lifetime(_) => None,
-        })
-        .collect()
-}
-
-fn type_only_args(g: &Generics) -> Vec<TokenStream> {
-    g.params
-        .iter()
-        .filter_map(|p| match p {
-            GenericParam::Type(t) => {
-                let i = &t.ident;
                 Some(quote!(#i))
             }
             _ => None,
         })
         .collect()
+}
+
+pub(crate) fn type_args(g: &Generics) -> Vec<TokenStream> {
+    generic_args(g, true)
+}
+
+fn type_only_args(g: &Generics) -> Vec<TokenStream> {
+    generic_args(g, false)
 }
 
 /// The entry point and its descriptor.

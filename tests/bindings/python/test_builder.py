@@ -10,6 +10,12 @@ from oxide import _ops
 import kernels
 
 
+def new_kernel(module, kernel="k"):
+    """A new module in a fresh context, and a kernel added to it (the module keeps the context)."""
+    m = oxide.Context().create_module(module)
+    return m, m.add_kernel(kernel)
+
+
 def test_version():
     assert oxide.version() == "0.1.0"
     assert oxide.status_name(0) == "OXIDE_OK"
@@ -91,9 +97,7 @@ def test_every_interface_kind_reaches_the_manifest():
 
 
 def test_kernel_attributes_in_manifest():
-    ctx = oxide.Context()
-    m = ctx.create_module("attrs")
-    k = m.add_kernel("k")
+    m, k = new_kernel("attrs")
     k.set_launch_bounds(256, 2)
     k.set_cluster(2, 1, 1)
     k.set_dyn_smem(1024)
@@ -103,9 +107,7 @@ def test_kernel_attributes_in_manifest():
 
 
 def test_block_params_and_loops():
-    ctx = oxide.Context()
-    m = ctx.create_module("loop")
-    k = m.add_kernel("count")
+    m, k = new_kernel("loop", "count")
     out = k.ptr_param("out", "i32", mut=True)
     entry = k.block()
     loop = k.block("i32", "i32")
@@ -139,9 +141,7 @@ def test_device_function_and_call():
 
 
 def test_switch_and_atomics_and_shuffles():
-    ctx = oxide.Context()
-    m = ctx.create_module("misc")
-    k = m.add_kernel("k")
+    m, k = new_kernel("misc")
     p = k.ptr_param("p", "i32", mut=True)
     e, a, d = k.block(), k.block(), k.block()
     lane = e.laneid()
@@ -178,9 +178,7 @@ def test_globals_and_constants():
 
 
 def test_type_mismatch_raises_with_status_and_message():
-    ctx = oxide.Context()
-    m = ctx.create_module("bad")
-    k = m.add_kernel("k")
+    m, k = new_kernel("bad")
     e = k.block()
     with pytest.raises(oxide.TypeMismatchError) as ei:
         e.add(e.i32(1), e.f32(1.0))
@@ -193,9 +191,7 @@ def test_type_mismatch_raises_with_status_and_message():
 
 
 def test_state_error_after_terminator():
-    ctx = oxide.Context()
-    m = ctx.create_module("st")
-    k = m.add_kernel("k")
+    m, k = new_kernel("st")
     e = k.block()
     e.ret()
     with pytest.raises(oxide.StateError):
@@ -203,9 +199,7 @@ def test_state_error_after_terminator():
 
 
 def test_verify_error_names_the_problem():
-    ctx = oxide.Context()
-    m = ctx.create_module("v")
-    k = m.add_kernel("k")
+    m, k = new_kernel("v")
     k.block()  # entry block without terminator
     with pytest.raises(oxide.VerifyError) as ei:
         m.verify()
@@ -215,9 +209,7 @@ def test_verify_error_names_the_problem():
 
 
 def test_sm_check_for_cluster_ops():
-    ctx = oxide.Context()
-    m = ctx.create_module("c")
-    k = m.add_kernel("k")
+    m, k = new_kernel("c")
     e = k.block()
     e.cluster_sync()
     e.ret()

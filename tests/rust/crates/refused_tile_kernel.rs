@@ -5,10 +5,29 @@
 //
 // Each crate does `include!("../../refused_tile_kernel.rs");` and then
 //     refused_tile_kernel! { |x, y, n| { ... } }
-// which makes `bad_tile(x: Tensor<f32, 2>, y: TensorMut<f32, 2>, n: i32)`.
+// which makes `bad_tile(x: Tensor<f32, 2>, y: TensorMut<f32, 2>, n: i32)`. tile_full_runtime
+// writes its kernel out, so that the refused line is its file's, and takes the host side only:
+//     refused_tile_host! {}
 use cuda_core::{CudaContext, DeviceBuffer, DeviceTensor, DeviceTensorMut};
 use cuda_device::cuda_module;
 
+#[allow(unused_macros)]
+macro_rules! refused_tile_host {
+    () => {
+        fn main() {
+            let Some(ctx) = CudaContext::new_or_skip(0) else { return };
+            let s = ctx.default_stream();
+            let m = kernels::load(&ctx).unwrap();
+            let dx = DeviceBuffer::from_host(&s, &[1.0f32; 256]).unwrap();
+            let mut dy = DeviceBuffer::<f32>::zeroed(&s, 256).unwrap();
+            let tx = DeviceTensor::new(&dx, [16, 16]).unwrap();
+            let mut ty = DeviceTensorMut::new(&mut dy, [16, 16]).unwrap();
+            m.bad_tile(&s, (1, 1, 1), &tx, &mut ty, 3).unwrap();
+        }
+    };
+}
+
+#[allow(unused_macros)]
 macro_rules! refused_tile_kernel {
     (|$x:ident, $y:ident, $n:ident| $body:block) => {
         #[cuda_module]
@@ -20,15 +39,6 @@ macro_rules! refused_tile_kernel {
             pub fn bad_tile($x: Tensor<f32, 2>, mut $y: TensorMut<f32, 2>, $n: i32) $body
         }
 
-        fn main() {
-            let Some(ctx) = CudaContext::new_or_skip(0) else { return };
-            let s = ctx.default_stream();
-            let m = kernels::load(&ctx).unwrap();
-            let dx = DeviceBuffer::from_host(&s, &[1.0f32; 256]).unwrap();
-            let mut dy = DeviceBuffer::<f32>::zeroed(&s, 256).unwrap();
-            let tx = DeviceTensor::new(&dx, [16, 16]).unwrap();
-            let mut ty = DeviceTensorMut::new(&mut dy, [16, 16]).unwrap();
-            m.bad_tile(&s, (1, 1, 1), &tx, &mut ty, 3).unwrap();
-        }
+        refused_tile_host! {}
     };
 }

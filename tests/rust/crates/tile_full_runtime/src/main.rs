@@ -1,8 +1,7 @@
 //! `Tile::full` of a value computed at run time: full takes a constant (an attribute of the IR).
-//! Refused naming this file and line, saying to use Tile::splat. Written out in full (not through
-//! refused_tile_kernel.rs) so that the line is this file's.
-use cuda_core::{CudaContext, DeviceBuffer, DeviceTensor, DeviceTensorMut};
-use cuda_device::cuda_module;
+//! Refused naming this file and line, saying to use Tile::splat. The kernel is written out (not
+//! through refused_tile_kernel!) so that the line is this file's; the host side is shared.
+include!("../../refused_tile_kernel.rs");
 
 #[cuda_module]
 mod kernels {
@@ -16,13 +15,4 @@ mod kernels {
     }
 }
 
-fn main() {
-    let Some(ctx) = CudaContext::new_or_skip(0) else { return };
-    let s = ctx.default_stream();
-    let m = kernels::load(&ctx).unwrap();
-    let dx = DeviceBuffer::from_host(&s, &[1.0f32; 256]).unwrap();
-    let mut dy = DeviceBuffer::<f32>::zeroed(&s, 256).unwrap();
-    let tx = DeviceTensor::new(&dx, [16, 16]).unwrap();
-    let mut ty = DeviceTensorMut::new(&mut dy, [16, 16]).unwrap();
-    m.bad_tile(&s, (1, 1, 1), &tx, &mut ty, 3).unwrap();
-}
+refused_tile_host! {}
