@@ -180,6 +180,29 @@ static bool target_fits(const oxide_device *dev, const char *target, char *why, 
 
 /* ---- loading ---- */
 
+static bool keep_entry_names(oxide_loaded_module *lm, const ptx_entry *e, size_t n) {
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += e[i].len + 1;
+    if (!(lm->entries = malloc(len ? len : 1)))
+        return false;
+    for (size_t i = 0, at = 0; i < n; at += e[i].len + 1, i++) {
+        memcpy(lm->entries + at, e[i].name, e[i].len);
+        lm->entries[at + e[i].len] = 0;
+    }
+    lm->entries_len = len;
+    return true;
+}
+
+static bool has_entry(const oxide_loaded_module *lm, const char *name) {
+    if (!lm->entries)
+        return true; /* not PTX: only the driver knows */
+    for (size_t at = 0; at < lm->entries_len; at += strlen(lm->entries + at) + 1)
+        if (!strcmp(lm->entries + at, name))
+            return true;
+    return false;
+}
+
 static void free_module(oxide_loaded_module *lm) {
     if (!lm)
         return;
@@ -191,6 +214,7 @@ static void free_module(oxide_loaded_module *lm) {
     }
     oxide_manifest_destroy(lm->manifest);
     free(lm->jit_log);
+    free(lm->entries);
     pthread_mutex_destroy(&lm->lock);
     lm->magic = 0;
     free(lm);
@@ -368,11 +392,13 @@ static oxide_status load(oxide_device *dev, const void *image, bool is_ptx, cons
     }
     free(error);
     lm->jit_log = info;
-    if (manifest && manifest->nkernels) {
-        ptx_entry *entries = NULL;
-        size_t nentries = 0;
+    ptx_entry *entries = NULL;
+    size_t nentries = 0;
+    if (is_ptx && (!ptx_entries(ptx, ptx_len, &entries, &nentries) || !keep_entry_names(lm, entries, nentries)))
+        st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory loading a module");
+    if (st == OXIDE_OK && manifest && manifest->nkernels) {
         lm->kernels = calloc(manifest->nkernels, sizeof *lm->kernels);
-        if (!lm->kernels || (is_ptx && !ptx_entries(ptx, ptx_len, &entries, &nentries)))
+        if (!lm->kernels)
             st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory loading a module");
         for (size_t i = 0; st == OXIDE_OK && i < manifest->nkernels; i++) {
             const oxide_iface_kernel *mk = &manifest->kernels[i];
@@ -397,8 +423,8 @@ static oxide_status load(oxide_device *dev, const void *image, bool is_ptx, cons
             else if (mk->tma_entry)
                 lm->kernels[i].tma = &lm->kernels[j];
         }
-        free(entries);
     }
+    free(entries);
     if (st != OXIDE_OK) {
         oxide__cu.ModuleUnload(lm->cu);
         free_module(lm);
@@ -513,7 +539,7 @@ oxide_status oxide_loaded_module_get_kernel(oxide_loaded_module *lm, const char 
         return st;
     }
     CUfunction fn = NULL;
-    CUresult r = oxide__cu.ModuleGetFunction(&fn, lm->cu, name);
+    CUresult r = has_entry(lm, name) ? oxide__cu.ModuleGetFunction(&fn, lm->cu, name) : CUDA_ERROR_NOT_FOUND;
     if (r == CUDA_SUCCESS) {
         size_t n = strlen(name);
         struct oxide_kernel *k = calloc(1, sizeof *k + n + 1);

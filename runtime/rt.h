@@ -146,6 +146,10 @@ struct oxide_loaded_module {
     struct oxide_kernel *extra;   /* found by entry name, made on demand */
     pthread_mutex_t lock;         /* extra */
     char *jit_log;
+    /* A PTX module's entry names, each ended by '\0' (NULL: not known), so that asking for a
+     * name it lacks is answered without a driver call that fails (an API error to sanitizers). */
+    char *entries;
+    size_t entries_len;
 };
 
 struct oxide_graph {

@@ -873,7 +873,10 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
             *f = &m->funcs[k];
             return CUDA_SUCCESS;
         }
-    return CUDA_ERROR_NOT_FOUND;
+    /* as cuFuncGetParamInfo's probe below: a failed lookup is an API error to compute-sanitizer,
+     * and the runtime knows a PTX module's entries, so asking for one it lacks ends the test */
+    fprintf(stderr, "mock libcuda: cuModuleGetFunction(%s): the module has no such entry\n", name);
+    abort();
 }
 EXPORT CUresult cuFuncGetAttribute(int *v, int attr, CUfunction f) {
     switch (attr) {
