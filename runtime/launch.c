@@ -126,6 +126,8 @@ static inline oxide_status bind_tensor(const struct oxide_kernel *k, uint32_t i,
         *p++ = (void *)&t->shape[d];
     for (uint32_t d = 0; d < mp->rank; d++)
         *p++ = (void *)&t->strides[d];
+    /* a TMA variant is compiled for a contiguous last dim in every tensor (lib/tile/emit.c) */
+    b->tma_all &= mp->rank == 0 || t->strides[mp->rank - 1] == 1;
     if (mp->tma) {
         if (__builtin_expect(*ntma == RT_MAX_TMA, 0))
             return oxide__fail(OXIDE_ERROR_LAUNCH,
@@ -261,8 +263,9 @@ oxide_status oxide__rt_pick(struct oxide_kernel **k, const rt_bound *b) {
         *k = (*k)->tma;
     else if ((*k)->mk->tma_only && !b->tma_all)
         return oxide__fail(OXIDE_ERROR_LAUNCH,
-                           "launch %s: this entry copies through TMA, and a tensor argument does not allow it (a "
-                           "16-byte aligned base, a contiguous last dim, row pitches in multiples of 16 bytes); "
+                           "launch %s: this entry copies through TMA, and a tensor argument does not allow it (every "
+                           "tensor's last dim contiguous; the TMA tensors' bases 16-byte aligned, row pitches in "
+                           "multiples of 16 bytes); "
                            "launch the variant with general copies (the kernel's own name, without __tma, which "
                            "chooses; or a module compiled with OXIDE_TILE_VARIANTS_PLAIN or _ALL)",
                            (*k)->name);

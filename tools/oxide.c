@@ -118,7 +118,7 @@ typedef struct command {
 } command;
 
 /* getopt_long values of the long-only options */
-enum { L_SM = 256, L_PTX, L_FAST, L_LINE, L_LLVM, L_SIMT, L_IR, L_TIME, L_HELP };
+enum { L_SM = 256, L_PTX, L_FAST, L_LINE, L_LLVM, L_SIMT, L_IR, L_TIME, L_VARIANTS, L_HELP };
 
 typedef struct option_doc {
     struct option opt;
@@ -148,6 +148,10 @@ static const option_doc option_docs[] = {
      "--fast-math",
      "approximate division, square root and reassociation"},
     {{"lineinfo", no_argument, NULL, L_LINE}, OPT_CODEGEN, "--lineinfo", "emit .loc line information"},
+    {{"tile-variants", required_argument, NULL, L_VARIANTS},
+     OPT_CODEGEN,
+     "--tile-variants V",
+     "all (default), plain or tma: which variants of TMA tile kernels to build"},
     {{"emit-llvm", no_argument, NULL, L_LLVM},
      OPT_CODEGEN,
      "--emit-llvm",
@@ -193,6 +197,7 @@ typedef struct codegen_flags {
     int ptx_major, ptx_minor, has_ptx_version;
     int opt_level; /* -1: default */
     int fast_math, line_info;
+    int tile_variants; /* 0: default */
 } codegen_flags;
 
 /* Options from the parsed flags, checked before any input is read: a bad value is a usage error. */
@@ -211,6 +216,8 @@ static int make_options(const char *cmd, const codegen_flags *g, oxide_options *
         st = oxide_options_set_fast_math(o, 1);
     if (!st && g->line_info)
         st = oxide_options_set_line_info(o, 1);
+    if (!st && g->tile_variants)
+        st = oxide_options_set_tile_variants(o, g->tile_variants);
     if (st) {
         oxide_options_destroy(o);
         return usage_error(cmd, "%s", oxide_last_error());
@@ -237,6 +244,14 @@ static int take_option(const command *c, int ch, const char *arg, args *a, codeg
         return 0;
     case L_FAST: g->fast_math = 1; return 0;
     case L_LINE: g->line_info = 1; return 0;
+    case L_VARIANTS:
+        g->tile_variants = !strcmp(arg, "all")     ? OXIDE_TILE_VARIANTS_ALL
+                           : !strcmp(arg, "plain") ? OXIDE_TILE_VARIANTS_PLAIN
+                           : !strcmp(arg, "tma")   ? OXIDE_TILE_VARIANTS_TMA
+                                                   : 0;
+        if (!g->tile_variants)
+            return usage_error(c->name, "--tile-variants wants all, plain or tma, got '%s'", arg);
+        return 0;
     case L_LLVM: a->emit_llvm = 1; return 0;
     case L_SIMT: a->emit_simt = 1; return 0;
     case L_IR: a->print_ir = 1; return 0;

@@ -48,6 +48,14 @@ oxide_value **tl_convert(tl *T, oxide_value **src, const tl_layout *a, const tl_
     return r;
 }
 
+/* Tensor t's stride along dim d. The TMA variant runs only on tensors whose last dim is
+ * contiguous (the launch checks every tensor, runtime/launch.c), so there it is the constant 1:
+ * an access's addresses are a row's base plus constant offsets, not one product each (the
+ * 128x256 matmul's epilogue spilled about 490 bytes without it). */
+static oxide_value *stride(tl *T, const tl_tensor *t, uint32_t d) {
+    return T->tma_variant && T->ntma && d == t->rank - 1 ? tl_int(T, T->ti64, 1) : t->stride[d];
+}
+
 /* Per register of L: whether the element is inside the tensor, and its address: else, for a load
  * one that is safe to read, for a store the private word (and there too the copies of an atomic
  * add's elements that another thread owns). */
@@ -70,7 +78,7 @@ static void addresses(tl *T, const oxide_inst *in, const tl_layout *L, oxide_val
             /* unsigned: a negative index is out of bounds too */
             oxide_value *lt = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, idx, t->dim[d]);
             in_b = in_b ? tl_op2(T, OXIDE_OP_AND, in_b, lt) : lt;
-            off = tl_op2(T, OXIDE_OP_ADD, off, tl_op2(T, OXIDE_OP_MUL, idx, t->stride[d]));
+            off = tl_op2(T, OXIDE_OP_ADD, off, tl_op2(T, OXIDE_OP_MUL, idx, stride(T, t, d)));
         }
         oxide_value *o[2] = {t->ptr, off};
         oxide_attr at = {.key = OXIDE_ATTR_ELEM, .t = et};
@@ -118,7 +126,7 @@ static uint32_t vec_regs(const tl_layout *L, uint32_t es) {
 static oxide_value *vector_ok(tl *T, const oxide_inst *in, const tl_layout *L, oxide_value **inb, oxide_value **ptr,
                               uint32_t n, uint32_t es) {
     const tl_tensor *t = &T->tensors[in->operands[0]->index];
-    oxide_value *ok = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, t->stride[t->rank - 1], tl_int(T, T->ti64, 1));
+    oxide_value *ok = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, stride(T, t, t->rank - 1), tl_int(T, T->ti64, 1));
     for (uint32_t g = 0; g < 1u << L->nreg && !T->st; g++) {
         ok = tl_op2(T, OXIDE_OP_AND, ok, inb[g]);
         if (g % n)
