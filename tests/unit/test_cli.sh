@@ -76,7 +76,7 @@ for cmd in compile verify manifest extract example doctor; do
 done
 "$OXIDE" compile --help >"$T/out"
 for opt in "-o, --output FILE" "--sm SM" "--ptx-version X.Y" "-O, --opt-level N" --fast-math --lineinfo --emit-llvm \
-    --emit-simt --time-passes; do
+    --emit-simt --time-passes "--tile-variants V"; do
     expect "$T/out" "$opt" "compile --help lists $opt"
 done
 "$OXIDE" verify --help >"$T/out"
@@ -114,6 +114,13 @@ checks=$((checks + 1))
 cmp -s "$T/simt1.oxir" "$T/simt2.oxir" || fail "the SIMT text of a tile kernel lowers to other text"
 run "compile of the SIMT text" 0 "$OXIDE" compile "$T/simt1.oxir" -o "$T/simt.ptx"
 expect "$T/simt.ptx" '"tma_only":true'
+run "--tile-variants tma" 0 "$OXIDE" compile --tile-variants tma --emit-simt "$TILE" && expect "$T/out" " tma_only"
+checks=$((checks + 1))
+grep -qF "__tma" "$T/out" && fail "--tile-variants tma built a second variant"
+run "--tile-variants=plain" 0 "$OXIDE" compile --tile-variants=plain --emit-simt "$TILE"
+checks=$((checks + 1))
+grep -qF "tma" "$T/out" && fail "--tile-variants plain kept a TMA copy or descriptor"
+usage "--tile-variants both" "$OXIDE" compile --tile-variants both "$TILE"
 expect "$T/vecadd.ptx" "// oxide.manifest.v1 "
 expect "$T/vecadd.ptx" ".target sm_90a"
 expect "$T/vecadd.ptx" ".entry vecadd"
