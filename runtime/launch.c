@@ -126,7 +126,7 @@ static inline oxide_status bind_tensor(const struct oxide_kernel *k, uint32_t i,
         *p++ = (void *)&t->shape[d];
     for (uint32_t d = 0; d < mp->rank; d++)
         *p++ = (void *)&t->strides[d];
-    /* a TMA variant is compiled for a contiguous last dim in every tensor (lib/tile/emit.c) */
+    /* a TMA variant is compiled for a contiguous last dim in every tensor (lib/tile/emit_mem.c) */
     b->tma_all &= mp->rank == 0 || t->strides[mp->rank - 1] == 1;
     if (mp->tma) {
         if (__builtin_expect(*ntma == RT_MAX_TMA, 0))

@@ -180,27 +180,25 @@ static bool target_fits(const oxide_device *dev, const char *target, char *why, 
 
 /* ---- loading ---- */
 
-static bool keep_entry_names(oxide_loaded_module *lm, const ptx_entry *e, size_t n) {
-    size_t len = 0;
+/* Keeps the PTX's entries (ptx_entries' array, now lm's) with their names copied out of the
+ * text, which the caller may free. */
+static bool keep_entries(oxide_loaded_module *lm, ptx_entry *e, size_t n) {
+    size_t len = 1;
     for (size_t i = 0; i < n; i++)
-        len += e[i].len + 1;
-    if (!(lm->entries = malloc(len ? len : 1)))
+        len += e[i].len;
+    if (!(lm->entry_names = malloc(len)))
         return false;
-    for (size_t i = 0, at = 0; i < n; at += e[i].len + 1, i++) {
-        memcpy(lm->entries + at, e[i].name, e[i].len);
-        lm->entries[at + e[i].len] = 0;
+    for (size_t i = 0, at = 0; i < n; at += e[i].len, i++) {
+        memcpy(lm->entry_names + at, e[i].name, e[i].len);
+        e[i].name = lm->entry_names + at;
     }
-    lm->entries_len = len;
+    lm->entries = e;
+    lm->nentries = n;
     return true;
 }
 
 static bool has_entry(const oxide_loaded_module *lm, const char *name) {
-    if (!lm->entries)
-        return true; /* not PTX: only the driver knows */
-    for (size_t at = 0; at < lm->entries_len; at += strlen(lm->entries + at) + 1)
-        if (!strcmp(lm->entries + at, name))
-            return true;
-    return false;
+    return !lm->entry_names || find_entry(lm->entries, lm->nentries, name); /* not PTX: ask the driver */
 }
 
 static void free_module(oxide_loaded_module *lm) {
@@ -215,6 +213,7 @@ static void free_module(oxide_loaded_module *lm) {
     oxide_manifest_destroy(lm->manifest);
     free(lm->jit_log);
     free(lm->entries);
+    free(lm->entry_names);
     pthread_mutex_destroy(&lm->lock);
     lm->magic = 0;
     free(lm);
@@ -394,8 +393,11 @@ static oxide_status load(oxide_device *dev, const void *image, bool is_ptx, cons
     lm->jit_log = info;
     ptx_entry *entries = NULL;
     size_t nentries = 0;
-    if (is_ptx && (!ptx_entries(ptx, ptx_len, &entries, &nentries) || !keep_entry_names(lm, entries, nentries)))
+    if (is_ptx && (!ptx_entries(ptx, ptx_len, &entries, &nentries) || !keep_entries(lm, entries, nentries))) {
+        free(entries);
+        entries = NULL;
         st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory loading a module");
+    }
     if (st == OXIDE_OK && manifest && manifest->nkernels) {
         lm->kernels = calloc(manifest->nkernels, sizeof *lm->kernels);
         if (!lm->kernels)
@@ -424,7 +426,6 @@ static oxide_status load(oxide_device *dev, const void *image, bool is_ptx, cons
                 lm->kernels[i].tma = &lm->kernels[j];
         }
     }
-    free(entries);
     if (st != OXIDE_OK) {
         oxide__cu.ModuleUnload(lm->cu);
         free_module(lm);

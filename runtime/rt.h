@@ -146,10 +146,12 @@ struct oxide_loaded_module {
     struct oxide_kernel *extra;   /* found by entry name, made on demand */
     pthread_mutex_t lock;         /* extra */
     char *jit_log;
-    /* A PTX module's entry names, each ended by '\0' (NULL: not known), so that asking for a
-     * name it lacks is answered without a driver call that fails (an API error to sanitizers). */
-    char *entries;
-    size_t entries_len;
+    /* A PTX module's entries, sorted by name, their names in entry_names (NULL: not PTX), so that
+     * asking for a name it lacks is answered without a driver call that fails (an API error to
+     * sanitizers). */
+    struct ptx_entry *entries;
+    size_t nentries;
+    char *entry_names;
 };
 
 struct oxide_graph {
