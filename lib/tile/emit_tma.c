@@ -51,10 +51,49 @@ void tl_plan_tma(tl *T) {
     T->ntma = ntensors;
 }
 
-static oxide_value *bar_at(tl *T, const oxide_inst *load, oxide_value *stage) {
-    oxide_value *off = tl_op2(T, OXIDE_OP_ADD, tl_int(T, T->ti32, tl_val_of(T, load->result)->bar_off),
-                              tl_op2(T, OXIDE_OP_MUL, stage, tl_int(T, T->ti32, 8)));
+/* The load behind a dot operand: through reshapes and permutes (emit_wgmma.c's operand chain). */
+static const oxide_inst *load_behind(const oxide_value *v) {
+    while (v->kind == VAL_INST && v->def->op != OXIDE_OP_TILE_LOAD &&
+           (v->def->op == OXIDE_OP_TILE_RESHAPE || v->def->op == OXIDE_OP_TILE_PERMUTE))
+        v = v->def->operands[0];
+    return v->kind == VAL_INST && v->def->op == OXIDE_OP_TILE_LOAD ? v->def : NULL;
+}
+
+void tl_plan_release(tl *T) {
+    for (uint32_t k = 0; k < T->npipes; k++) {
+        tl_pipe *p = &T->pipes[k];
+        if (!p->nloads || p->ntma != p->nloads)
+            continue;
+        /* each ring load read by exactly one wgmma dot of the body (the count of arrivals) */
+        bool ok = true;
+        for (uint32_t i = 0; i < p->body->insts.len && ok; i++) {
+            const oxide_inst *l = p->body->insts.items[i];
+            if (l->op != OXIDE_OP_TILE_LOAD || !l->result || tl_val_of(T, l->result)->pipe != (int8_t)k)
+                continue;
+            uint32_t readers = 0;
+            for (uint32_t j = 0; j < p->body->insts.len; j++) {
+                const oxide_inst *d = p->body->insts.items[j];
+                if (d->op == OXIDE_OP_TILE_DOT && tl_val_of(T, d->result)->wgmma)
+                    readers += (load_behind(d->operands[0]) == l) + (load_behind(d->operands[1]) == l);
+            }
+            ok = readers == 1;
+        }
+        p->released = ok;
+    }
+}
+
+/* The slot's barrier: "full" (the copy's bytes landed) or, in a released ring, "empty" (its
+ * readers are done), stages * 8 bytes after the full ones. */
+static oxide_value *slot_bar(tl *T, const oxide_inst *load, oxide_value *stage, bool empty) {
+    const tl_val *x = tl_val_of(T, load->result);
+    uint32_t at = x->bar_off + (empty ? 8 * T->pipes[x->pipe].stages : 0);
+    oxide_value *off =
+        tl_op2(T, OXIDE_OP_ADD, tl_int(T, T->ti32, at), tl_op2(T, OXIDE_OP_MUL, stage, tl_int(T, T->ti32, 8)));
     return tl_smem_elem(T, T->smem_tiles, off, T->ti8);
+}
+
+static oxide_value *bar_at(tl *T, const oxide_inst *load, oxide_value *stage) {
+    return slot_bar(T, load, stage, false);
 }
 
 /* if (cond) { then() } as blocks; returns the block then's code goes in, and sets *join */
@@ -92,47 +131,16 @@ void tl_tma_init(tl *T, const tl_pipe *p, int8_t k) {
         for (uint32_t s = 0; s < p->stages; s++) {
             oxide_value *o[2] = {bar_at(T, in, tl_int(T, T->ti32, s)), tl_int(T, T->ti32, 1)};
             tl_op(T, OXIDE_OP_MBARRIER_INIT, o, 2, NULL, NULL, 0);
+            if (p->released) { /* one arrival a warp */
+                oxide_value *e[2] = {slot_bar(T, in, tl_int(T, T->ti32, s), true), tl_int(T, T->ti32, T->warps)};
+                tl_op(T, OXIDE_OP_MBARRIER_INIT, e, 2, NULL, NULL, 0);
+            }
         }
     }
     tl_op(T, OXIDE_OP_FENCE_MBARRIER_INIT, NULL, 0, NULL, NULL, 0);
     tl_go_to(T, join, NULL, 0);
     T->b = join;
     tl_barrier(T);
-}
-
-/* i64 coordinate -> i32, clamped: a coordinate past the i32 range is out of bounds either way */
-static oxide_value *coord32(tl *T, oxide_value *c) {
-    oxide_value *lo = tl_int(T, T->ti64, INT32_MIN), *hi = tl_int(T, T->ti64, INT32_MAX);
-    c = tl_sel(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_SLT, c, lo), lo, c);
-    c = tl_sel(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_SGT, c, hi), hi, c);
-    return tl_cast(T, OXIDE_OP_TRUNC, c, T->ti32);
-}
-
-void tl_tma_copy(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value *const *at, oxide_value *active,
-                 oxide_value *stage) {
-    const tl_tensor *t = &T->tensors[in->operands[0]->index];
-    const oxide_type *lt = in->result->type;
-    uint32_t es = tl_elem_bytes(oxide__tile_scalar(lt)), rk = lt->rank, R = lt->shape[rk - 2], C = lt->shape[rk - 1];
-    uint32_t bytes = es;
-    for (uint32_t d = 0; d < rk; d++)
-        bytes *= lt->shape[d];
-    oxide_block *join;
-    if (!when(T, tl_op2(T, OXIDE_OP_AND, active, tid0(T)), &join))
-        return;
-    oxide_value *bar = bar_at(T, in, stage);
-    oxide_value *o[2] = {bar, tl_int(T, T->ti32, bytes)};
-    tl_op(T, OXIDE_OP_MBARRIER_ARRIVE_EXPECT_TX, o, 2, T->ti64, NULL, 0);
-    /* one copy per 128-byte column panel of the tile (the swizzled layout's atoms, R * 128 bytes) */
-    uint32_t panel = t->tma_box[rk - 1];
-    for (uint32_t q = 0; q * panel < C && !T->st; q++) {
-        oxide_value *ops[8] = {tl_smem_elem(T, dst, tl_int(T, T->ti32, q * R * 128), T->ti8), t->tma_desc, bar};
-        uint32_t n = 3;
-        for (uint32_t d = rk; d-- > 0;)
-            ops[n++] = coord32(T, d + 1 == rk ? tl_op2(T, OXIDE_OP_ADD, at[d], tl_int(T, T->ti64, q * panel)) : at[d]);
-        tl_op(T, OXIDE_OP_TMA_LOAD, ops, n, NULL, NULL, 0);
-    }
-    tl_go_to(T, join, NULL, 0);
-    T->b = join;
 }
 
 /* (iteration / stages) & 1: the phase the slot's barrier completes for this iteration */
@@ -157,10 +165,62 @@ static void spin(tl *T, oxide_value *bar, oxide_value *ph) {
     T->b = done;
 }
 
+/* i64 coordinate -> i32, clamped: a coordinate past the i32 range is out of bounds either way */
+static oxide_value *coord32(tl *T, oxide_value *c) {
+    oxide_value *lo = tl_int(T, T->ti64, INT32_MIN), *hi = tl_int(T, T->ti64, INT32_MAX);
+    c = tl_sel(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_SLT, c, lo), lo, c);
+    c = tl_sel(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_SGT, c, hi), hi, c);
+    return tl_cast(T, OXIDE_OP_TRUNC, c, T->ti32);
+}
+
+void tl_tma_copy(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value *const *at, oxide_value *active,
+                 oxide_value *stage, oxide_value *iter) {
+    const tl_tensor *t = &T->tensors[in->operands[0]->index];
+    const oxide_type *lt = in->result->type;
+    uint32_t es = tl_elem_bytes(oxide__tile_scalar(lt)), rk = lt->rank, R = lt->shape[rk - 2], C = lt->shape[rk - 1];
+    uint32_t bytes = es;
+    for (uint32_t d = 0; d < rk; d++)
+        bytes *= lt->shape[d];
+    oxide_block *join;
+    if (!when(T, tl_op2(T, OXIDE_OP_AND, active, tid0(T)), &join))
+        return;
+    const tl_pipe *p = &T->pipes[tl_val_of(T, in->result)->pipe];
+    if (iter && p->released) {
+        /* the slot's last readers were iteration iter - stages, if the loop ran it */
+        oxide_value *st = tl_int(T, T->ti64, p->stages);
+        oxide_block *used;
+        oxide_value *reuse = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_UGE, iter, st);
+        if (!when(T, reuse, &used))
+            return;
+        oxide_value *last = tl_op2(T, OXIDE_OP_UDIV, tl_op2(T, OXIDE_OP_SUB, iter, st), st);
+        spin(T, slot_bar(T, in, stage, true),
+             tl_cast(T, OXIDE_OP_TRUNC, tl_op2(T, OXIDE_OP_AND, last, tl_int(T, T->ti64, 1)), T->ti32));
+        tl_go_to(T, used, NULL, 0);
+        T->b = used;
+    }
+    oxide_value *bar = bar_at(T, in, stage);
+    oxide_value *o[2] = {bar, tl_int(T, T->ti32, bytes)};
+    tl_op(T, OXIDE_OP_MBARRIER_ARRIVE_EXPECT_TX, o, 2, T->ti64, NULL, 0);
+    /* one copy per 128-byte column panel of the tile (the swizzled layout's atoms, R * 128 bytes) */
+    uint32_t panel = t->tma_box[rk - 1];
+    for (uint32_t q = 0; q * panel < C && !T->st; q++) {
+        oxide_value *ops[8] = {tl_smem_elem(T, dst, tl_int(T, T->ti32, q * R * 128), T->ti8), t->tma_desc, bar};
+        uint32_t n = 3;
+        for (uint32_t d = rk; d-- > 0;)
+            ops[n++] = coord32(T, d + 1 == rk ? tl_op2(T, OXIDE_OP_ADD, at[d], tl_int(T, T->ti64, q * panel)) : at[d]);
+        tl_op(T, OXIDE_OP_TMA_LOAD, ops, n, NULL, NULL, 0);
+    }
+    tl_go_to(T, join, NULL, 0);
+    T->b = join;
+}
+
 void tl_tma_wait(tl *T, const tl_pipe *p, const oxide_inst *const *loads, uint32_t n, uint32_t ahead) {
     bool cp = false;
-    for (uint32_t i = 0; i < n; i++)
-        cp |= loads[i] && !tl_val_of(T, loads[i]->result)->tma;
+    for (uint32_t i = 0; i < n; i++) {
+        const tl_val *x = loads[i] ? tl_val_of(T, loads[i]->result) : NULL;
+        /* a released ring's prologue waited for the copies from before the loop */
+        cp |= x && !x->tma && !(p && p->released && x->pipe < 0);
+    }
     if (cp) {
         /* this thread's copies have landed (later iterations' may fly); to the async proxy, to all */
         tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, p ? ahead * (p->nloads - p->ntma) : 0, NULL, NULL, 0);
@@ -175,4 +235,28 @@ void tl_tma_wait(tl *T, const tl_pipe *p, const oxide_inst *const *loads, uint32
             stage = tl_pipe_stage(T, p, 0), ph = phase(T, p);
         spin(T, bar_at(T, loads[i], stage), ph);
     }
+}
+
+void tl_tma_release(tl *T, const tl_pipe *p, const oxide_inst *const *loads, uint32_t n) {
+    if (!p || !p->released)
+        return;
+    /* a deferred dot's wait (1) leaves its own group in flight: what it ends is the group of the
+     * iteration before, whose slots it releases (from the second iteration on) */
+    oxide_value *lane0 = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, T->lane, tl_int(T, T->ti32, 0));
+    oxide_value *stage = tl_pipe_stage(T, p, p->defer ? p->stages - 1 : 0);
+    if (p->defer) {
+        oxide_value *i = tl_op2(T, OXIDE_OP_SUB, tl_i64(T, tl_scalar_of(T, p->iv)), tl_i64(T, tl_scalar_of(T, p->iv0)));
+        lane0 = tl_op2(T, OXIDE_OP_AND, lane0, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_NE, i, tl_int(T, T->ti64, 0)));
+    }
+    oxide_block *join;
+    if (!when(T, lane0, &join))
+        return;
+    for (uint32_t i = 0; i < n && !T->st; i++) {
+        if (!loads[i] || tl_val_of(T, loads[i]->result)->pipe < 0)
+            continue;
+        oxide_value *bar = slot_bar(T, loads[i], stage, true);
+        tl_op(T, OXIDE_OP_MBARRIER_ARRIVE, &bar, 1, T->ti64, NULL, 0);
+    }
+    tl_go_to(T, join, NULL, 0);
+    T->b = join;
 }

@@ -241,6 +241,7 @@ oxide_status tl_plan_wgmma(tl *T) {
         plan_defer(T, &T->pipes[k], (int8_t)k);
     if (!T->opts || T->opts->tile_variants != OXIDE_TILE_VARIANTS_PLAIN)
         tl_plan_tma(T); /* with no TMA variant built, no tensor carries a descriptor either */
+    tl_plan_release(T);
     tl_place_smem_tiles(T);
     return OXIDE_OK;
 }
@@ -341,6 +342,7 @@ void tl_emit_dot_wgmma(tl *T, const oxide_inst *in) {
         for (uint32_t j = 0; j < half; j++)
             r->regs[i * half + j] = tl_imm_op(T, OXIDE_OP_EXTRACT, j, T->tf32, &frag[i], 1);
     }
+    tl_tma_release(T, p, loads, 2);
 }
 
 void tl_emit_wgmma_drain(tl *T, const tl_pipe *p) {

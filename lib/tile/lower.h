@@ -77,6 +77,10 @@ typedef struct tl_pipe {
      * next iteration (wait 1), so copies run stages - 2 iterations ahead, not stages - 1 */
     const oxide_inst *defer;
     const oxide_value *acc;
+    /* emit_tma.c: every load TMA, each read by one wgmma dot: the dot's warps release a slot by
+     * arriving on its "empty" mbarrier once its group is done, and the copy into it waits for
+     * that instead of a block barrier, so warpgroups need not run in step */
+    bool released;
 } tl_pipe;
 
 /* Iterations a ring's copies run ahead of its dot. */
@@ -265,11 +269,17 @@ void tl_emit_wgmma_drain(tl *T, const tl_pipe *p);
 
 /* ---- emit_tma.c: TMA copies of pipelined operand tiles (after tl_plan_pipes) ---- */
 void tl_plan_tma(tl *T);
+/* After tl_plan_tma: which rings are released through empty barriers (tl_pipe.released). */
+void tl_plan_release(tl *T);
 /* In the loop's preheader, before its first copies: the ring k's barriers (re)initialised. */
 void tl_tma_init(tl *T, const tl_pipe *p, int8_t k);
-/* The TMA copy of load in's tile to dst, ring slot stage (i32), when active. */
+/* The TMA copy of load in's tile to dst, ring slot stage (i32), when active. iter (i64, or NULL
+ * in the prologue): the iteration the copy is for; in a released ring the copy first waits for
+ * the slot's last readers, iteration iter - stages. */
 void tl_tma_copy(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value *const *at, oxide_value *active,
-                 oxide_value *stage);
+                 oxide_value *stage, oxide_value *iter);
+/* After a dot's wait: each warp releases the ring slots it read (released rings only). */
+void tl_tma_release(tl *T, const tl_pipe *p, const oxide_inst *const *loads, uint32_t n);
 /* A dot's wait for its n operand loads (NULL: from registers) of ring p (NULL: none): the TMA
  * ones' barriers' phase; for the others, all but `ahead` iterations' cp.async groups and a block
  * barrier. */

@@ -209,15 +209,16 @@ void tl_place_smem_tiles(tl *T) {
             off += tile_bytes(t) * (x->pipe >= 0 ? T->pipes[x->pipe].stages : 1);
         }
     }
-    /* then the TMA copies' barriers, 8 bytes a ring slot */
+    /* then the TMA copies' barriers, 8 bytes a ring slot (16 in a released ring) */
     for (uint32_t bi = 0; bi < fn->blocks.len; bi++) {
         const oxide_block *b = fn->blocks.items[bi];
         for (uint32_t i = 0; i < b->insts.len; i++) {
             const oxide_inst *in = b->insts.items[i];
             tl_val *x = in->op == OXIDE_OP_TILE_LOAD ? tl_val_of(T, in->result) : NULL;
             if (x && x->smem && x->tma) {
+                const tl_pipe *p = &T->pipes[x->pipe];
                 x->bar_off = (uint32_t)off;
-                off += 8 * T->pipes[x->pipe].stages;
+                off += (p->released ? 16 : 8) * p->stages; /* full, then empty barriers */
             }
         }
     }
@@ -400,18 +401,21 @@ oxide_value *tl_pipe_stage(tl *T, const tl_pipe *p, uint32_t d) {
 
 /* A ring slot's copy: through TMA in the TMA variant where the load may (emit_tma.c), else with
  * cp.async. */
-static void pipe_copy(tl *T, const oxide_inst *in, oxide_value *stage, oxide_value *const *at, oxide_value *active) {
+static void pipe_copy(tl *T, const oxide_inst *in, oxide_value *stage, oxide_value *const *at, oxide_value *active,
+                      oxide_value *iter) {
     oxide_value *dst = tl_ring_slot(T, in, stage);
     if (tl_val_of(T, in->result)->tma)
-        tl_tma_copy(T, in, dst, at, active, stage);
+        tl_tma_copy(T, in, dst, at, active, stage, iter);
     else
         copy_tile(T, in, dst, at, active);
 }
 
 void tl_emit_load_smem(tl *T, const oxide_inst *in) {
     const tl_val *x = tl_val_of(T, in->result);
-    /* the tile's last readers (the wgmmas of the previous iteration) are done */
-    tl_barrier(T);
+    /* the tile's last readers (the wgmmas of the previous iteration) are done: a released ring's
+     * copy waits for its slot's empty barrier instead */
+    if (x->pipe < 0 || !T->pipes[x->pipe].released)
+        tl_barrier(T);
     oxide_value *at[4];
     if (x->pipe < 0) {
         for (uint32_t d = 1; d < in->noperands; d++)
@@ -424,8 +428,11 @@ void tl_emit_load_smem(tl *T, const oxide_inst *in) {
     uint32_t ahead = tl_pipe_ahead(p);
     oxide_value *active, *ivv = iter_iv(T, p, tl_scalar_of(T, p->iv), ahead, &active);
     coords_at(T, p, in, ivv, at);
+    oxide_value *iter = tl_op2(T, OXIDE_OP_SUB, as_i64(T, p->iv), as_i64(T, p->iv0));
+    iter =
+        tl_op2(T, OXIDE_OP_ADD, tl_op2(T, OXIDE_OP_UDIV, iter, tl_int(T, T->ti64, p->step)), tl_int(T, T->ti64, ahead));
     if (!T->st)
-        pipe_copy(T, in, tl_pipe_stage(T, p, ahead), at, active);
+        pipe_copy(T, in, tl_pipe_stage(T, p, ahead), at, active, iter);
 }
 
 void tl_emit_pipe_prologue(tl *T, const oxide_block *b) {
@@ -443,8 +450,15 @@ void tl_emit_pipe_prologue(tl *T, const oxide_block *b) {
                 oxide_value *at[4];
                 coords_at(T, p, in, ivv, at);
                 if (!T->st)
-                    pipe_copy(T, in, tl_int(T, T->ti32, d), at, active);
+                    pipe_copy(T, in, tl_int(T, T->ti32, d), at, active, NULL);
             }
+        }
+        if (p->released && !T->st) {
+            /* the loop's dots wait for no cp.async group: the copies from before the loop (a
+             * one-shot operand) are waited for here, once */
+            tl_imm_op(T, OXIDE_OP_CP_ASYNC_WAIT, 0, NULL, NULL, 0);
+            tl_op(T, OXIDE_OP_FENCE_PROXY_ASYNC, NULL, 0, NULL, NULL, 0);
+            tl_barrier(T);
         }
     }
 }

@@ -112,8 +112,10 @@ int main(void) {
         expect("matmul_bf16_128", mm, "sm_90a", "kernel @matmul_bf16_128__tma(", 1);
         expect("matmul_bf16_128", mm, "sm_90a", " tma_only", 1);
         expect("matmul_bf16_128", mm, "sm_90a", "tma.load %", 6);
-        expect("matmul_bf16_128", mm, "sm_90a", "mbarrier.try_wait.parity", 2);
-        expect("matmul_bf16_128", mm, "sm_90a", "mbarrier.init", 6);
+        /* the ring is released (below): per load a full and an empty barrier a slot, and the
+         * copy into a slot waits on the empty one */
+        expect("matmul_bf16_128", mm, "sm_90a", "mbarrier.try_wait.parity", 2 + 2);
+        expect("matmul_bf16_128", mm, "sm_90a", "mbarrier.init", 6 + 6);
         expect("matmul_bf16_128", mm, "sm_80", "tma", 0);
         /* one variant, for a caller that knows its tensors: the plain one has no descriptors; the
          * TMA one is the kernel's own name, TMA-only */
@@ -156,6 +158,18 @@ int main(void) {
         /* attention: S = Q K^T from shared memory (K transposed), O += P V with P from registers */
         expect("attention_fwd", att, "sm_90a", "wgmma.mma_async.bf16 ", 2 * 4);
         expect("attention_fwd", att, "sm_90a", "wgmma.mma_async.rs.bf16", 2 * 4);
+        /* its rings are released: each dot's warps arrive on the slot's empty barrier and the copy
+         * into a slot waits for that, so the loop has no block barrier (4 are left: the entry's,
+         * the barriers' initialisation (2) and Q's copy waited for once before the loop; there
+         * were 3 more in the loop: K's and V's slot reuse and Q's wait); the matmul's deferred
+         * dot releases the slots of the group its wait ends, the iteration before's */
+        variants = OXIDE_TILE_VARIANTS_TMA;
+        expect("attention_fwd", att, "sm_90a", "mbarrier.arrive %", 2);
+        expect("attention_fwd", att, "sm_90a", "  barrier {imm=0}", 4);
+        expect("matmul_bf16_128", mm, "sm_90a", "mbarrier.arrive %", 2);
+        variants = OXIDE_TILE_VARIANTS_PLAIN;
+        expect("attention_fwd", att, "sm_90a", "mbarrier", 0);
+        variants = OXIDE_TILE_VARIANTS_ALL;
         /* K steps of 32 fill no 128-byte row: the general path */
         expect("matmul_bf16", small, "sm_90a", "wgmma", 0);
         /* a loop body with more instructions before its loads' coordinates than the kernel has
