@@ -16,8 +16,9 @@ EXAMPLES = os.path.join(ROOT, "examples", "python")
 # docs/results.md, "H200, 2026-12-02")
 MATMUL_BF16 = dict(BM=128, BN=256, BK=64, warps=8, stages=4)
 MATMUL_FP8 = dict(BM=128, BN=128, BK=128, warps=8, stages=4)
-SOFTMAX_TILE = 4096      # elements per program: R = SOFTMAX_TILE // C rows of C columns, 8 warps
-LAYERNORM_WARPS = 8      # one row per program, the whole row in one tile
+SOFTMAX_TILE = 4096      # elements per program: R = SOFTMAX_TILE // C rows of C columns
+# layernorm: one row per program, the whole row in one tile; softmax and layernorm: warps autotuned over the Triton peer's own set (peers_triton.py)
+ROW_WARPS = (4, 8, 16)
 # attention: 128 query rows a program, keys 64 at a time, 8 warps (16 rows each, so the row max
 # and sum stay in a warp); decode: the 4 query heads of a K/V head in one 16-row tile, 4 warps
 ATTENTION = dict(BM=128, BN=64, warps=8)
@@ -57,8 +58,9 @@ class Kernels:
         hints = lambda d: {k: d[k] for k in ("warps", "stages")}  # noqa: E731
         self.matmul = ot.Kernel(mm.matmul.fn, **dict(mm.matmul.hints, **hints(MATMUL_BF16)))
         self.matmul_fp8 = ot.Kernel(mm8.matmul_fp8.fn, **dict(mm8.matmul_fp8.hints, **hints(MATMUL_FP8)))
-        self.softmax = sm.softmax  # the example's own hints: 8 warps
-        self.layernorm = ot.Kernel(ln.layernorm.fn, **dict(ln.layernorm.hints, warps=LAYERNORM_WARPS))
+        rows = lambda k: ot.autotune(configs=[ot.Config(warps=w) for w in ROW_WARPS], key=["x"])(k)  # noqa: E731
+        self.softmax = rows(sm.softmax)
+        self.layernorm = rows(ln.layernorm)
         fn, hints = self.attn.attention.fn, self.attn.attention.hints
         self.attention = ot.Kernel(fn, **dict(hints, warps=ATTENTION["warps"]))
         self.attention_decode = ot.Kernel(fn, **dict(hints, warps=ATTENTION_DECODE["warps"]))
@@ -155,7 +157,7 @@ def describe():
     m, f, a, d = MATMUL_BF16, MATMUL_FP8, ATTENTION, ATTENTION_DECODE
     return (f"oxide: bf16 matmul {m['BM']}x{m['BN']}x{m['BK']} tiles, {m['warps']} warps, {m['stages']} stages; "
             f"fp8 matmul {f['BM']}x{f['BN']}x{f['BK']}, {f['warps']} warps; softmax {SOFTMAX_TILE // 1024}K "
-            f"elements per program, 8 warps; layernorm one row per program, {LAYERNORM_WARPS} warps; attention "
+            f"elements per program, warps tuned over {ROW_WARPS}; layernorm one row per program, warps tuned; attention "
             f"{a['BM']}x{a['BN']} (query rows x keys), {a['warps']} warps; decode {d['BM']}x{d['BN']}, "
             f"{d['warps']} warps")
 
