@@ -17,12 +17,17 @@ EXAMPLES = os.path.join(ROOT, "examples", "python")
 MATMUL_BF16 = dict(BM=128, BN=256, BK=64, warps=8, stages=4)
 MATMUL_FP8 = dict(BM=128, BN=128, BK=128, warps=8, stages=4)
 SOFTMAX_TILE = 4096      # elements per program: R = SOFTMAX_TILE // C rows of C columns
-# layernorm: one row per program, the whole row in one tile; softmax and layernorm: warps autotuned over the Triton peer's own set (peers_triton.py)
+# layernorm: one row per program, the whole row in one tile; softmax and layernorm: warps
+# autotuned over the Triton peer's own set (peers_triton.py)
 ROW_WARPS = (4, 8, 16)
-# attention: 128 query rows a program, keys 64 at a time, 8 warps (16 rows each, so the row max
-# and sum stay in a warp); decode: the 4 query heads of a K/V head in one 16-row tile, 4 warps
-ATTENTION = dict(BM=128, BN=64, warps=8)
-ATTENTION_DECODE = dict(BM=16, BN=64, warps=4)
+# attention: 128 query rows a program (two warpgroups of 64), 8 warps; keys 128 at a time for
+# head dim 128, 64 for head dim 64 (on the H200: D 128 386 against 330 TFLOP/s with 64, D 64 270
+# against 246 with 128). Decode: the 4 query heads of a K/V head in one 64-row tile, so the dots
+# take wgmma and K/V come by TMA, 4 warps, 2 stages (0.95 of a copy; 0.76 with 3 stages, whose
+# 112 KB of shared memory leave one program an SM; 0.60 with 16-row tiles on mma.sync, whose
+# K/V loads were not pipelined)
+ATTENTION = {128: dict(BM=128, BN=128, warps=8), 64: dict(BM=128, BN=64, warps=8)}
+ATTENTION_DECODE = dict(BM=64, BN=64, warps=4, stages=2)
 
 
 def _examples():
@@ -62,7 +67,7 @@ class Kernels:
         self.softmax = rows(sm.softmax)
         self.layernorm = rows(ln.layernorm)
         fn, own = self.attn.attention.fn, self.attn.attention.hints
-        self.attention = ot.Kernel(fn, **dict(own, **hints(ATTENTION)))
+        self.attention = ot.Kernel(fn, **dict(own, **hints(ATTENTION[128])))  # the same hints for every D
         self.attention_decode = ot.Kernel(fn, **dict(own, **hints(ATTENTION_DECODE)))
 
     # ---- arguments: (kernel, grid, args, constexprs) ----
@@ -91,7 +96,7 @@ class Kernels:
     def attention_call(self, q, k, v, o, lse, causal):
         """q, k, v, o [B, H, S, D], lse [B, H_q, S_q]; S_q = 1 is decode (its own tiles and warps)."""
         decode = q.shape[2] == 1
-        t = ATTENTION_DECODE if decode else ATTENTION
+        t = ATTENTION_DECODE if decode else ATTENTION[q.shape[-1]]
         grid, args, consts = self.attn.call(q, k, v, o, lse, causal, tiles=(t["BM"], t["BN"]))
         return self.attention_decode if decode else self.attention, grid, args, consts
 
@@ -154,10 +159,11 @@ def attention_dims(kind, dims):
 
 def describe():
     """One line naming oxide's choices, for the bench's header comment."""
-    m, f, a, d = MATMUL_BF16, MATMUL_FP8, ATTENTION, ATTENTION_DECODE
+    m, f, d = MATMUL_BF16, MATMUL_FP8, ATTENTION_DECODE
+    a = " and ".join(f"{t['BM']}x{t['BN']} for D {k}" for k, t in ATTENTION.items())
     return (f"oxide: bf16 matmul {m['BM']}x{m['BN']}x{m['BK']} tiles, {m['warps']} warps, {m['stages']} stages; "
             f"fp8 matmul {f['BM']}x{f['BN']}x{f['BK']}, {f['warps']} warps; softmax {SOFTMAX_TILE // 1024}K "
             f"elements per program, warps tuned over {ROW_WARPS}; layernorm one row per program, warps tuned; attention "
-            f"{a['BM']}x{a['BN']} (query rows x keys), {a['warps']} warps; decode {d['BM']}x{d['BN']}, "
-            f"{d['warps']} warps")
+            f"{a} (query rows x keys), {ATTENTION[128]['warps']} warps; decode {d['BM']}x{d['BN']}, "
+            f"{d['warps']} warps, {d['stages']} stages")
 

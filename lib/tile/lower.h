@@ -77,9 +77,9 @@ typedef struct tl_pipe {
      * next iteration (wait 1), so copies run stages - 2 iterations ahead, not stages - 1 */
     const oxide_inst *defer;
     const oxide_value *acc;
-    /* emit_tma.c: every load TMA, each read by one wgmma dot: the dot's warps release a slot by
-     * arriving on its "empty" mbarrier once its group is done, and the copy into it waits for
-     * that instead of a block barrier, so warpgroups need not run in step */
+    /* emit_tma.c: every load TMA, each read by one wgmma dot that waits for its group at once
+     * (no defer): the dot's warps release a slot by arriving on its "empty" mbarrier, and the
+     * copy into it waits for that instead of a block barrier, so warpgroups need not run in step */
     bool released;
 } tl_pipe;
 
