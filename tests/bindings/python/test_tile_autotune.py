@@ -160,6 +160,21 @@ def test_choice_memory_disk_and_restore(data, tmp_path):
     assert t2.stats["tuned"] == 1 and t2.best_config is CONFIGS[0]
 
 
+def test_a_constexpr_no_configuration_sets_is_given_at_the_launch(data, tmp_path):
+    """As in Triton: configurations of hints only, BLOCK passed with the launch; each value of it
+    is a shape class of its own, tuned over modules built with that value."""
+    x, y, x0, y0, want = data
+    t = ot.autotune(configs=[ot.Config(warps=4), ot.Config(warps=8)], key=["x"], cache_dir=str(tmp_path),
+                    timer=lambda config, rep, ms: 1.0 + config)(acc)
+    for block, stats in ((256, (1, 0)), (256, (1, 1)), (512, (2, 1))):
+        y.copy_from_numpy(y0)
+        t[grid](x, y, BLOCK=block)
+        assert (t.stats["tuned"], t.stats["from_memory"]) == stats, (block, t.stats)
+        assert t.best_config is t.configs[0] and np.array_equal(y.to_numpy(), want(1))
+    with pytest.raises(TypeError, match="BLOCK is set by the autotuner's configurations"):
+        tuned(tmp_path)[grid](x, y, BLOCK=256)
+
+
 def test_another_process_reads_the_winner(data, tmp_path):
     x, y, *_ = data
     tuned(tmp_path, Timer(prefer=0))[grid](x, y)

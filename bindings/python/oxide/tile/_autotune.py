@@ -97,19 +97,27 @@ class Autotuner:
         self.__name__, self.__doc__ = kernel.__name__, kernel.__doc__
 
     # ---- keys ----
+    def _fixed(self, bound):
+        """The constexprs given at the launch, (name, value) in parameter order."""
+        return tuple((n, bound[n]) for n in bound if n in self.kernel.constexprs)
+
     def _shape_class(self, bound):
+        fixed = self._fixed(bound)
+        tail = " " + repr(fixed) if fixed else ""
         if callable(self.key):
-            return repr(self.key(dict(bound)))
+            return repr(self.key(dict(bound))) + tail
         names = self.key if self.key is not None else [n for n in self.runtime if _is_array(bound[n])]
         return repr(tuple(tuple(int(d) for d in bound[n].shape) if _is_array(bound[n]) else bound[n]
-                          for n in names))
+                          for n in names)) + tail
 
     def _bind(self, args, kwargs):
         try:
             b = self.kernel.signature.bind_partial(*args, **kwargs)
         except TypeError as e:
             raise TypeError(f"{self.name}: {e}") from None
-        given = [n for n in b.arguments if n in self.kernel.constexprs]
+        # a constexpr no configuration sets may be given at the launch (as in Triton): it is part
+        # of the shape class and of the tuner's signature
+        given = [n for n in b.arguments if n in self.kernel.constexprs and any(n in c.kwargs for c in self.configs)]
         if given:
             raise TypeError(f"{self.name}: {', '.join(given)} {'is' if len(given) == 1 else 'are'} set by the "
                             f"autotuner's configurations; do not pass {'it' if len(given) == 1 else 'them'}")
@@ -197,7 +205,8 @@ class Autotuner:
         if not specs:
             raise CompileError(f"in tile kernel {self.name}: no configuration compiles:\n" + "".join(
                 f"  {self.configs[i].label}: {why}\n" for i, why in failed))
-        sig = tuple(k for k in specs[0][1].key if k[0] != "c")
+        fixed = self._fixed(self.kernel.signature.bind_partial(*args, **kwargs).arguments)
+        sig = (tuple(k for k in specs[0][1].key if k[0] != "c"), fixed)
         tuner = self._tuners.get(sig)
         if tuner is None:
             tuner = self._tuners[sig] = self._new_tuner(specs, failed)
