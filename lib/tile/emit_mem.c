@@ -217,39 +217,47 @@ void tl_emit_load(tl *T, const oxide_inst *in) {
         pad = tl_fp8_const(T, e, in->fvalue);
     else
         pad = oxide__type_is_int(e) ? tl_int(T, et, in->ivalue) : tl_flt(T, et, in->fvalue);
-    oxide_value **vals = scratch(T, &r->L);
-    if (!(r->regs = tl_new_regs(T, &r->L)) || !vals)
+    oxide_value **vals = scratch(T, &r->L), **elems = scratch(T, &r->L);
+    if (!(r->regs = tl_new_regs(T, &r->L)) || !vals || !elems)
         return;
     part s;
     thread_part(T, in, &r->L, &s);
     uint32_t es = tl_elem_bytes(et), n = vec_regs(&r->L, es), nregs = 1u << r->L.nreg;
+    oxide_type *vt = et;
+    if (n > 1 && oxide_type_vector(T->ctx, et, n, &vt))
+        tl_fail(T, OXIDE_ERROR_CODEGEN, "no %u-element vector of %s", n, et->name);
+    /* the paths meet with whole vectors where they pack (ptxas keeps 16-bit values meeting one
+     * by one in local memory) */
+    uint32_t vbits = n * oxide__type_bits(et), w = n > 1 && (vbits == 32 || vbits == 64 || vbits == 128) ? n : 1;
     oxide_value *first = first_address(T, &s, et);
     oxide_block *fast = NULL, *slow = NULL, *join = NULL;
     /* a thread whose elements are all inside loads them unchecked, as vectors where its registers
      * run along a last dim of stride 1; the others check each element, reading the tensor's first
      * one in its place where it is outside */
-    if (!tl_split(T, all_inside(T, &s, &r->L, first, n, es, NULL), &fast, &slow, &join, et, nregs, r->regs))
+    if (!tl_split(T, all_inside(T, &s, &r->L, first, n, es, NULL), &fast, &slow, &join, w > 1 ? vt : et, nregs / w,
+                  vals))
         return;
-    oxide_type *vt = et;
-    if (n > 1 && oxide_type_vector(T->ctx, et, n, &vt))
-        tl_fail(T, OXIDE_ERROR_CODEGEN, "no %u-element vector of %s", n, et->name);
     oxide_attr val = {.key = OXIDE_ATTR_ALIGN, .i = es * n}, al = {.key = OXIDE_ATTR_ALIGN, .i = es};
     T->b = fast;
     for (uint32_t g = 0; g < nregs && !T->st; g += n) {
         oxide_value *p = inside_address(T, &s, &r->L, first, g, et, n > 1);
         oxide_value *v = tl_op(T, OXIDE_OP_LOAD, &p, 1, vt, &val, 1);
-        for (uint32_t i = 0; i < n; i++)
-            vals[g + i] = n > 1 ? tl_imm_op(T, OXIDE_OP_EXTRACT, i, et, &v, 1) : v;
+        for (uint32_t i = 0; i < n; i += w)
+            elems[(g + i) / w] = n > w ? tl_imm_op(T, OXIDE_OP_EXTRACT, i, et, &v, 1) : v;
     }
-    tl_go_to(T, join, vals, nregs);
+    tl_go_to(T, join, elems, nregs / w);
     T->b = slow;
     for (uint32_t g = 0; g < nregs && !T->st; g++) {
         oxide_value *ok = elem_inside(T, &s, &r->L, g, NULL);
         oxide_value *p = tl_sel(T, ok, inside_address(T, &s, &r->L, first, g, et, false), s.t->safe);
-        vals[g] = tl_sel(T, ok, tl_op(T, OXIDE_OP_LOAD, &p, 1, et, &al, 1), pad);
+        elems[g] = tl_sel(T, ok, tl_op(T, OXIDE_OP_LOAD, &p, 1, et, &al, 1), pad);
     }
-    tl_go_to(T, join, vals, nregs);
+    for (uint32_t g = 0; g < nregs && w > 1 && !T->st; g += w)
+        elems[g / w] = tl_pack(T, &elems[g], w);
+    tl_go_to(T, join, elems, nregs / w);
     T->b = join;
+    for (uint32_t g = 0; g < nregs && !T->st; g++)
+        r->regs[g] = w > 1 ? tl_imm_op(T, OXIDE_OP_EXTRACT, g % w, et, &vals[g / w], 1) : vals[g];
 }
 
 /* Ends the current block with a branch on cond to a new block and makes the one where both go on. */
