@@ -110,4 +110,27 @@ static inline char *check_read_file(const char *path, size_t *len) {
     return s;
 }
 
+/* The SIMT IR the tile compiler makes of the text IR for target, building the given variants
+ * (oxide_options_set_tile_variants); malloc, NULL after a failed check. */
+static inline char *check_lower_tile(oxide_context *ctx, const char *ir, const char *target, int variants) {
+    oxide_module *m = NULL, *low = NULL;
+    oxide_options *o;
+    MUST(oxide_options_create(&o));
+    MUST(oxide_options_set_target(o, target));
+    MUST(oxide_options_set_tile_variants(o, variants));
+    OK(oxide_module_parse(ctx, ir, strlen(ir), &m));
+    if (m)
+        OK(oxide_module_lower_tile(m, o, &low));
+    const char *text = NULL;
+    if (low)
+        OK(oxide_module_print(low, &text));
+    char *copy = text ? malloc(strlen(text) + 1) : NULL;
+    if (copy)
+        memcpy(copy, text, strlen(text) + 1);
+    oxide_module_destroy(low);
+    oxide_module_destroy(m);
+    oxide_options_destroy(o);
+    return copy;
+}
+
 #endif

@@ -707,7 +707,7 @@ static void emit_prologue(tl *T) {
         if (!t->ptr)
             continue;
         /* an empty tensor's pointer may be anything (NULL): its every element is out of bounds,
-         * and out-of-bounds accesses go to the private word instead */
+         * and its checked loads read the private word instead */
         oxide_value *any = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_SGT, t->dim[0], tl_int(T, T->ti64, 0));
         for (uint32_t d = 1; d < t->rank; d++)
             any = tl_op2(T, OXIDE_OP_AND, any,

@@ -1,6 +1,7 @@
-/* Memory: tile loads and stores on tensor views (each element bounds-checked; out-of-bounds
- * loads read the pad, out-of-bounds stores and the copies other threads also hold go to a
- * private word), and layout conversions through shared memory. */
+/* Memory: tile loads and stores on tensor views, and layout conversions through shared memory.
+ * A thread whose whole part of the tile is inside the tensor accesses it unchecked, from one base
+ * address plus constant offsets; the others check each element (out of bounds, a load reads the
+ * pad and a store or atomic add is skipped, as are atomic adds of copies other threads own). */
 #include "lower.h"
 
 /* The element number bits this thread's lane and warp set in layout L (i32). */
@@ -50,42 +51,100 @@ oxide_value **tl_convert(tl *T, oxide_value **src, const tl_layout *a, const tl_
 
 /* Tensor t's stride along dim d. The TMA variant runs only on tensors whose last dim is
  * contiguous (the launch checks every tensor, runtime/launch.c), so there it is the constant 1:
- * an access's addresses are a row's base plus constant offsets, not one product each (the
- * 128x256 matmul's epilogue spilled about 490 bytes without it). */
+ * the checked path's addresses too are a row's base plus constant offsets, not one product each
+ * (a quarter of the 128x256 matmul's epilogue instructions). */
 static oxide_value *stride(tl *T, const tl_tensor *t, uint32_t d) {
     return T->tma_variant && T->ntma && d == t->rank - 1 ? tl_int(T, T->ti64, 1) : t->stride[d];
 }
 
-/* Per register of L: whether the element is inside the tensor, and its address: else, for a load
- * one that is safe to read, for a store the private word (and there too the copies of an atomic
- * add's elements that another thread owns). */
-static void addresses(tl *T, const oxide_inst *in, const tl_layout *L, oxide_value **inb, oxide_value **ptr,
-                      oxide_type *et, bool store, bool owner_only) {
-    const tl_tensor *t = &T->tensors[in->operands[0]->index];
-    oxide_value *c[3], *base[4];
+/* The thread's part of an access: per dim, the index of its first element (i64) and the largest
+ * offset a register adds to it (the register bits of the dim, all set). */
+typedef struct part {
+    const tl_tensor *t;
+    oxide_value *base[3];
+    uint32_t most[3];
+} part;
+
+static void thread_part(tl *T, const oxide_inst *in, const tl_layout *L, part *s) {
+    s->t = &T->tensors[in->operands[0]->index];
+    oxide_value *c[3];
     tl_thread_coords(T, L, c);
-    for (uint32_t d = 0; d < t->rank; d++) {
+    uint32_t regs = tl_reg_elem(L, (1u << L->nreg) - 1);
+    for (uint32_t d = 0; d < s->t->rank; d++) {
         oxide_value *o = tl_i64(T, tl_scalar_of(T, in->operands[1 + d]));
-        base[d] = tl_op2(T, OXIDE_OP_ADD, o, tl_cast(T, OXIDE_OP_ZEXT, c[d], T->ti64));
+        s->base[d] = tl_op2(T, OXIDE_OP_ADD, o, tl_cast(T, OXIDE_OP_ZEXT, c[d], T->ti64));
+        s->most[d] = regs >> tl_dim_off(L->shape, L->rank, d) & (L->shape[d] - 1);
     }
-    oxide_value *own = owner_only ? tl_is_owner(T, L) : NULL;
-    for (uint32_t g = 0; g < 1u << L->nreg && !T->st; g++) {
-        uint32_t e = tl_reg_elem(L, g);
-        oxide_value *in_b = own, *off = tl_int(T, T->ti64, 0);
-        for (uint32_t d = 0; d < t->rank; d++) {
-            uint32_t lo = tl_dim_off(L->shape, L->rank, d);
-            oxide_value *idx = tl_op2(T, OXIDE_OP_ADD, base[d], tl_int(T, T->ti64, e >> lo & (L->shape[d] - 1)));
-            /* unsigned: a negative index is out of bounds too */
-            oxide_value *lt = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, idx, t->dim[d]);
-            in_b = in_b ? tl_op2(T, OXIDE_OP_AND, in_b, lt) : lt;
-            off = tl_op2(T, OXIDE_OP_ADD, off, tl_op2(T, OXIDE_OP_MUL, idx, stride(T, t, d)));
-        }
-        oxide_value *o[2] = {t->ptr, off};
-        oxide_attr at = {.key = OXIDE_ATTR_ELEM, .t = et};
-        oxide_value *p = tl_op(T, OXIDE_OP_OFFSET, o, 2, NULL, &at, 1);
-        inb[g] = in_b;
-        ptr[g] = tl_sel(T, in_b, p, store ? T->dummy : t->safe);
+}
+
+/* Whether register g's element of L is inside the tensor (and, where own is given, the thread's
+ * copy is the one that counts: an atomic add's). */
+static oxide_value *elem_inside(tl *T, const part *s, const tl_layout *L, uint32_t g, oxide_value *own) {
+    uint32_t e = tl_reg_elem(L, g);
+    oxide_value *ok = own;
+    for (uint32_t d = 0; d < s->t->rank; d++) {
+        uint32_t k = e >> tl_dim_off(L->shape, L->rank, d) & (L->shape[d] - 1);
+        oxide_value *idx = k ? tl_op2(T, OXIDE_OP_ADD, s->base[d], tl_int(T, T->ti64, k)) : s->base[d];
+        /* unsigned: a negative index is out of bounds too */
+        oxide_value *lt = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, idx, s->t->dim[d]);
+        ok = ok ? tl_op2(T, OXIDE_OP_AND, ok, lt) : lt;
     }
+    return ok;
+}
+
+static oxide_value *offset(tl *T, oxide_value *p, oxide_value *off, oxide_type *et) {
+    oxide_value *o[2] = {p, off};
+    oxide_attr at = {.key = OXIDE_ATTR_ELEM, .t = et};
+    return tl_op(T, OXIDE_OP_OFFSET, o, 2, NULL, &at, 1);
+}
+
+/* The address of the thread's first element. */
+static oxide_value *first_address(tl *T, const part *s, oxide_type *et) {
+    oxide_value *off = NULL;
+    for (uint32_t d = 0; d < s->t->rank; d++) {
+        oxide_value *o = tl_op2(T, OXIDE_OP_MUL, s->base[d], stride(T, s->t, d));
+        off = off ? tl_op2(T, OXIDE_OP_ADD, off, o) : o;
+    }
+    return offset(T, s->t->ptr, off, et);
+}
+
+/* Whether the thread's whole part is inside the tensor: its first and last element are (both
+ * indices inside, nothing between wraps). For vectors of n, also a last dim of stride 1 and every
+ * vector aligned: the first address, and the strides of the other dims the registers step along. */
+static oxide_value *all_inside(tl *T, const part *s, const tl_layout *L, oxide_value *first, uint32_t n, uint32_t es,
+                               oxide_value *own) {
+    const tl_tensor *t = s->t;
+    oxide_value *ok = elem_inside(T, s, L, 0, own);
+    if (L->nreg)
+        ok = tl_op2(T, OXIDE_OP_AND, ok, elem_inside(T, s, L, (1u << L->nreg) - 1, NULL));
+    if (n == 1)
+        return ok;
+    oxide_value *unit = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, stride(T, t, t->rank - 1), tl_int(T, T->ti64, 1));
+    oxide_value *bits = tl_cast(T, OXIDE_OP_PTRTOINT, first, T->ti64);
+    for (uint32_t d = 0; d + 1 < t->rank; d++)
+        if (s->most[d])
+            bits = tl_op2(T, OXIDE_OP_OR, bits, tl_op2(T, OXIDE_OP_MUL, t->stride[d], tl_int(T, T->ti64, es)));
+    oxide_value *lo = tl_op2(T, OXIDE_OP_AND, bits, tl_int(T, T->ti64, n * es - 1));
+    ok = tl_op2(T, OXIDE_OP_AND, ok, unit);
+    return tl_op2(T, OXIDE_OP_AND, ok, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, lo, tl_int(T, T->ti64, 0)));
+}
+
+/* Register g's address when the thread's part is inside: the first address plus its offset along
+ * each dim, a constant along the last one when it has stride 1 (unit). */
+static oxide_value *inside_address(tl *T, const part *s, const tl_layout *L, oxide_value *first, uint32_t g,
+                                   oxide_type *et, bool unit) {
+    const tl_tensor *t = s->t;
+    uint32_t e = tl_reg_elem(L, g), r = t->rank - 1;
+    oxide_value *p = first;
+    for (uint32_t d = 0; d <= r; d++) {
+        uint32_t k = e >> tl_dim_off(L->shape, L->rank, d) & (L->shape[d] - 1);
+        if (k)
+            p = offset(T, p,
+                       d == r && unit ? tl_int(T, T->ti64, k)
+                                      : tl_op2(T, OXIDE_OP_MUL, tl_int(T, T->ti64, k), stride(T, t, d)),
+                       et);
+    }
+    return p;
 }
 
 static oxide_value **scratch(tl *T, const tl_layout *L) {
@@ -119,23 +178,6 @@ static uint32_t vec_regs(const tl_layout *L, uint32_t es) {
     while ((es << vb) > 16 || vb > 3) /* 16 bytes, 8 elements (the widest vector) */
         vb--;
     return (es << vb) >= 4 ? 1u << vb : 1;
-}
-
-/* Whether this thread's whole access can go as vectors of n: the last dim has stride 1, every
- * element is in bounds and each group's first address is aligned to the vector's size. */
-static oxide_value *vector_ok(tl *T, const oxide_inst *in, const tl_layout *L, oxide_value **inb, oxide_value **ptr,
-                              uint32_t n, uint32_t es) {
-    const tl_tensor *t = &T->tensors[in->operands[0]->index];
-    oxide_value *ok = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, stride(T, t, t->rank - 1), tl_int(T, T->ti64, 1));
-    for (uint32_t g = 0; g < 1u << L->nreg && !T->st; g++) {
-        ok = tl_op2(T, OXIDE_OP_AND, ok, inb[g]);
-        if (g % n)
-            continue;
-        oxide_value *a = tl_cast(T, OXIDE_OP_PTRTOINT, ptr[g], T->ti64);
-        oxide_value *lo = tl_op2(T, OXIDE_OP_AND, a, tl_int(T, T->ti64, n * es - 1));
-        ok = tl_op2(T, OXIDE_OP_AND, ok, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, lo, tl_int(T, T->ti64, 0)));
-    }
-    return ok;
 }
 
 bool tl_split(tl *T, oxide_value *cond, oxide_block **fast, oxide_block **slow, oxide_block **join, oxide_type *t,
@@ -175,70 +217,95 @@ void tl_emit_load(tl *T, const oxide_inst *in) {
         pad = tl_fp8_const(T, e, in->fvalue);
     else
         pad = oxide__type_is_int(e) ? tl_int(T, et, in->ivalue) : tl_flt(T, et, in->fvalue);
-    oxide_value **inb = scratch(T, &r->L), **ptr = scratch(T, &r->L);
-    if (!(r->regs = tl_new_regs(T, &r->L)) || !inb || !ptr)
+    oxide_value **vals = scratch(T, &r->L), **elems = scratch(T, &r->L);
+    if (!(r->regs = tl_new_regs(T, &r->L)) || !vals || !elems)
         return;
-    addresses(T, in, &r->L, inb, ptr, et, false, false);
+    part s;
+    thread_part(T, in, &r->L, &s);
     uint32_t es = tl_elem_bytes(et), n = vec_regs(&r->L, es), nregs = 1u << r->L.nreg;
-    oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = es};
+    oxide_type *vt = et;
+    if (n > 1 && oxide_type_vector(T->ctx, et, n, &vt))
+        tl_fail(T, OXIDE_ERROR_CODEGEN, "no %u-element vector of %s", n, et->name);
+    /* the paths meet with whole vectors where they pack (ptxas keeps 16-bit values meeting one
+     * by one in local memory) */
+    uint32_t vbits = n * oxide__type_bits(et), w = n > 1 && (vbits == 32 || vbits == 64 || vbits == 128) ? n : 1;
+    oxide_value *first = first_address(T, &s, et);
     oxide_block *fast = NULL, *slow = NULL, *join = NULL;
-    oxide_value **vals = r->regs;
-    /* a thread whose elements are all inside a tensor with contiguous rows loads vectors */
-    if (n > 1 && (vals = scratch(T, &r->L)) &&
-        tl_split(T, vector_ok(T, in, &r->L, inb, ptr, n, es), &fast, &slow, &join, et, nregs, r->regs)) {
-        oxide_type *vt = NULL;
-        oxide_type_vector(T->ctx, et, n, &vt);
-        oxide_attr val = {.key = OXIDE_ATTR_ALIGN, .i = es * n};
-        T->b = fast;
-        for (uint32_t g = 0; g < nregs && !T->st; g += n) {
-            oxide_value *v = tl_op(T, OXIDE_OP_LOAD, &ptr[g], 1, vt, &val, 1);
-            for (uint32_t i = 0; i < n; i++)
-                vals[g + i] = tl_imm_op(T, OXIDE_OP_EXTRACT, i, et, &v, 1);
-        }
-        tl_go_to(T, join, vals, nregs);
-        T->b = slow;
+    /* a thread whose elements are all inside loads them unchecked, as vectors where its registers
+     * run along a last dim of stride 1; the others check each element, reading the tensor's first
+     * one in its place where it is outside */
+    if (!tl_split(T, all_inside(T, &s, &r->L, first, n, es, NULL), &fast, &slow, &join, w > 1 ? vt : et, nregs / w,
+                  vals))
+        return;
+    oxide_attr val = {.key = OXIDE_ATTR_ALIGN, .i = es * n}, al = {.key = OXIDE_ATTR_ALIGN, .i = es};
+    T->b = fast;
+    for (uint32_t g = 0; g < nregs && !T->st; g += n) {
+        oxide_value *p = inside_address(T, &s, &r->L, first, g, et, n > 1);
+        oxide_value *v = tl_op(T, OXIDE_OP_LOAD, &p, 1, vt, &val, 1);
+        for (uint32_t i = 0; i < n; i += w)
+            elems[(g + i) / w] = n > w ? tl_imm_op(T, OXIDE_OP_EXTRACT, i, et, &v, 1) : v;
     }
+    tl_go_to(T, join, elems, nregs / w);
+    T->b = slow;
     for (uint32_t g = 0; g < nregs && !T->st; g++) {
-        oxide_value *v = tl_op(T, OXIDE_OP_LOAD, &ptr[g], 1, et, &al, 1);
-        vals[g] = tl_sel(T, inb[g], v, pad);
+        oxide_value *ok = elem_inside(T, &s, &r->L, g, NULL);
+        oxide_value *p = tl_sel(T, ok, inside_address(T, &s, &r->L, first, g, et, false), s.t->safe);
+        elems[g] = tl_sel(T, ok, tl_op(T, OXIDE_OP_LOAD, &p, 1, et, &al, 1), pad);
     }
-    if (join) {
-        tl_go_to(T, join, vals, nregs);
-        T->b = join;
-    }
+    for (uint32_t g = 0; g < nregs && w > 1 && !T->st; g += w)
+        elems[g / w] = tl_pack(T, &elems[g], w);
+    tl_go_to(T, join, elems, nregs / w);
+    T->b = join;
+    for (uint32_t g = 0; g < nregs && !T->st; g++)
+        r->regs[g] = w > 1 ? tl_imm_op(T, OXIDE_OP_EXTRACT, g % w, et, &vals[g / w], 1) : vals[g];
+}
+
+/* Ends the current block with a branch on cond to a new block and makes the one where both go on. */
+static bool guard(tl *T, oxide_value *cond, oxide_block **then, oxide_block **next) {
+    oxide_status st = T->st ? T->st : oxide_function_add_block(T->k, NULL, 0, then, NULL);
+    if (!st)
+        st = oxide_function_add_block(T->k, NULL, 0, next, NULL);
+    if (!st)
+        st = oxide_build_cond_br(T->b, cond, *then, NULL, 0, *next, NULL, 0);
+    if (st && !T->st)
+        tl_fail(T, OXIDE_ERROR_CODEGEN, "the lowering built an invalid branch: %s", oxide_last_error());
+    return !T->st;
+}
+
+static void put(tl *T, bool atomic, oxide_value *v, oxide_value *p, const oxide_attr *align) {
+    oxide_value *o[2] = {atomic ? p : v, atomic ? v : p};
+    tl_op(T, atomic ? OXIDE_OP_ATOMIC_ADD : OXIDE_OP_STORE, o, 2, NULL, atomic ? NULL : align, atomic ? 0 : 1);
 }
 
 void tl_emit_store(tl *T, const oxide_inst *in, bool atomic) {
     const oxide_value *tile = in->operands[in->noperands - 1];
     tl_layout tmp, L = *tl_layout_of(T, tile, &tmp);
     oxide_type *et = tl_elem(T, tile->type);
-    oxide_value **v = tl_regs_in(T, tile, &L), **inb = scratch(T, &L), **ptr = scratch(T, &L);
-    if (!v || !inb || !ptr)
+    oxide_value **v = tl_regs_in(T, tile, &L);
+    if (!v)
         return;
-    /* a plain store may write the same value from every copy; an atomic add must not */
-    addresses(T, in, &L, inb, ptr, et, true, atomic);
+    part s;
+    thread_part(T, in, &L, &s);
     uint32_t es = tl_elem_bytes(et), n = atomic ? 1 : vec_regs(&L, es), nregs = 1u << L.nreg;
-    oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = es};
-    oxide_block *fast = NULL, *slow = NULL, *join = NULL;
-    if (n > 1 && tl_split(T, vector_ok(T, in, &L, inb, ptr, n, es), &fast, &slow, &join, NULL, 0, NULL)) {
-        oxide_attr val = {.key = OXIDE_ATTR_ALIGN, .i = es * n};
-        T->b = fast;
-        for (uint32_t g = 0; g < nregs && !T->st; g += n) {
-            oxide_value *o[2] = {tl_pack(T, &v[g], n), ptr[g]};
-            tl_op(T, OXIDE_OP_STORE, o, 2, NULL, &val, 1);
-        }
-        tl_go_to(T, join, NULL, 0);
-        T->b = slow;
+    oxide_value *first = first_address(T, &s, et);
+    /* an atomic add must not add the copies other threads own; a plain store may write them */
+    oxide_value *own = atomic ? tl_is_owner(T, &L) : NULL;
+    oxide_block *fast = NULL, *slow = NULL, *join = NULL, *then = NULL, *next = NULL;
+    if (!tl_split(T, all_inside(T, &s, &L, first, n, es, own), &fast, &slow, &join, NULL, 0, NULL))
+        return;
+    oxide_attr val = {.key = OXIDE_ATTR_ALIGN, .i = es * n}, al = {.key = OXIDE_ATTR_ALIGN, .i = es};
+    T->b = fast;
+    for (uint32_t g = 0; g < nregs && !T->st; g += n)
+        put(T, atomic, n > 1 ? tl_pack(T, &v[g], n) : v[g], inside_address(T, &s, &L, first, g, et, n > 1), &val);
+    tl_go_to(T, join, NULL, 0);
+    /* the edge: each element stored only where it is inside (a predicated store once assembled) */
+    T->b = slow;
+    for (uint32_t g = 0; g < nregs && guard(T, elem_inside(T, &s, &L, g, own), &then, &next); g++) {
+        T->b = then;
+        put(T, atomic, v[g], inside_address(T, &s, &L, first, g, et, false), &al);
+        tl_go_to(T, next, NULL, 0);
+        T->b = next;
     }
-    for (uint32_t g = 0; g < nregs && !T->st; g++) {
-        oxide_value *o[2] = {atomic ? ptr[g] : v[g], atomic ? v[g] : ptr[g]};
-        if (atomic)
-            tl_op(T, OXIDE_OP_ATOMIC_ADD, o, 2, NULL, NULL, 0);
-        else
-            tl_op(T, OXIDE_OP_STORE, o, 2, NULL, &al, 1);
-    }
-    if (join) {
-        tl_go_to(T, join, NULL, 0);
-        T->b = join;
-    }
+    tl_go_to(T, join, NULL, 0);
+    T->b = join;
 }

@@ -120,7 +120,7 @@ typedef struct tl {
     bool tma_variant;
     uint32_t ntma;
     const oxide_inst *smem_who; /* the op needing it */
-    oxide_value *dummy;         /* ptr.global to a private word: out-of-bounds elements go there */
+    oxide_value *dummy;         /* ptr.global to a private word: what loads of an empty tensor read */
     tl_tensor *tensors;         /* per source parameter (tensors only) */
     tl_val *vals;               /* per source value, by its scratch id */
     oxide_value **scal;         /* per source value: the scalar it became */

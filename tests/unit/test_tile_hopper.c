@@ -23,23 +23,7 @@ static char *read_example(const char *name) {
 }
 
 /* The SIMT IR the tile compiler makes of ir for target (the caller frees it). */
-static char *lower(const char *ir, const char *target) {
-    oxide_module *m = NULL, *low = NULL;
-    oxide_options *o;
-    MUST(oxide_options_create(&o));
-    MUST(oxide_options_set_target(o, target));
-    MUST(oxide_options_set_tile_variants(o, variants));
-    MUST(oxide_module_parse(ctx, ir, strlen(ir), &m));
-    OK(oxide_module_lower_tile(m, o, &low));
-    const char *text = NULL;
-    if (low)
-        OK(oxide_module_print(low, &text));
-    char *copy = text ? strdup(text) : NULL;
-    oxide_module_destroy(low);
-    oxide_module_destroy(m);
-    oxide_options_destroy(o);
-    return copy;
-}
+static char *lower(const char *ir, const char *target) { return check_lower_tile(ctx, ir, target, variants); }
 
 static int count(const char *text, const char *what) {
     int n = 0;
