@@ -519,11 +519,38 @@ static void emit_scalar(tl *T, const oxide_inst *in) {
         T->scal[in->result->id] = v;
 }
 
+/* tile.program_id along axis. With the group hint G, the first two axes are visited in grouped
+ * order (for L2 reuse, as Triton's tutorials write it): the blocks the hardware launches one after
+ * another, x fastest, walk G values of axis 0 for each value of axis 1 before moving on to the next
+ * G. A bijection of the grid onto itself, so each program still runs once; a program's results
+ * cannot depend on the order, so the interpreter keeps the plain one. */
+static oxide_value *program_id(tl *T, uint32_t axis) {
+    uint32_t g = 0;
+    oxide_tile_kernel_get_hint(T->src, OXIDE_TILE_HINT_GROUP, &g);
+    if (!g || axis > 1)
+        return tl_op(T, (oxide_op)(OXIDE_OP_CTAID_X + axis), NULL, 0, NULL, NULL, 0);
+    oxide_value *v[4];
+    for (uint32_t i = 0; i < 4; i++) /* ctaid.x, ctaid.y, nctaid.x, nctaid.y as i64 */
+        v[i] = tl_cast(
+            T, OXIDE_OP_ZEXT,
+            tl_op(T, (oxide_op)((i < 2 ? OXIDE_OP_CTAID_X : OXIDE_OP_NCTAID_X) + i % 2), NULL, 0, NULL, NULL, 0),
+            T->ti64);
+    oxide_value *G = tl_int(T, T->ti64, g);
+    oxide_value *lin = tl_op2(T, OXIDE_OP_ADD, v[0], tl_op2(T, OXIDE_OP_MUL, v[1], v[2]));
+    oxide_value *width = tl_op2(T, OXIDE_OP_MUL, G, v[3]);
+    oxide_value *first = tl_op2(T, OXIDE_OP_MUL, tl_op2(T, OXIDE_OP_UDIV, lin, width), G);
+    oxide_value *size = tl_op2(T, OXIDE_OP_UMIN, tl_op2(T, OXIDE_OP_SUB, v[2], first), G);
+    oxide_value *r = tl_op2(T, OXIDE_OP_UREM, lin, width);
+    oxide_value *id =
+        axis ? tl_op2(T, OXIDE_OP_UDIV, r, size) : tl_op2(T, OXIDE_OP_ADD, first, tl_op2(T, OXIDE_OP_UREM, r, size));
+    return tl_cast(T, OXIDE_OP_TRUNC, id, T->ti32);
+}
+
 void tl_emit_inst(tl *T, const oxide_inst *in) {
     T->at = in;
     oxide_value *v = NULL;
     switch (in->op) {
-    case OXIDE_OP_TILE_PROGRAM_ID: v = tl_op(T, (oxide_op)(OXIDE_OP_CTAID_X + in->imm), NULL, 0, NULL, NULL, 0); break;
+    case OXIDE_OP_TILE_PROGRAM_ID: v = program_id(T, (uint32_t)in->imm); break;
     case OXIDE_OP_TILE_NUM_PROGRAMS:
         v = tl_op(T, (oxide_op)(OXIDE_OP_NCTAID_X + in->imm), NULL, 0, NULL, NULL, 0);
         break;

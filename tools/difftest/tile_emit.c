@@ -360,7 +360,10 @@ int tg_gen_finish(tg_gen *g) {
         dt_buf_printf(&json, ",\"base\":%lld,\"storage\":%lld,\"lo\":%.17g,\"hi\":%.17g,\"tol\":%.17g}",
                       (long long)t->base, (long long)t->storage, t->lo, t->hi, t->tol);
     }
-    dt_buf_printf(&text, "%%n: i32, %%x: f32) hints(warps=%u) {\n^0:\n", p->warps);
+    dt_buf_printf(&text, "%%n: i32, %%x: f32) hints(warps=%u", p->warps);
+    if (p->group)
+        dt_buf_printf(&text, ", group=%u", p->group);
+    dt_buf_printf(&text, ") {\n^0:\n");
     dt_buf_printf(&text, "  %%pid0 = tile.program_id {imm=0} : i32\n  %%pid1 = tile.program_id {imm=1} : i32\n");
     dt_buf_append(&text, &g->body);
     dt_buf_printf(&text, "  ret\n}\n");

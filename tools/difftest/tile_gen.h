@@ -61,6 +61,7 @@ typedef struct tg_program {
     float x;                     /* scalar %x, +-[1/8, 1] */
     uint32_t grid[3];
     uint32_t warps;
+    uint32_t group; /* the group hint (grouped program order), 0 = none */
 } tg_program;
 
 /* Generate the program of seed, its kernel named name. Returns 0, -1 on out of memory. */
