@@ -45,10 +45,15 @@ oxide_status oxide__libdevice_link(LLVMModuleRef m);
 /* The target machine for opts, held by ctx (drawn from the process-wide pool, lib/target.c). Errors:
  * INVALID_ARGUMENT (a target/PTX combination this LLVM cannot emit), CODEGEN. */
 oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out);
-/* The same, and *kept: the slot of the codegen pass manager kept with that machine, for
- * oxide__codegen (valid until ctx takes another machine). */
+/* What a target machine keeps for the next module: codegen's pass manager (oxide__codegen) and
+ * the IR pipeline's (oxide__run_pipeline). */
+typedef struct oxide_kept {
+    oxide_codegen *cg;
+    oxide_passes *ir;
+} oxide_kept;
+/* The same, and *kept: what is kept with that machine (valid until ctx takes another machine). */
 oxide_status oxide__target_codegen(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out,
-                                   oxide_codegen ***kept);
+                                   oxide_kept **kept);
 
 /* The PTX ISA version oxide emits for opts (the explicit option, or chosen from the target). */
 oxide_status oxide__ptx_version(const oxide_options *opts, int *major, int *minor);
