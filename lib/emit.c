@@ -604,8 +604,9 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
         st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory printing LLVM IR");
     lap(ms, OXIDE__STAGE_LLVM_IR, &t);
     oxide_kept *kept = NULL;
-    if (!st && !(st = oxide__target_codegen(ctx, opts, &tm, &kept)) &&
-        !(ptx = oxide__codegen(tm, &kept->cg, m, &ptx_len)))
+    if (!st)
+        st = oxide__target_codegen(ctx, opts, &tm, &kept);
+    if (!st && ptx_out && !(ptx = oxide__codegen(tm, &kept->cg, m, &ptx_len)))
         st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory emitting PTX");
     if (kept && diag.first_error) {
         /* LLVM went on after its error; what its passes kept of that module is not trusted */
@@ -619,11 +620,12 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
     lap(ms, OXIDE__STAGE_CODEGEN, &t);
     if (!st) {
         size_t len = 0;
-        char *out = insert_manifest(ptx, ptx_len, manifest, &len);
-        if (!out) {
+        char *out = ptx_out ? insert_manifest(ptx, ptx_len, manifest, &len) : NULL;
+        if (ptx_out && !out) {
             st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory assembling the PTX");
         } else {
-            *ptx_out = out;
+            if (ptx_out)
+                *ptx_out = out;
             if (len_out)
                 *len_out = len;
             if (llvm_ir_out)

@@ -30,9 +30,9 @@ oxide_status oxide__kernel_key_material(const oxide_bitcode_ref *units, size_t n
                                         void (*put)(void *, const void *, size_t), void *ctx);
 
 /* Legalise, optimise and emit m (consumed: disposed on every path) as PTX carrying the manifest
- * line for kernels. *ptx_out is malloc'd and NUL-terminated; *llvm_ir_out (when the pointer is not
- * NULL) receives the optimised LLVM IR text, malloc'd. The time of each stage from TARGET on is
- * written to ms[stage] (indexed by oxide__stage). */
+ * line for kernels. *ptx_out is malloc'd and NUL-terminated (ptx_out NULL: no codegen at all);
+ * *llvm_ir_out (when the pointer is not NULL) receives the optimised LLVM IR text, malloc'd. The time of each stage
+ * from TARGET on is written to ms[stage] (indexed by oxide__stage). */
 oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_options *opts,
                              const oxide_iface_kernel *kernels, size_t nkernels, char **ptx_out, size_t *len_out,
                              char **llvm_ir_out, double *ms);
