@@ -146,18 +146,16 @@ bool reusable_for(const oxide_codegen *cg, const Module &m) {
 extern "C" char *oxide__codegen(LLVMTargetMachineRef tmr, oxide_codegen **kept, LLVMModuleRef mr, size_t *len) {
     TargetMachine *tm = reinterpret_cast<TargetMachine *>(tmr);
     Module *m = reinterpret_cast<Module *>(mr);
-    if (*kept && (*kept)->seen.size() >= SEEN_MAX) {
+    if (*kept && ((*kept)->seen.size() >= SEEN_MAX || !reusable_for(*kept, *m))) {
         delete *kept;
         *kept = nullptr;
     }
     if (!*kept)
         *kept = make_codegen(tm);
-    oxide_codegen *own = nullptr, *cg = *kept;
-    if (cg && !reusable_for(cg, *m))
-        cg = own = make_codegen(tm);
+    oxide_codegen *cg = *kept;
     if (!cg)
         return nullptr;
-    if (cg == *kept && has_shared(*m))
+    if (has_shared(*m))
         for (const Function &f : *m)
             if (!f.isDeclaration())
                 cg->seen.insert(&f);
@@ -170,7 +168,6 @@ extern "C" char *oxide__codegen(LLVMTargetMachineRef tmr, oxide_codegen **kept, 
         out[cg->ptx.size()] = 0;
         *len = cg->ptx.size();
     }
-    delete own;
     return out;
 }
 
