@@ -694,7 +694,9 @@ OXIDE_API oxide_status oxide_module_lower_tile(oxide_module *mod, const oxide_op
 OXIDE_API oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, const char **ptx,
                                             size_t *len);
 
-/* Textual LLVM IR of the last oxide_module_compile (after optimisation). */
+/* Textual LLVM IR of the last successful oxide_module_compile (after optimisation), even if mod
+ * has changed since. The compile does not print it: the first call (or the module's first edit
+ * after the compile) makes it again from the module, which costs about a compile without codegen. */
 OXIDE_API oxide_status oxide_module_get_llvm_ir(oxide_module *mod, const char **out);
 
 /* Where the last oxide_module_compile of mod (a failed one too) spent its time: stage i, from 0
@@ -702,7 +704,7 @@ OXIDE_API oxide_status oxide_module_get_llvm_ir(oxide_module *mod, const char **
  * stage that compile did not need (or before any compile). The stages: "tile" (tile kernels
  * lifted and lowered), "verify", "lower" (to LLVM IR), "import" (Rust bitcode), "target" (the
  * target machine), "legalize", "libdevice", "llvm-verify", "passes" (the IR pipeline),
- * "llvm-ir" (kept for oxide_module_get_llvm_ir), "codegen" (NVPTX, PTX text), "ptx" (the
+ * "llvm-ir" (0: the IR is made when asked for, oxide_module_get_llvm_ir), "codegen" (NVPTX, PTX text), "ptx" (the
  * manifest); later versions may add stages, so look them up by name. Every compile records
  * them; `oxide compile --time-passes` prints them. Errors: INVALID_ARGUMENT (NULL), NOT_FOUND (i
  * past the last stage: ask from 0 until it). */

@@ -91,6 +91,7 @@ static oxide_status add_function(oxide_module *mod, const char *name, bool kerne
                                  oxide_function **out, const char *what) {
     if (!mod || !out)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", what, !mod ? "mod" : "out");
+    oxide__module_changed(mod);
     oxide_status st = check_new_symbol(mod, name, what);
     if (st)
         return st;
@@ -144,6 +145,7 @@ oxide_status oxide_module_add_global(oxide_module *mod, const char *name, oxide_
     const char *what = "oxide_module_add_global";
     if (!mod || !type || !out)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", what, !mod ? "mod" : !type ? "type" : "out");
+    oxide__module_changed(mod);
     oxide_status st = check_new_symbol(mod, name, what);
     if (st)
         return st;
@@ -189,6 +191,7 @@ static bool valid_value_name(const char *s) {
 }
 
 static oxide_status name_value(oxide_function *fn, oxide_value *v, const char *name) {
+    oxide__module_changed(fn->mod);
     if (!valid_value_name(name))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%.64s' is not a valid value name ([A-Za-z_][A-Za-z0-9_.]*)",
                            name ? name : "(null)");
@@ -221,6 +224,7 @@ oxide_status oxide_value_set_name(oxide_value *v, const char *name) {
 }
 
 static oxide_status new_param(oxide_function *fn, const char *name, oxide_type *type, oxide_value **out) {
+    oxide__module_changed(fn->mod);
     oxide_value *v = oxide__alloc(&fn->mod->arena, sizeof *v);
     if (!v || !oxide__vec_push(&fn->mod->arena, &fn->params, v))
         return OOM("adding a parameter");
@@ -444,6 +448,7 @@ oxide_status oxide_kernel_set_launch_bounds(oxide_function *k, uint32_t max_thre
     oxide_status st = need_kernel(k, "oxide_kernel_set_launch_bounds");
     if (st)
         return st;
+    oxide__module_changed(k->mod);
     if (max_threads > 1024 || (min_blocks && !max_threads))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
                            "oxide_kernel_set_launch_bounds: max threads must be 1..1024 (got %u, min blocks %u)",
@@ -457,6 +462,7 @@ oxide_status oxide_kernel_set_cluster(oxide_function *k, uint32_t x, uint32_t y,
     oxide_status st = need_kernel(k, "oxide_kernel_set_cluster");
     if (st)
         return st;
+    oxide__module_changed(k->mod);
     /* 16 is Hopper's non-portable maximum; the verifier holds kernels to the portable 8 until the
      * runtime opts in to non-portable sizes. */
     if (!x || !y || !z || x > 16 || y > 16 || z > 16 || x * y * z > 16)
@@ -473,6 +479,7 @@ oxide_status oxide_kernel_set_dyn_smem(oxide_function *k, uint32_t bytes) {
     oxide_status st = need_kernel(k, "oxide_kernel_set_dyn_smem");
     if (st)
         return st;
+    oxide__module_changed(k->mod);
     if (bytes > 232448)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
                            "oxide_kernel_set_dyn_smem: %u bytes exceeds the 227 KiB a block can have", bytes);
@@ -493,6 +500,7 @@ oxide_status oxide_function_add_block(oxide_function *fn, oxide_type *const *par
     if (fn->blocks.len == 0 && nparams)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: the entry block of @%s cannot have parameters", what,
                            fn->name);
+    oxide__module_changed(fn->mod);
     oxide_arena *a = &fn->mod->arena;
     oxide_block *b = oxide__alloc(a, sizeof *b);
     if (!b)
@@ -768,6 +776,7 @@ oxide_status oxide__build(oxide_block *block, oxide_op op, oxide_value *const *o
     if (!block)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': block is NULL", info->name);
     oxide_function *fn = block->fn;
+    oxide__module_changed(fn->mod);
     if (block_terminated(block))
         return oxide__fail(OXIDE_ERROR_STATE, "'%s': block ^%u of @%s already ends in a terminator", info->name,
                            block->index, fn->name);
@@ -853,6 +862,7 @@ oxide_status oxide__add_succ(oxide_inst *term, oxide_block *dest, oxide_value *c
                              int64_t case_value) {
     const char *name = oxide_ops[term->op].name;
     oxide_function *fn = term->block->fn;
+    oxide__module_changed(fn->mod);
     if (!dest || dest->fn != fn)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "'%s': successor is NULL or in another function", name);
     if (dest->index == 0)

@@ -353,6 +353,7 @@ oxide_status oxide_module_compile_cached(oxide_module *mod, const oxide_options 
         mod->ptx = cached;
         mod->ptx_len = got;
         mod->llvm_ir = NULL;
+        mod->ir_pending = false;
         *ptx = cached;
         if (len)
             *len = got;

@@ -1,5 +1,5 @@
-/* NVPTX codegen with oxide's choice of passes, and IR printing (lib/emit_codegen.cpp, the one C++ file; this
- * header is both languages'). */
+/* NVPTX codegen with oxide's choice of passes, the IR pipeline, and IR printing (lib/emit_codegen.cpp, the one C++
+ * file; this header is both languages'). */
 #ifndef OXIDE_CODEGEN_H
 #define OXIDE_CODEGEN_H
 
@@ -22,6 +22,16 @@ typedef struct oxide_codegen oxide_codegen;
 char *oxide__codegen(LLVMTargetMachineRef tm, oxide_codegen **kept, LLVMModuleRef m, size_t *len);
 /* NULL does nothing. */
 void oxide__codegen_destroy(oxide_codegen *cg);
+/* The IR pipeline's pass builder, analysis managers and parsed pipeline, kept with a target
+ * machine for the next module (see oxide__run_pipeline). */
+typedef struct oxide_passes oxide_passes;
+
+/* Runs the pass pipeline text (a string that lives as long as the process: it is told apart from
+ * others by its address) over m for tm, as LLVMRunPasses does, through *kept (NULL at first: made
+ * here). NULL on success, else the error, malloc'd. */
+char *oxide__run_pipeline(LLVMTargetMachineRef tm, oxide_passes **kept, LLVMModuleRef m, const char *pipeline);
+/* NULL does nothing. */
+void oxide__passes_destroy(oxide_passes *p);
 /* m as LLVM IR text (what LLVMPrintModuleToString gives), malloc'd; NULL when out of memory. */
 char *oxide__print_ir(LLVMModuleRef m);
 

@@ -54,13 +54,11 @@ static void ignore_diagnostic(LLVMDiagnosticInfoRef di, void *p) {
     (void)p;
 }
 
-oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, const char **ptx, size_t *len) {
-    if (!mod || !ptx)
-        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_compile: %s is NULL", mod ? "ptx" : "mod");
-    oxide_options defaults;
-    opts = oxide__options_or_default(opts, &defaults);
-    double *ms = mod->stage_ms, t = oxide__now_ms(), t0;
-    memset(mod->stage_ms, 0, sizeof mod->stage_ms);
+/* mod compiled with opts: its PTX (ptx_out NULL: none, codegen skipped) and its optimised LLVM IR
+ * (ir_out NULL: not printed), each malloc'd; the time of each stage in ms. */
+static oxide_status compile(oxide_module *mod, const oxide_options *opts, char **ptx_out, size_t *len_out,
+                            char **ir_out, double *ms) {
+    double t = oxide__now_ms(), t0;
     oxide_status st = OXIDE_OK;
     if (mod->bitcode.len) {
         st = oxide_module_import_tile_kernels(mod);
@@ -73,30 +71,19 @@ oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, 
     if (st)
         return st;
     if (oxide__module_has_tile(mod)) {
-        /* tile kernels compile as their SIMT lowering (lib/tile/lower.h); the PTX moves here */
+        /* tile kernels compile as their SIMT lowering (lib/tile/lower.h) */
         oxide_module *low = NULL;
-        const char *lptx;
         st = oxide__tile_lower(mod, opts, &low);
         ms[OXIDE__STAGE_TILE] += oxide__now_ms() - t0;
         if (low) /* the lowering's copy holds the same bitcode, already lifted */
             low->tile_import = mod->tile_import;
+        double lms[OXIDE__STAGES] = {0};
         if (!st)
-            st = oxide_module_compile(low, opts, &lptx, NULL);
-        for (int i = OXIDE__STAGE_VERIFY; low && i < OXIDE__STAGES; i++)
-            ms[i] += low->stage_ms[i];
-        if (st) {
-            oxide_module_destroy(low);
-            return st;
-        }
-        free(mod->ptx);
-        free(mod->llvm_ir);
-        mod->ptx = low->ptx, mod->ptx_len = low->ptx_len, mod->llvm_ir = low->llvm_ir;
-        low->ptx = low->llvm_ir = NULL;
+            st = compile(low, opts, ptx_out, len_out, ir_out, lms);
+        for (int i = OXIDE__STAGE_VERIFY; i < OXIDE__STAGES; i++)
+            ms[i] += lms[i];
         oxide_module_destroy(low);
-        *ptx = mod->ptx;
-        if (len)
-            *len = mod->ptx_len;
-        return OXIDE_OK;
+        return st;
     }
     oxide_iface_kernel *kernels = NULL;
     size_t nkernels = 0, nown = 0;
@@ -111,8 +98,6 @@ oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, 
      * the API, which reports no diagnostics). */
     LLVMContextSetDiagnosticHandler(llctx, ignore_diagnostic, NULL);
     LLVMModuleRef m = NULL;
-    char *out = NULL, *ir = NULL;
-    size_t out_len = 0;
     /* made or found here, so that a cold process's machine counts as "target", not "lower" */
     LLVMTargetMachineRef tm;
     t = oxide__now_ms();
@@ -129,29 +114,58 @@ oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, 
     if (mod->bitcode.len > 0)
         ms[OXIDE__STAGE_IMPORT] = oxide__now_ms() - t0;
     if (!st) {
-        st = oxide__emit_ptx(mod->ctx, m, opts, kernels, nkernels, &out, &out_len, &ir, ms);
+        st = oxide__emit_ptx(mod->ctx, m, opts, kernels, nkernels, ptx_out, len_out, ir_out, ms);
         m = NULL; /* consumed */
     }
     if (m)
         LLVMDisposeModule(m);
     LLVMContextDispose(llctx);
     free_kernels(kernels, nown);
+    return st;
+}
+
+oxide_status oxide_module_compile(oxide_module *mod, const oxide_options *opts, const char **ptx, size_t *len) {
+    if (!mod || !ptx)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_compile: %s is NULL", mod ? "ptx" : "mod");
+    oxide_options defaults;
+    opts = oxide__options_or_default(opts, &defaults);
+    memset(mod->stage_ms, 0, sizeof mod->stage_ms);
+    char *out = NULL;
+    size_t out_len = 0;
+    oxide_status st = compile(mod, opts, &out, &out_len, NULL, mod->stage_ms);
     if (st)
-        return st;
+        return st; /* a failed compile leaves the last one's PTX and IR */
     free(mod->ptx);
     free(mod->llvm_ir);
     mod->ptx = out;
     mod->ptx_len = out_len;
-    mod->llvm_ir = ir;
+    mod->llvm_ir = NULL;
+    mod->ir_opts = *opts;
+    mod->ir_pending = true;
     *ptx = out;
     if (len)
         *len = out_len;
     return OXIDE_OK;
 }
 
+/* The optimised LLVM IR is the same text for the same module and options (docs/pipeline.md,
+ * "Determinism"), so it is made again, up to the IR, when it is asked for or before the module
+ * first changes after its compile, instead of printed by every compile. */
+void oxide__module_keep_ir(oxide_module *mod) {
+    mod->ir_pending = false; /* first: the compile's own tile import is an edit too */
+    double ms[OXIDE__STAGES] = {0};
+    char *ir = NULL;
+    if (compile(mod, &mod->ir_opts, NULL, NULL, &ir, ms) == OXIDE_OK) {
+        free(mod->llvm_ir);
+        mod->llvm_ir = ir;
+    }
+}
+
 oxide_status oxide_module_get_llvm_ir(oxide_module *mod, const char **out) {
     if (!mod || !out)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_get_llvm_ir: %s is NULL", !mod ? "mod" : "out");
+    if (!mod->llvm_ir && mod->ir_pending)
+        oxide__module_keep_ir(mod);
     if (!mod->llvm_ir)
         return oxide__fail(
             OXIDE_ERROR_STATE,

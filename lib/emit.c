@@ -13,7 +13,6 @@
 #include <llvm-c/Linker.h>
 #include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
-#include <llvm-c/Transforms/PassBuilder.h>
 
 #include "llvm.h"
 
@@ -374,17 +373,14 @@ static const char *const pipelines[4] = {
 
 static const char *pipeline_for(int level) { return pipelines[level < 0 ? 0 : level > 3 ? 3 : level]; }
 
-static oxide_status optimise(LLVMModuleRef m, LLVMTargetMachineRef tm, int level) {
+static oxide_status optimise(LLVMModuleRef m, LLVMTargetMachineRef tm, oxide_kept *kept, int level) {
     const char *p = pipeline_for(level);
     if (!p)
         return OXIDE_OK;
-    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef err = LLVMRunPasses(m, p, tm, po);
-    LLVMDisposePassBuilderOptions(po);
+    char *err = oxide__run_pipeline(tm, &kept->ir, m, p);
     if (err) {
-        char *msg = LLVMGetErrorMessage(err);
-        oxide_status st = oxide__fail(OXIDE_ERROR_CODEGEN, "LLVM optimisation failed: %s", msg);
-        LLVMDisposeErrorMessage(msg);
+        oxide_status st = oxide__fail(OXIDE_ERROR_CODEGEN, "LLVM optimisation failed: %s", err);
+        free(err);
         return st;
     }
     return OXIDE_OK;
@@ -510,10 +506,11 @@ static void lap(double *ms, oxide__stage stage, double *t) {
 static oxide_status prepare(oxide_context *ctx, LLVMModuleRef m, const oxide_options **opts, oxide_options *raised,
                             double *ms, double *t) {
     LLVMTargetMachineRef tm;
+    oxide_kept *kept;
     bool needs_libdevice;
     oxide_status st = ptx_for_module(m, *opts, raised, opts);
     if (!st)
-        st = oxide__target_machine(ctx, *opts, &tm);
+        st = oxide__target_codegen(ctx, *opts, &tm, &kept);
     lap(ms, OXIDE__STAGE_TARGET, t);
     if (!st)
         st = legalize(m, *opts, &needs_libdevice);
@@ -533,7 +530,7 @@ static oxide_status prepare(oxide_context *ctx, LLVMModuleRef m, const oxide_opt
     }
     lap(ms, OXIDE__STAGE_LLVM_VERIFY, t);
     if (!st)
-        st = optimise(m, tm, (*opts)->opt_level);
+        st = optimise(m, tm, kept, (*opts)->opt_level);
     if (!st)
         oxide__opaque_negations(m);
     lap(ms, OXIDE__STAGE_PASSES, t);
@@ -606,24 +603,29 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
     if (!st && llvm_ir_out && !(ir = oxide__print_ir(m)))
         st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory printing LLVM IR");
     lap(ms, OXIDE__STAGE_LLVM_IR, &t);
-    oxide_codegen **kept = NULL;
-    if (!st && !(st = oxide__target_codegen(ctx, opts, &tm, &kept)) && !(ptx = oxide__codegen(tm, kept, m, &ptx_len)))
+    oxide_kept *kept = NULL;
+    if (!st)
+        st = oxide__target_codegen(ctx, opts, &tm, &kept);
+    if (!st && ptx_out && !(ptx = oxide__codegen(tm, &kept->cg, m, &ptx_len)))
         st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory emitting PTX");
     if (kept && diag.first_error) {
         /* LLVM went on after its error; what its passes kept of that module is not trusted */
-        oxide__codegen_destroy(*kept);
-        *kept = NULL;
+        oxide__codegen_destroy(kept->cg);
+        oxide__passes_destroy(kept->ir);
+        kept->cg = NULL;
+        kept->ir = NULL;
     }
     if (!st && diag.first_error)
         st = oxide__fail(OXIDE_ERROR_CODEGEN, "PTX emission failed: %s", diag.first_error);
     lap(ms, OXIDE__STAGE_CODEGEN, &t);
     if (!st) {
         size_t len = 0;
-        char *out = insert_manifest(ptx, ptx_len, manifest, &len);
-        if (!out) {
+        char *out = ptx_out ? insert_manifest(ptx, ptx_len, manifest, &len) : NULL;
+        if (ptx_out && !out) {
             st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory assembling the PTX");
         } else {
-            *ptx_out = out;
+            if (ptx_out)
+                *ptx_out = out;
             if (len_out)
                 *len_out = len;
             if (llvm_ir_out)

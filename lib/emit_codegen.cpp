@@ -1,8 +1,10 @@
 /* NVPTX codegen: an optimised LLVM module to PTX text, as LLVMTargetMachineEmitToMemoryBuffer
  * does it but without the codegen passes that do nothing for oxide's kernels, and through a pass
- * manager kept with the target machine where that is safe (docs/pipeline.md, "Codegen"). The one
- * C++ file of liboxide, because LLVM-C can neither leave a pass out of the codegen pipeline nor
- * keep one (nor print IR through a buffer). Callers see only the C functions of lib/codegen.h. */
+ * manager kept with the target machine where that is safe (docs/pipeline.md, "Codegen"); the IR
+ * pipeline as LLVMRunPasses runs it, through a pass builder kept the same way. The one C++ file
+ * of liboxide, because LLVM-C can neither leave a pass out of the codegen pipeline nor keep a
+ * pass manager (nor print IR through a buffer). Callers see only the C functions of
+ * lib/codegen.h. */
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -11,9 +13,12 @@
 #include <llvm/IR/GlobalVariable.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/PassManager.h>
 #include <llvm/Pass.h>
 #include <llvm/PassInfo.h>
 #include <llvm/PassRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Passes/StandardInstrumentations.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
@@ -118,8 +123,10 @@ oxide_codegen *make_codegen(TargetMachine *tm) {
  * the same address would get the old module's variables printed into it (measured: the process
  * ends in "Bad address space found while emitting PTX"). So the manager remembers the functions
  * of every module with shared-memory globals it ran (the only ones that can be keys of that map),
- * and a module with a function at one of those addresses gets a manager of its own. At SEEN_MAX
- * remembered functions the manager is made afresh, which empties the map as well. */
+ * and a module with a function at one of those addresses gets a fresh manager, which is kept
+ * from then on (its map and set empty: a manager for that compile alone left the set growing, and
+ * reduce then paid for building one in 31 compiles of 101, not 8). At SEEN_MAX remembered
+ * functions the manager is made afresh as well. */
 enum { SEEN_MAX = 4096 };
 
 bool has_shared(const Module &m) {
@@ -141,18 +148,16 @@ bool reusable_for(const oxide_codegen *cg, const Module &m) {
 extern "C" char *oxide__codegen(LLVMTargetMachineRef tmr, oxide_codegen **kept, LLVMModuleRef mr, size_t *len) {
     TargetMachine *tm = reinterpret_cast<TargetMachine *>(tmr);
     Module *m = reinterpret_cast<Module *>(mr);
-    if (*kept && (*kept)->seen.size() >= SEEN_MAX) {
+    if (*kept && ((*kept)->seen.size() >= SEEN_MAX || !reusable_for(*kept, *m))) {
         delete *kept;
         *kept = nullptr;
     }
     if (!*kept)
         *kept = make_codegen(tm);
-    oxide_codegen *own = nullptr, *cg = *kept;
-    if (cg && !reusable_for(cg, *m))
-        cg = own = make_codegen(tm);
+    oxide_codegen *cg = *kept;
     if (!cg)
         return nullptr;
-    if (cg == *kept && has_shared(*m))
+    if (has_shared(*m))
         for (const Function &f : *m)
             if (!f.isDeclaration())
                 cg->seen.insert(&f);
@@ -165,11 +170,62 @@ extern "C" char *oxide__codegen(LLVMTargetMachineRef tmr, oxide_codegen **kept, 
         out[cg->ptx.size()] = 0;
         *len = cg->ptx.size();
     }
-    delete own;
     return out;
 }
 
 extern "C" void oxide__codegen_destroy(oxide_codegen *cg) { delete cg; }
+
+/* The IR pipeline as LLVMRunPasses runs it, but kept: LLVMRunPasses builds a PassBuilder (which
+ * names some 600 pass classes to its instrumentation), registers about 100 analyses with four
+ * analysis managers and parses the pipeline text on every call, 2% of a vecadd compile. The
+ * passes keep nothing from one module to the next (each run starts from its options), and the
+ * analysis managers are emptied after every run, since the module's addresses are reused. Of
+ * LLVMRunPasses' standard instrumentations only the one skipping optnone functions acts without
+ * a command-line flag, so it is the one registered here. */
+struct oxide_passes {
+    PassInstrumentationCallbacks pic;
+    OptNoneInstrumentation optnone{false};
+    PassBuilder pb;
+    LoopAnalysisManager lam;
+    FunctionAnalysisManager fam;
+    CGSCCAnalysisManager cgam;
+    ModuleAnalysisManager mam;
+    ModulePassManager mpm;
+    const char *pipeline = nullptr; /* what mpm was parsed from */
+
+    explicit oxide_passes(TargetMachine *tm) : pb(tm, PipelineTuningOptions(), std::nullopt, &pic) {
+        pb.registerLoopAnalyses(lam);
+        pb.registerFunctionAnalyses(fam);
+        pb.registerCGSCCAnalyses(cgam);
+        pb.registerModuleAnalyses(mam);
+        pb.crossRegisterProxies(lam, fam, cgam, mam);
+        optnone.registerCallbacks(pic);
+    }
+};
+
+extern "C" char *oxide__run_pipeline(LLVMTargetMachineRef tmr, oxide_passes **kept, LLVMModuleRef mr,
+                                     const char *pipeline) {
+    if (!*kept)
+        *kept = new (std::nothrow) oxide_passes(reinterpret_cast<TargetMachine *>(tmr));
+    oxide_passes *p = *kept;
+    if (!p)
+        return strdup("out of memory");
+    if (p->pipeline != pipeline) {
+        p->mpm = ModulePassManager();
+        p->pipeline = nullptr;
+        if (Error e = p->pb.parsePassPipeline(p->mpm, pipeline))
+            return strdup(toString(std::move(e)).c_str());
+        p->pipeline = pipeline;
+    }
+    p->mpm.run(*reinterpret_cast<Module *>(mr), p->mam);
+    p->mam.clear();
+    p->cgam.clear();
+    p->fam.clear();
+    p->lam.clear();
+    return nullptr;
+}
+
+extern "C" void oxide__passes_destroy(oxide_passes *p) { delete p; }
 
 /* LLVMPrintModuleToString writes through an unbuffered stream, so every token crosses two
  * virtual writes and the column tracking on its own; through a buffer the same text costs 3% less

@@ -103,6 +103,7 @@ oxide_status oxide__bitcode_full_read(const void *data, size_t size, const char 
 }
 
 oxide_status oxide__bitcode_store(oxide_module *mod, const void *data, size_t size, const char *uname) {
+    oxide__module_changed(mod);
     oxide_bitcode_unit *u = oxide__alloc(&mod->arena, sizeof *u);
     if (!u || !(u->data = oxide__alloc(&mod->arena, size)) || !(u->name = oxide__strdup(&mod->arena, uname)) ||
         !oxide__vec_push(&mod->arena, &mod->bitcode, u))

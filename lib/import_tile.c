@@ -339,6 +339,7 @@ oxide_status oxide_module_import_tile_kernels(oxide_module *mod) {
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "oxide_module_import_tile_kernels: mod is NULL");
     if (mod->tile_import)
         return OXIDE_OK;
+    oxide__module_changed(mod);
     bool simt = mentions(mod, "__oxide_kernel_tag");
     if (!mentions(mod, "__oxide_tile_kernel_tag")) {
         mod->tile_import = OXIDE_TILE_IMPORT_SIMT;

@@ -226,6 +226,17 @@ typedef enum oxide__stage {
 /* A monotonic clock in ms, for the stage times. */
 double oxide__now_ms(void);
 
+struct oxide_options {
+    char target[16];          /* "sm_90a" */
+    unsigned sm;              /* 90 */
+    bool arch_specific;       /* the 'a' suffix */
+    int ptx_major, ptx_minor; /* 0,0 = choose */
+    int opt_level;
+    bool fast_math;
+    bool line_info;
+    int tile_variants; /* oxide_tile_variants */
+};
+
 struct oxide_module {
     oxide_context *ctx;
     oxide_arena arena;
@@ -236,7 +247,11 @@ struct oxide_module {
     char *printed;       /* result of oxide_module_print (malloc) */
     char *ptx;           /* result of oxide_module_compile (malloc) */
     size_t ptx_len;
-    char *llvm_ir;                    /* malloc */
+    char *llvm_ir; /* malloc; NULL while ir_pending */
+    /* The last compile succeeded and its LLVM IR is not printed yet: it is made from the module
+     * and ir_opts when asked for, or before the module's first edit since (oxide__module_changed). */
+    bool ir_pending;
+    oxide_options ir_opts;
     struct oxide_module *next, *prev; /* context's list */
     uint8_t tile_import;              /* oxide_module_import_tile_kernels: 0 not yet, else OXIDE_TILE_IMPORT_* */
     double stage_ms[OXIDE__STAGES];   /* the last compile's time in each stage */
@@ -261,17 +276,6 @@ struct oxide_context {
     oxide_target_cache *targets; /* owned by emit.c; freed by oxide__targets_free */
 };
 
-struct oxide_options {
-    char target[16];          /* "sm_90a" */
-    unsigned sm;              /* 90 */
-    bool arch_specific;       /* the 'a' suffix */
-    int ptx_major, ptx_minor; /* 0,0 = choose */
-    int opt_level;
-    bool fast_math;
-    bool line_info;
-    int tile_variants; /* oxide_tile_variants */
-};
-
 /* Default options (sm_90a, O3) for calls given NULL. */
 void oxide__options_default(oxide_options *o);
 /* opts, or (NULL) the defaults written to *storage. */
@@ -280,6 +284,14 @@ static inline const oxide_options *oxide__options_or_default(const oxide_options
         return opts;
     oxide__options_default(storage);
     return storage;
+}
+
+/* Makes the pending LLVM IR of mod's last compile (see oxide_module.ir_pending; lib/compile.c). */
+void oxide__module_keep_ir(oxide_module *mod);
+/* Every edit of a module calls this before it changes anything. */
+static inline void oxide__module_changed(oxide_module *mod) {
+    if (mod->ir_pending)
+        oxide__module_keep_ir(mod);
 }
 
 oxide_global *oxide__module_find_global(oxide_module *mod, const char *name);

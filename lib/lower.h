@@ -40,6 +40,8 @@ typedef struct lw {
      * nested n deep with shared fields is then lowered in O(n), not O(2^n) */
     struct lw_type_memo *tmemo;
     uint32_t tmemo_cap, tmemo_len;
+    /* intrinsic declarations already made (lw_call_intrinsic), direct-mapped; NULL until used */
+    struct lw_intrinsic *imemo;
     /* first failure */
     oxide_status st;
 } lw;

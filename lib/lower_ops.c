@@ -594,7 +594,10 @@ static LLVMValueRef lower_intrinsic(lw *L, const oxide_inst *in, LLVMValueRef *o
     }
     if (tl > 2 && !strcmp(tmpl + tl - 2, ".T")) {
         char base[64];
-        snprintf(base, sizeof base, "%.*s", (int)(tl - 2), tmpl);
+        if (tl - 2 >= sizeof base)
+            return lw_call_intrinsic(L, tmpl, NULL, 0, ops, n); /* no such intrinsic: its error */
+        memcpy(base, tmpl, tl - 2);
+        base[tl - 2] = 0;
         LLVMTypeRef t = lw_type(L, in->operands[0]->type);
         LLVMValueRef r = lw_call_intrinsic(L, base, &t, 1, ops, n);
         if (r)

@@ -1,6 +1,6 @@
 /* The NVPTX target: LLVM's one-time process setup, the PTX ISA version for a target, and the
- * target machines with the codegen pass manager kept for each (lib/emit_codegen.cpp), held by
- * contexts and pooled across them. docs/pipeline.md, "Targets and PTX ISA versions". */
+ * target machines with the codegen and IR pass managers kept for each (lib/emit_codegen.cpp),
+ * held by contexts and pooled across them. docs/pipeline.md, "Targets and PTX ISA versions". */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +52,7 @@ void oxide__llvm_init(void) { pthread_once(&llvm_once, init_llvm); }
 
 /* ---- target machines: a context's own, drawn from a process-wide pool ---- */
 
-/* Creating an NVPTX TargetMachine, and codegen's pass manager for it, are fixed costs of a
+/* Creating an NVPTX TargetMachine, and the pass managers for it, are fixed costs of a
  * compile, and programs make contexts freely (one per compile, one per thread). Neither is safe
  * to share between threads that emit at the same time, and a context is used by one thread at a
  * time, so each context holds the machines it took; when it is destroyed they go back to the
@@ -64,7 +64,7 @@ typedef struct tm_entry {
     int ptx;   /* major*10+minor */
     int level; /* codegen opt level */
     LLVMTargetMachineRef tm;
-    oxide_codegen *cg; /* codegen's pass manager kept for the next module (lib/codegen.h) */
+    oxide_kept kept; /* the pass managers kept for the next module (lib/codegen.h) */
 } tm_entry;
 
 struct oxide_target_cache {
@@ -105,7 +105,8 @@ void oxide__targets_free(oxide_target_cache *t) {
         if (pool.n < POOL_MAX) {
             pool.e[pool.n++] = t->e[i];
         } else {
-            oxide__codegen_destroy(t->e[i].cg); /* its passes point into the machine */
+            oxide__codegen_destroy(t->e[i].kept.cg); /* their passes point into the machine */
+            oxide__passes_destroy(t->e[i].kept.ir);
             LLVMDisposeTargetMachine(t->e[i].tm);
         }
     }
@@ -204,7 +205,7 @@ static oxide_status create_target_machine(const oxide_options *opts, int major, 
 }
 
 oxide_status oxide__target_codegen(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out,
-                                   oxide_codegen ***kept) {
+                                   oxide_kept **kept) {
     oxide__llvm_init();
     int major, minor;
     oxide_status st = oxide__ptx_version(opts, &major, &minor);
@@ -217,7 +218,7 @@ oxide_status oxide__target_codegen(oxide_context *ctx, const oxide_options *opts
     for (size_t i = 0; i < c->n; i++)
         if (same_target(&c->e[i], opts->sm, opts->arch_specific, ptx, level)) {
             *out = c->e[i].tm;
-            *kept = &c->e[i].cg;
+            *kept = &c->e[i].kept;
             return OXIDE_OK;
         }
     if (c->n == c->cap) {
@@ -228,17 +229,17 @@ oxide_status oxide__target_codegen(oxide_context *ctx, const oxide_options *opts
         c->e = e;
         c->cap = cap;
     }
-    tm_entry e = {opts->sm, opts->arch_specific, ptx, level, NULL, NULL};
+    tm_entry e = {opts->sm, opts->arch_specific, ptx, level, NULL, {NULL, NULL}};
     if (!pool_take(opts->sm, opts->arch_specific, ptx, level, &e) &&
         (st = create_target_machine(opts, major, minor, level, &e.tm)))
         return st;
     c->e[c->n] = e;
     *out = e.tm;
-    *kept = &c->e[c->n++].cg;
+    *kept = &c->e[c->n++].kept;
     return OXIDE_OK;
 }
 
 oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out) {
-    oxide_codegen **kept;
+    oxide_kept *kept;
     return oxide__target_codegen(ctx, opts, out, &kept);
 }

@@ -38,6 +38,7 @@ oxide_status oxide_tile_kernel_set_hint(oxide_function *k, oxide_tile_hint hint,
     oxide_status st = need_tile_kernel(k, "oxide_tile_kernel_set_hint");
     if (st || (st = oxide__tile_hint_check((unsigned)hint, value)))
         return st;
+    oxide__module_changed(k->mod);
     k->hints[hint] = value;
     k->hints_set |= 1u << hint;
     return OXIDE_OK;

@@ -336,6 +336,54 @@ static void test_llvm_ir(void) {
     oxide_module_destroy(m);
 }
 
+/* vecadd's optimised LLVM IR at level, from a module of its own, malloc'd. */
+static char *vecadd_ir(int level) {
+    oxide_module *m;
+    const char *ptx, *ir;
+    oxide_options *o = opts_for("sm_90a", level);
+    OK(oxide_example_module(ctx, "vecadd", &m));
+    OK(oxide_module_compile(m, o, &ptx, NULL));
+    OK(oxide_module_get_llvm_ir(m, &ir));
+    char *copy = strdup(ir);
+    oxide_module_destroy(m);
+    oxide_options_destroy(o);
+    return copy;
+}
+
+/* The IR is made when asked for, after the compile: it must be the compile's even when the
+ * module changes in between, the options change, or a later compile fails. */
+static void test_llvm_ir_of_last_compile(void) {
+    char *o0 = vecadd_ir(0), *o3 = vecadd_ir(3);
+    CHECK(strcmp(o0, o3) != 0, "levels 0 and 3 give different IR");
+    oxide_module *m;
+    oxide_function *k;
+    oxide_block *b;
+    const char *ptx, *ir;
+    oxide_options *o = opts_for("sm_90a", 0);
+    OK(oxide_example_module(ctx, "vecadd", &m));
+    OK(oxide_module_compile(m, o, &ptx, NULL));
+    OK(oxide_module_add_kernel(m, "extra", &k));
+    OK(oxide_function_add_block(k, NULL, 0, &b, NULL));
+    OK(oxide_build_op(b, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL));
+    OK(oxide_module_get_llvm_ir(m, &ir));
+    CHECK(!strcmp(ir, o0), "IR asked for after an edit is the compile's (level 0)");
+    oxide_options_destroy(o);
+    o = opts_for("sm_90a", 3);
+    OK(oxide_module_compile(m, o, &ptx, NULL));
+    OK(oxide_module_get_llvm_ir(m, &ir));
+    CHECK(strstr(ir, "@extra(") && strcmp(ir, o3) != 0, "a new compile gives the edited module's IR");
+    char *with_extra = strdup(ir);
+    OK(oxide_options_set_ptx_version(o, 6, 0));
+    CHECK(oxide_module_compile(m, o, &ptx, NULL) == OXIDE_ERROR_INVALID_ARGUMENT, "PTX 6.0 is refused for sm_90a");
+    OK(oxide_module_get_llvm_ir(m, &ir));
+    CHECK(!strcmp(ir, with_extra), "a failed compile leaves the last one's IR");
+    free(with_extra);
+    oxide_options_destroy(o);
+    oxide_module_destroy(m);
+    free(o0);
+    free(o3);
+}
+
 /* ---- failures are statuses ---- */
 
 static void test_failures(void) {
@@ -492,6 +540,7 @@ int main(void) {
     test_opt_levels_and_ptx_version();
     test_line_info();
     test_llvm_ir();
+    test_llvm_ir_of_last_compile();
     test_failures();
     test_printf_assert();
     test_symbol_names();
