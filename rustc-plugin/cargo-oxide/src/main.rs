@@ -526,8 +526,12 @@ fn build(args: &[String], run: bool) -> i32 {
     if !rustflags.contains("symbol-mangling-version") {
         rustflags = format!("{} -Csymbol-mangling-version=v0", rustflags).trim().to_string();
     }
-    // the device options in the unit hash too: changing --sm or --lineinfo relinks (new PTX)
-    rustflags = format!("{} --cfg oxide_sm=\"{}\"", rustflags, sm);
+    // the device options in the unit hash too: changing --sm or --lineinfo relinks (new PTX).
+    // Without --sm each package's own list applies, so that build hashes as "package", never as
+    // an explicit list (an explicit --sm equal to the default list must still relink a package
+    // whose Cargo.toml names other targets)
+    let sm_key = b.sm.clone().unwrap_or_else(|| "package".into());
+    rustflags = format!("{} --cfg oxide_sm=\"{}\"", rustflags, sm_key);
     if b.lineinfo {
         rustflags.push_str(" --cfg oxide_lineinfo");
         c.env("OXIDE_LINEINFO", "1");
