@@ -355,6 +355,12 @@ for t in sm_80 sm_90a; do
     "$PTXAS" -arch=$t "$CR/device_api.$t.ptx" -o "$TMP/x.cubin" && pass "ptxas -arch=$t device_api.$t.ptx" || bad "ptxas $t device_api.$t.ptx"
 done
 cmp -s "$CR/device_api.ptx" "$CR/device_api.sm_90a.ptx" && pass "device_api.ptx is the newest target's PTX" || bad "device_api.ptx"
+# a rebuilt liboxide relinks (its PTX may differ): cargo must not call the old build Fresh
+cp "$OXIDE_LIB" "$TMP/liboxide.so"
+(cd "$EX" && OXIDE_LIB="$TMP/liboxide.so" cargo oxide build --release -q -p vecadd) || bad "vecadd with a copied liboxide"
+touch -d "+1 second" "$TMP/liboxide.so"
+out="$(cd "$EX" && OXIDE_LIB="$TMP/liboxide.so" cargo oxide build --release -p vecadd 2>&1)"
+grep -q "Compiling vecadd" <<<"$out" && pass "a rebuilt liboxide relinks the program" || bad "liboxide rebuilt, program kept: $out"
 # built first for its Cargo.toml's sm_90a alone: an explicit --sm equal to the default list must
 # still relink it (the unit hash names the package list, not the default's targets)
 (cd "$EX" && cargo oxide build --release -q -p cluster) && pass "cluster built for its own sm_90a" || bad "cluster for sm_90a"

@@ -14,6 +14,16 @@ const RTLD_NOW: c_int = 2;
 const RTLD_LOCAL: c_int = 0;
 
 /// Where liboxide.so is: $OXIDE_LIB, next to this executable (installed), the checkout's builds.
+/// The library file's size and modification time (ns since the epoch): what changes when it is
+/// rebuilt or replaced, cheap to read on every build.
+pub fn identity(lib: &std::path::Path) -> String {
+    let Ok(m) = std::fs::metadata(lib) else {
+        return "unknown".into();
+    };
+    let t = m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+    format!("{}.{}", m.len(), t.map_or(0, |d| d.as_nanos()))
+}
+
 pub fn find() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("OXIDE_LIB") {
         let p = PathBuf::from(p);

@@ -532,6 +532,9 @@ fn build(args: &[String], run: bool) -> i32 {
     // whose Cargo.toml names other targets)
     let sm_key = b.sm.clone().unwrap_or_else(|| "package".into());
     rustflags = format!("{} --cfg oxide_sm=\"{}\"", rustflags, sm_key);
+    // and the compiler itself: a rebuilt or upgraded liboxide makes other PTX of the same Rust,
+    // which cargo would otherwise call Fresh and keep
+    rustflags = format!("{} --cfg oxide_lib=\"{}\"", rustflags, liboxide::identity(&lib));
     if b.lineinfo {
         rustflags.push_str(" --cfg oxide_lineinfo");
         c.env("OXIDE_LINEINFO", "1");
