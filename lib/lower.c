@@ -166,7 +166,8 @@ LLVMValueRef lw_call_intrinsic(lw *L, const char *name, LLVMTypeRef *over, size_
     LLVMTypeRef fty = LLVMIntrinsicGetType(L->c, id, over, nover);
     if (e) {
         strcpy(e->name, name);
-        memcpy(e->over, over, nover * sizeof *over);
+        if (nover) /* over may be NULL then */
+            memcpy(e->over, over, nover * sizeof *over);
         e->nover = nover;
         e->f = f;
         e->fty = fty;
