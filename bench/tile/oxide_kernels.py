@@ -12,10 +12,11 @@ EXAMPLES = os.path.join(ROOT, "examples", "python")
 
 # The choices, stated (bench/README.md repeats them):
 # (128x256x64 with 4 stages: 0.84-0.91 of cuBLAS on the H200 where 128x128x64 gave 0.70-0.73 with
-# 4 stages and 0.58-0.61 with 3; fp8 128x128x128 with 4 stages 0.71, with 3 0.59-0.64:
+# 4 stages and 0.58-0.61 with 3; grouped tile order, 8 row blocks wide: 0.853-0.948 against
+# 0.816-0.908 in the same run; fp8 128x256x128 with 4 stages 0.80-0.88, 128x128x128 0.73-0.77:
 # docs/results.md, "H200, 2026-12-02")
-MATMUL_BF16 = dict(BM=128, BN=256, BK=64, warps=8, stages=4)
-MATMUL_FP8 = dict(BM=128, BN=128, BK=128, warps=8, stages=4)
+MATMUL_BF16 = dict(BM=128, BN=256, BK=64, warps=8, stages=4, group=8)
+MATMUL_FP8 = dict(BM=128, BN=256, BK=128, warps=8, stages=4)
 SOFTMAX_TILE = 4096      # elements per program: R = SOFTMAX_TILE // C rows of C columns
 # layernorm: one row per program, the whole row in one tile; softmax and layernorm: warps
 # autotuned over the Triton peer's own set (peers_triton.py)
@@ -161,7 +162,8 @@ def describe():
     """One line naming oxide's choices, for the bench's header comment."""
     m, f, d = MATMUL_BF16, MATMUL_FP8, ATTENTION_DECODE
     a = " and ".join(f"{t['BM']}x{t['BN']} for D {k}" for k, t in ATTENTION.items())
-    return (f"oxide: bf16 matmul {m['BM']}x{m['BN']}x{m['BK']} tiles, {m['warps']} warps, {m['stages']} stages; "
+    return (f"oxide: bf16 matmul {m['BM']}x{m['BN']}x{m['BK']} tiles, {m['warps']} warps, {m['stages']} stages, "
+            f"group {m['group']}; "
             f"fp8 matmul {f['BM']}x{f['BN']}x{f['BK']}, {f['warps']} warps; softmax {SOFTMAX_TILE // 1024}K "
             f"elements per program, warps tuned over {ROW_WARPS}; layernorm one row per program, warps tuned; attention "
             f"{a} (query rows x keys), {ATTENTION[128]['warps']} warps; decode {d['BM']}x{d['BN']}, "
