@@ -51,14 +51,6 @@ void tl_plan_tma(tl *T) {
     T->ntma = ntensors;
 }
 
-/* The load behind a dot operand: through reshapes and permutes (emit_wgmma.c's operand chain). */
-static const oxide_inst *load_behind(const oxide_value *v) {
-    while (v->kind == VAL_INST && v->def->op != OXIDE_OP_TILE_LOAD &&
-           (v->def->op == OXIDE_OP_TILE_RESHAPE || v->def->op == OXIDE_OP_TILE_PERMUTE))
-        v = v->def->operands[0];
-    return v->kind == VAL_INST && v->def->op == OXIDE_OP_TILE_LOAD ? v->def : NULL;
-}
-
 void tl_plan_release(tl *T) {
     for (uint32_t k = 0; k < T->npipes; k++) {
         tl_pipe *p = &T->pipes[k];
@@ -76,7 +68,8 @@ void tl_plan_release(tl *T) {
             for (uint32_t j = 0; j < p->body->insts.len; j++) {
                 const oxide_inst *d = p->body->insts.items[j];
                 if (d->op == OXIDE_OP_TILE_DOT && tl_val_of(T, d->result)->wgmma)
-                    readers += (load_behind(d->operands[0]) == l) + (load_behind(d->operands[1]) == l);
+                    readers +=
+                        (tl_wgmma_operand_load(d->operands[0]) == l) + (tl_wgmma_operand_load(d->operands[1]) == l);
             }
             ok = readers == 1;
         }
@@ -145,10 +138,9 @@ void tl_tma_init(tl *T, const tl_pipe *p, int8_t k) {
     tl_barrier(T);
 }
 
-/* (iteration / stages) & 1: the phase the slot's barrier completes for this iteration */
-static oxide_value *phase(tl *T, const tl_pipe *p) {
-    oxide_value *i = tl_op2(T, OXIDE_OP_SUB, tl_i64(T, tl_scalar_of(T, p->iv)), tl_i64(T, tl_scalar_of(T, p->iv0)));
-    i = tl_op2(T, OXIDE_OP_UDIV, i, tl_int(T, T->ti64, p->step * p->stages));
+/* (iter / stages) & 1: the phase a slot's barrier completes for iteration iter (i64) */
+static oxide_value *phase(tl *T, const tl_pipe *p, oxide_value *iter) {
+    oxide_value *i = tl_op2(T, OXIDE_OP_UDIV, iter, tl_int(T, T->ti64, p->stages));
     return tl_cast(T, OXIDE_OP_TRUNC, tl_op2(T, OXIDE_OP_AND, i, tl_int(T, T->ti64, 1)), T->ti32);
 }
 
@@ -194,9 +186,7 @@ void tl_tma_copy(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value *con
         oxide_value *reuse = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_UGE, iter, st);
         if (!when(T, reuse, &used))
             return;
-        oxide_value *last = tl_op2(T, OXIDE_OP_UDIV, tl_op2(T, OXIDE_OP_SUB, iter, st), st);
-        spin(T, slot_bar(T, in, stage, true),
-             tl_cast(T, OXIDE_OP_TRUNC, tl_op2(T, OXIDE_OP_AND, last, tl_int(T, T->ti64, 1)), T->ti32));
+        spin(T, slot_bar(T, in, stage, true), phase(T, p, tl_op2(T, OXIDE_OP_SUB, iter, st)));
         tl_go_to(T, used, NULL, 0);
         T->b = used;
     }
@@ -234,7 +224,7 @@ void tl_tma_wait(tl *T, const tl_pipe *p, const oxide_inst *const *loads, uint32
         if (!loads[i] || !tl_val_of(T, loads[i]->result)->tma)
             continue;
         if (!stage)
-            stage = tl_pipe_stage(T, p, 0), ph = phase(T, p);
+            stage = tl_pipe_stage(T, p, 0), ph = phase(T, p, tl_pipe_iter(T, p, 0));
         spin(T, bar_at(T, loads[i], stage), ph);
     }
 }

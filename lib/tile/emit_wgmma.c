@@ -42,6 +42,11 @@ static bool operand_chain(const oxide_value *v, opchain *c) {
     return false;
 }
 
+const oxide_inst *tl_wgmma_operand_load(const oxide_value *operand) {
+    opchain c;
+    return operand_chain(operand, &c) ? c.load : NULL;
+}
+
 void tl_wgmma_layout(tl_layout *L, const oxide_type *tile, uint32_t warps) {
     /* tl_mma with every warp along M gives a warp 16 rows of each m16 block; wgmma wants warp w
      * of a warpgroup at rows 16 (w % 4) of each 64-row block, the warpgroups next, then the

@@ -225,6 +225,9 @@ void tl_emit_dot(tl *T, const oxide_inst *in);
 /* ---- emit_wgmma.c: dot on sm_90a from shared memory ---- */
 /* The wgmma accumulator layout: each warpgroup's m64 blocks of rows, each warp 16 of them. */
 void tl_wgmma_layout(tl_layout *L, const oxide_type *tile, uint32_t warps);
+/* The tile.load a wgmma dot operand reads from shared memory (through its reshapes and
+ * permutes), or NULL. */
+const oxide_inst *tl_wgmma_operand_load(const oxide_value *operand);
 /* Marks the dots that take the wgmma path and the loads that feed them (before layouts). */
 oxide_status tl_plan_wgmma(tl *T);
 void tl_emit_inst(tl *T, const oxide_inst *in); /* emit.c: one non-terminator */
@@ -245,8 +248,10 @@ void tl_emit_load_smem(tl *T, const oxide_inst *in);
  * at the start of b: the drain of a pipelined loop it leaves. */
 void tl_emit_pipe_prologue(tl *T, const oxide_block *b);
 void tl_emit_pipe_drain(tl *T, const oxide_block *b);
-/* The swizzled tile of load's in ring slot stage (i32), and the slot of iteration now + d. */
+/* The swizzled tile of load's in ring slot stage (i32); the body's iteration number now (from 0)
+ * plus d (i64), and its slot (i32). */
 oxide_value *tl_ring_slot(tl *T, const oxide_inst *load, oxide_value *stage);
+oxide_value *tl_pipe_iter(tl *T, const tl_pipe *p, uint32_t d);
 oxide_value *tl_pipe_stage(tl *T, const tl_pipe *p, uint32_t d);
 /* The ring slots a dot reads its operand tiles from this iteration (la NULL: A from registers),
  * and their ring (NULL: none); the caller waits for the copies (both dot paths). */

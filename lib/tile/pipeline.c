@@ -391,12 +391,15 @@ static oxide_value *iter_iv(tl *T, const tl_pipe *p, oxide_value *iv, int64_t d,
     return v;
 }
 
-/* The iteration number of the body now (from 0), mod the ring's stages, plus d. */
-oxide_value *tl_pipe_stage(tl *T, const tl_pipe *p, uint32_t d) {
+oxide_value *tl_pipe_iter(tl *T, const tl_pipe *p, uint32_t d) {
     oxide_value *i = tl_op2(T, OXIDE_OP_SUB, as_i64(T, p->iv), as_i64(T, p->iv0));
     i = tl_op2(T, OXIDE_OP_UDIV, i, tl_int(T, T->ti64, p->step));
-    i = tl_op2(T, OXIDE_OP_ADD, i, tl_int(T, T->ti64, d));
-    return tl_cast(T, OXIDE_OP_TRUNC, tl_op2(T, OXIDE_OP_UREM, i, tl_int(T, T->ti64, p->stages)), T->ti32);
+    return d ? tl_op2(T, OXIDE_OP_ADD, i, tl_int(T, T->ti64, d)) : i;
+}
+
+oxide_value *tl_pipe_stage(tl *T, const tl_pipe *p, uint32_t d) {
+    return tl_cast(T, OXIDE_OP_TRUNC, tl_op2(T, OXIDE_OP_UREM, tl_pipe_iter(T, p, d), tl_int(T, T->ti64, p->stages)),
+                   T->ti32);
 }
 
 /* A ring slot's copy: through TMA in the TMA variant where the load may (emit_tma.c), else with
@@ -428,11 +431,8 @@ void tl_emit_load_smem(tl *T, const oxide_inst *in) {
     uint32_t ahead = tl_pipe_ahead(p);
     oxide_value *active, *ivv = iter_iv(T, p, tl_scalar_of(T, p->iv), ahead, &active);
     coords_at(T, p, in, ivv, at);
-    oxide_value *iter = tl_op2(T, OXIDE_OP_SUB, as_i64(T, p->iv), as_i64(T, p->iv0));
-    iter =
-        tl_op2(T, OXIDE_OP_ADD, tl_op2(T, OXIDE_OP_UDIV, iter, tl_int(T, T->ti64, p->step)), tl_int(T, T->ti64, ahead));
     if (!T->st)
-        pipe_copy(T, in, tl_pipe_stage(T, p, ahead), at, active, iter);
+        pipe_copy(T, in, tl_pipe_stage(T, p, ahead), at, active, tl_pipe_iter(T, p, ahead));
 }
 
 void tl_emit_pipe_prologue(tl *T, const oxide_block *b) {
