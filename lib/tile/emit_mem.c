@@ -260,15 +260,16 @@ void tl_emit_load(tl *T, const oxide_inst *in) {
         r->regs[g] = w > 1 ? tl_imm_op(T, OXIDE_OP_EXTRACT, g % w, et, &vals[g / w], 1) : vals[g];
 }
 
-/* Ends the current block with a branch on cond to a new block and makes the one where both go on. */
-static bool guard(tl *T, oxide_value *cond, oxide_block **then, oxide_block **next) {
-    oxide_status st = T->st ? T->st : oxide_function_add_block(T->k, NULL, 0, then, NULL);
+bool tl_when(tl *T, oxide_value *cond, oxide_block **join) {
+    oxide_block *then = NULL;
+    oxide_status st = T->st ? T->st : oxide_function_add_block(T->k, NULL, 0, &then, NULL);
     if (!st)
-        st = oxide_function_add_block(T->k, NULL, 0, next, NULL);
+        st = oxide_function_add_block(T->k, NULL, 0, join, NULL);
     if (!st)
-        st = oxide_build_cond_br(T->b, cond, *then, NULL, 0, *next, NULL, 0);
+        st = oxide_build_cond_br(T->b, cond, then, NULL, 0, *join, NULL, 0);
     if (st && !T->st)
         tl_fail(T, OXIDE_ERROR_CODEGEN, "the lowering built an invalid branch: %s", oxide_last_error());
+    T->b = then;
     return !T->st;
 }
 
@@ -290,7 +291,7 @@ void tl_emit_store(tl *T, const oxide_inst *in, bool atomic) {
     oxide_value *first = first_address(T, &s, et);
     /* an atomic add must not add the copies other threads own; a plain store may write them */
     oxide_value *own = atomic ? tl_is_owner(T, &L) : NULL;
-    oxide_block *fast = NULL, *slow = NULL, *join = NULL, *then = NULL, *next = NULL;
+    oxide_block *fast = NULL, *slow = NULL, *join = NULL, *next = NULL;
     if (!tl_split(T, all_inside(T, &s, &L, first, n, es, own), &fast, &slow, &join, NULL, 0, NULL))
         return;
     oxide_attr val = {.key = OXIDE_ATTR_ALIGN, .i = es * n}, al = {.key = OXIDE_ATTR_ALIGN, .i = es};
@@ -300,8 +301,7 @@ void tl_emit_store(tl *T, const oxide_inst *in, bool atomic) {
     tl_go_to(T, join, NULL, 0);
     /* the edge: each element stored only where it is inside (a predicated store once assembled) */
     T->b = slow;
-    for (uint32_t g = 0; g < nregs && guard(T, elem_inside(T, &s, &L, g, own), &then, &next); g++) {
-        T->b = then;
+    for (uint32_t g = 0; g < nregs && tl_when(T, elem_inside(T, &s, &L, g, own), &next); g++) {
         put(T, atomic, v[g], inside_address(T, &s, &L, first, g, et, false), &al);
         tl_go_to(T, next, NULL, 0);
         T->b = next;

@@ -91,17 +91,6 @@ static oxide_value *bar_at(tl *T, const oxide_inst *load, oxide_value *stage) {
     return slot_bar(T, load, stage, false);
 }
 
-/* if (cond) { then() } as blocks; returns the block then's code goes in, and sets *join */
-static bool when(tl *T, oxide_value *cond, oxide_block **join) {
-    oxide_block *yes, *no;
-    if (!tl_split(T, cond, &yes, &no, join, NULL, 0, NULL))
-        return false;
-    T->b = no;
-    tl_go_to(T, *join, NULL, 0);
-    T->b = yes;
-    return true;
-}
-
 static oxide_value *tid0(tl *T) { return tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, T->tid, tl_int(T, T->ti32, 0)); }
 
 void tl_tma_init(tl *T, const tl_pipe *p, int8_t k) {
@@ -116,7 +105,7 @@ void tl_tma_init(tl *T, const tl_pipe *p, int8_t k) {
     /* every thread is past the barriers' last use (the loop may run again) */
     tl_barrier(T);
     oxide_block *join;
-    if (!when(T, tid0(T), &join))
+    if (!tl_when(T, tid0(T), &join))
         return;
     for (uint32_t i = 0; i < p->body->insts.len; i++) {
         const oxide_inst *in = p->body->insts.items[i];
@@ -176,7 +165,7 @@ void tl_tma_copy(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value *con
     for (uint32_t d = 0; d < rk; d++)
         bytes *= lt->shape[d];
     oxide_block *join;
-    if (!when(T, tl_op2(T, OXIDE_OP_AND, active, tid0(T)), &join))
+    if (!tl_when(T, tl_op2(T, OXIDE_OP_AND, active, tid0(T)), &join))
         return;
     const tl_pipe *p = &T->pipes[tl_val_of(T, in->result)->pipe];
     if (iter && p->released) {
@@ -184,7 +173,7 @@ void tl_tma_copy(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value *con
         oxide_value *st = tl_int(T, T->ti64, p->stages);
         oxide_block *used;
         oxide_value *reuse = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_UGE, iter, st);
-        if (!when(T, reuse, &used))
+        if (!tl_when(T, reuse, &used))
             return;
         spin(T, slot_bar(T, in, stage, true), phase(T, p, tl_op2(T, OXIDE_OP_SUB, iter, st)));
         tl_go_to(T, used, NULL, 0);
@@ -233,7 +222,7 @@ void tl_tma_release(tl *T, const tl_pipe *p, const oxide_inst *const *loads, uin
     if (!p || !p->released)
         return;
     oxide_block *join;
-    if (!when(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, T->lane, tl_int(T, T->ti32, 0)), &join))
+    if (!tl_when(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, T->lane, tl_int(T, T->ti32, 0)), &join))
         return;
     oxide_value *stage = tl_pipe_stage(T, p, 0);
     for (uint32_t i = 0; i < n && !T->st; i++) {

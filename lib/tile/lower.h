@@ -216,6 +216,9 @@ oxide_value *tl_pack(tl *T, oxide_value *const *elems, uint32_t n);
 bool tl_split(tl *T, oxide_value *cond, oxide_block **fast, oxide_block **slow, oxide_block **join, oxide_type *t,
               uint32_t n, oxide_value **joined);
 void tl_go_to(tl *T, oxide_block *to, oxide_value *const *args, uint32_t n);
+/* if (cond) { ... }: ends the current block with a branch on cond to a new block, where the code
+ * goes on (T->b), and *join, where the "then" code ends with tl_go_to and both go on. */
+bool tl_when(tl *T, oxide_value *cond, oxide_block **join);
 /* Registers of src (layout a) rearranged into layout b through shared memory. */
 oxide_value **tl_convert(tl *T, oxide_value **src, const tl_layout *a, const tl_layout *b, oxide_type *elem);
 
