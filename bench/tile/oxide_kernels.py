@@ -12,7 +12,7 @@ EXAMPLES = os.path.join(ROOT, "examples", "python")
 
 # The choices, stated (bench/README.md repeats them):
 # (128x256x64 with 4 stages: 0.84-0.91 of cuBLAS on the H200 where 128x128x64 gave 0.70-0.73 with
-# 4 stages and 0.58-0.61 with 3; grouped tile order, 8 row blocks wide: 0.853-0.948 against
+# 4 stages and 0.58-0.61 with 3; grouped tile order, 8 row blocks wide: 0.817-0.948 against
 # 0.816-0.908 in the same run; fp8 128x256x128 with 4 stages 0.80-0.88, 128x128x128 0.73-0.77:
 # docs/results.md, "H200, 2026-12-02")
 MATMUL_BF16 = dict(BM=128, BN=256, BK=64, warps=8, stages=4, group=8)
