@@ -294,7 +294,8 @@ typedef enum oxide_tile_hint {
     OXIDE_TILE_HINT_GROUP,           /* grouped tile order width, 0 = off (default) */
     OXIDE_TILE_HINT_PERSISTENT,      /* 0 (default) or 1 */
     OXIDE_TILE_HINT_CONSUMER_GROUPS, /* 1 (default) or 2 */
-    OXIDE_TILE_HINT_CLUSTER          /* 1 (default), 2 or 4 */
+    OXIDE_TILE_HINT_CLUSTER,         /* 1 (default), 2 or 4 */
+    OXIDE_TILE_HINT_PRODUCER         /* 1 (default): a producer warpgroup issues TMA copies; 0: off */
 } oxide_tile_hint;
 /* Set a hint; a hint that was set is printed (in the order above), even at its default. */
 OXIDE_API oxide_status oxide_tile_kernel_set_hint(oxide_function *k, oxide_tile_hint hint, uint32_t value);

@@ -180,7 +180,7 @@ struct oxide_function {
     const char *name;
     bool is_kernel;
     bool is_tile;                 /* a tile kernel (also is_kernel) */
-    uint32_t hints[6], hints_set; /* tile kernels: oxide_tile_hint values; bit h set = given */
+    uint32_t hints[7], hints_set; /* tile kernels: oxide_tile_hint values; bit h set = given */
     oxide_type *ret;              /* device functions; VOID for kernels */
     oxide_vec params;             /* oxide_value* (kernels: flattened: a slice gives two) */
     oxide_vec iface;              /* kernels: oxide_iface_param* */

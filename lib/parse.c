@@ -459,7 +459,8 @@ static oxide_status tile_hints(P *p, oxide_function *fn) {
         while (h < OXIDE__TILE_NHINTS && !is_word(p, k, oxide__tile_hint_names[h]))
             h++;
         if (h == OXIDE__TILE_NHINTS)
-            return perr(k, "unknown hint %s (hints: warps, stages, group, persistent, consumer_groups, cluster)",
+            return perr(k,
+                        "unknown hint %s (hints: warps, stages, group, persistent, consumer_groups, cluster, producer)",
                         describe(p, k, d));
         if (seen & (1u << h))
             return perr(k, "hint %s is given twice", oxide__tile_hint_names[h]);

@@ -84,7 +84,14 @@ oxide_value *tl_imm_op(tl *T, oxide_op op, int64_t imm, oxide_type *rt, oxide_va
     return tl_op(T, op, ops, n, rt, &at, 1);
 }
 
-void tl_barrier(tl *T) { tl_op(T, OXIDE_OP_BARRIER, NULL, 0, NULL, NULL, 0); }
+void tl_barrier(tl *T) {
+    /* past the producer's branch (produce.c) only the consumer warps meet: barrier 1 counts them */
+    if (T->named) {
+        oxide_value *n = tl_int(T, T->ti32, T->threads);
+        tl_imm_op(T, OXIDE_OP_BARRIER_COUNT, 1, NULL, &n, 1);
+    } else
+        tl_op(T, OXIDE_OP_BARRIER, NULL, 0, NULL, NULL, 0);
+}
 
 oxide_type *tl_elem(tl *T, const oxide_type *tile) {
     const oxide_type *e = oxide__tile_scalar(tile);
@@ -813,8 +820,11 @@ oxide_status tl_emit_kernel(tl *T) {
     for (uint32_t i = 0; i < g.nreach && !T->st; i++) {
         const oxide_block *b = T->src->blocks.items[g.order[i]];
         T->b = T->blocks[g.order[i]];
-        if (i == 0)
+        if (i == 0) {
             emit_prologue(T);
+            if (T->producer)
+                tl_emit_producer(T, &g);
+        }
         tl_emit_pipe_drain(T, b);
         for (uint32_t j = 0; j + 1 < b->insts.len && !T->st; j++)
             tl_emit_inst(T, b->insts.items[j]);
@@ -840,8 +850,8 @@ oxide_status tl_emit_kernel(tl *T) {
     }
     T->at = NULL;
     if ((st = oxide_kernel_set_dyn_smem(T->k, (uint32_t)T->smem_need)) ||
-        (st = oxide_kernel_set_launch_bounds(T->k, T->threads, 0)))
+        (st = oxide_kernel_set_launch_bounds(T->k, T->threads + (T->producer ? 128 : 0), 0)))
         return tl_fail(T, st, "%s", oxide_last_error());
-    T->k->block[0] = T->threads, T->k->block[1] = T->k->block[2] = 1;
+    T->k->block[0] = T->threads + (T->producer ? 128 : 0), T->k->block[1] = T->k->block[2] = 1;
     return OXIDE_OK;
 }

@@ -54,9 +54,10 @@ void tl_plan_tma(tl *T) {
 void tl_plan_release(tl *T) {
     for (uint32_t k = 0; k < T->npipes; k++) {
         tl_pipe *p = &T->pipes[k];
-        /* a deferred dot's rings keep their block barriers: released, the fp8 matmul ran 10-14%
-         * slower on the H200 (bf16 about 2%), where attention's loop gained 7-10% */
-        if (!p->nloads || p->ntma != p->nloads || p->defer)
+        /* a deferred dot's rings keep their block barriers unless a producer warpgroup copies:
+         * released by the dot's warps, whose thread 0 then waited for free slots, the fp8 matmul
+         * ran 10-14% slower on the H200 (bf16 about 2%), where attention's loop gained 7-10% */
+        if (!p->nloads || p->ntma != p->nloads)
             continue;
         /* each ring load read by exactly one wgmma dot of the body (the count of arrivals) */
         bool ok = true;
@@ -73,7 +74,9 @@ void tl_plan_release(tl *T) {
             }
             ok = readers == 1;
         }
-        p->released = ok;
+        /* with a producer warpgroup a deferred dot's ring is released too (produce.c) */
+        bool produced = ok && tl_plan_producer(T, k);
+        p->released = ok && (!p->defer || produced);
     }
 }
 
@@ -91,7 +94,10 @@ static oxide_value *bar_at(tl *T, const oxide_inst *load, oxide_value *stage) {
     return slot_bar(T, load, stage, false);
 }
 
-static oxide_value *tid0(tl *T) { return tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, T->tid, tl_int(T, T->ti32, 0)); }
+/* the thread that copies: the producer warpgroup's first, else the block's */
+static oxide_value *tid0(tl *T) {
+    return tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, T->tid, tl_int(T, T->ti32, T->producer ? T->threads : 0));
+}
 
 void tl_tma_init(tl *T, const tl_pipe *p, int8_t k) {
     bool any = false;
@@ -221,10 +227,18 @@ void tl_tma_wait(tl *T, const tl_pipe *p, const oxide_inst *const *loads, uint32
 void tl_tma_release(tl *T, const tl_pipe *p, const oxide_inst *const *loads, uint32_t n) {
     if (!p || !p->released)
         return;
-    oxide_block *join;
-    if (!tl_when(T, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, T->lane, tl_int(T, T->ti32, 0)), &join))
-        return;
+    oxide_value *go = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, T->lane, tl_int(T, T->ti32, 0));
     oxide_value *stage = tl_pipe_stage(T, p, 0);
+    if (p->defer) {
+        /* the group left in flight reads this iteration's slot: the one before is free, if the
+         * loop ran an iteration before */
+        oxide_value *ran = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_UGE, tl_pipe_iter(T, p, 0), tl_int(T, T->ti64, 1));
+        go = tl_op2(T, OXIDE_OP_AND, go, ran);
+        stage = tl_pipe_stage(T, p, p->stages - 1);
+    }
+    oxide_block *join;
+    if (!tl_when(T, go, &join))
+        return;
     for (uint32_t i = 0; i < n && !T->st; i++) {
         if (!loads[i] || tl_val_of(T, loads[i]->result)->pipe < 0)
             continue;

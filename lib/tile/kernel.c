@@ -3,9 +3,9 @@
 
 #include "../ir.h"
 
-const char *const oxide__tile_hint_names[OXIDE__TILE_NHINTS] = {"warps",      "stages",          "group",
-                                                                "persistent", "consumer_groups", "cluster"};
-static const uint32_t hint_defaults[OXIDE__TILE_NHINTS] = {4, 3, 0, 0, 1, 1};
+const char *const oxide__tile_hint_names[OXIDE__TILE_NHINTS] = {"warps",           "stages",  "group",   "persistent",
+                                                                "consumer_groups", "cluster", "producer"};
+static const uint32_t hint_defaults[OXIDE__TILE_NHINTS] = {4, 3, 0, 0, 1, 1, 1};
 #define MAX_GROUP 1024u
 
 oxide_status oxide__tile_hint_check(unsigned hint, uint32_t v) {
@@ -18,6 +18,7 @@ oxide_status oxide__tile_hint_check(unsigned hint, uint32_t v) {
     case OXIDE_TILE_HINT_PERSISTENT: ok = v <= 1, want = "0 or 1"; break;
     case OXIDE_TILE_HINT_CONSUMER_GROUPS: ok = v == 1 || v == 2, want = "1 or 2"; break;
     case OXIDE_TILE_HINT_CLUSTER: ok = v == 1 || v == 2 || v == 4, want = "1, 2 or 4"; break;
+    case OXIDE_TILE_HINT_PRODUCER: ok = v <= 1, want = "0 or 1"; break;
     default: return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "unknown tile kernel hint %u", hint);
     }
     if (!ok)

@@ -11,6 +11,7 @@
  *   emit_wgmma.c tile.dot as wgmma from shared memory (sm_90a)
  *   pipeline.c shared-memory operand tiles, their cp.async copies, pipelined loops
  *   emit_tma.c TMA copies of pipelined operand tiles, mbarrier waits (sm_90a)
+ *   produce.c  the producer warpgroup that issues a TMA ring's copies (sm_90a)
  *   emit_red.c reductions (registers, then shuffles, then shared memory) and shape ops
  *   emit_print.c tile.print as printf from the thread holding each element
  * Not installed. */
@@ -81,6 +82,9 @@ typedef struct tl_pipe {
      * (no defer): the dot's warps release a slot by arriving on its "empty" mbarrier, and the
      * copy into it waits for that instead of a block barrier, so warpgroups need not run in step */
     bool released;
+    /* produce.c: its copies are issued by the producer warpgroup (implies released; a deferred
+     * dot releases the slot of the iteration before, once its group is waited for) */
+    bool produced;
 } tl_pipe;
 
 /* Iterations a ring's copies run ahead of its dot. */
@@ -119,6 +123,11 @@ typedef struct tl {
      * variant (tma_variant) copies so, the other with cp.async; ntma: tensors with a TMA box */
     bool tma_variant;
     uint32_t ntma;
+    /* produce.c: the ring (index + 1, 0 for none) whose copies a producer warpgroup issues; need
+     * marks (by value id) the scalars before the loop that it computes again; named: the code
+     * being built runs in the consumer warps only (block barriers count those) */
+    uint32_t producer;
+    bool *need, named;
     const oxide_inst *smem_who; /* the op needing it */
     oxide_value *dummy;         /* ptr.global to a private word: what loads of an empty tensor read */
     tl_tensor *tensors;         /* per source parameter (tensors only) */
@@ -274,6 +283,19 @@ uint64_t tl_smem_limit(unsigned sm); /* emit.c: dynamic shared memory a block ma
 /* At the start of a pipelined loop's exit: the deferred dot's last group waited for, with its
  * accumulator's registers tied to the wait (emit_wgmma.c). */
 void tl_emit_wgmma_drain(tl *T, const tl_pipe *p);
+
+/* ---- produce.c: warp specialisation (after tl_plan_tma) ---- */
+/* Whether ring k's copies can go to a producer warpgroup (then T->producer = k + 1, T->need set). */
+bool tl_plan_producer(tl *T, uint32_t k);
+/* At the end of the entry's preamble: the barriers, the producer warpgroup's whole program, and
+ * the branch into the consumers' (T->b after it). g: the source's blocks in order. */
+struct oxide_cfg;
+void tl_emit_producer(tl *T, const struct oxide_cfg *g);
+/* Marks the body's instructions a ring load's coordinates are computed from (pipeline.c). */
+bool tl_pipe_chain(const tl_pipe *p, const oxide_inst *load, bool *mark);
+bool tl_pipe_in_loop(const tl_pipe *p, const oxide_value *v);
+/* The load's coordinates for the iteration whose iv is ivv (i64, into at[]). */
+void tl_pipe_coords(tl *T, const tl_pipe *p, const oxide_inst *load, oxide_value *ivv, oxide_value **at);
 
 /* ---- emit_tma.c: TMA copies of pipelined operand tiles (after tl_plan_pipes) ---- */
 void tl_plan_tma(tl *T);

@@ -24,14 +24,14 @@ static const oxide_inst *term_of(const oxide_block *b) {
     return b->insts.len ? b->insts.items[b->insts.len - 1] : NULL;
 }
 
-static bool in_loop(const tl_pipe *p, const oxide_value *v) {
+bool tl_pipe_in_loop(const tl_pipe *p, const oxide_value *v) {
     return v->kind != VAL_PARAM && (v->block == p->head || v->block == p->body);
 }
 
 /* Marks (mark[i] for instruction i of the body) what the load's coordinates are computed from in
  * the body; false when that is not plain scalar arithmetic on iv and values from before the
  * loop, which the pipeline could not compute for a later iteration. */
-static bool chain(const tl_pipe *p, const oxide_inst *load, bool *mark) {
+bool tl_pipe_chain(const tl_pipe *p, const oxide_inst *load, bool *mark) {
     const oxide_block *b = p->body;
     uint32_t at = 0;
     while (at < b->insts.len && b->insts.items[at] != load)
@@ -42,7 +42,7 @@ static bool chain(const tl_pipe *p, const oxide_inst *load, bool *mark) {
         need[nneed++] = load->operands[k];
     for (uint32_t i = 0; i < nneed; i++) {
         const oxide_value *v = need[i];
-        if (v == p->iv || !in_loop(p, v))
+        if (v == p->iv || !tl_pipe_in_loop(p, v))
             continue;
         if (v->kind != VAL_INST || v->block != b)
             return false; /* a value of the head other than iv, or a block parameter */
@@ -98,7 +98,7 @@ static bool find_loop(tl *T, const oxide_inst *load, tl_pipe *p) {
                    .iv = c->def->operands[0],
                    .ub = c->def->operands[1],
                    .pred = c->def->pred};
-    if (in_loop(p, p->ub))
+    if (tl_pipe_in_loop(p, p->ub))
         return false;
     uint32_t j = p->iv->index, npred = 0;
     const oxide_value *next = bt->succ[0].args[j];
@@ -132,7 +132,7 @@ oxide_status tl_plan_pipes_n(tl *T, uint32_t stages) {
     if (stages < 2)
         return OXIDE_OK;
     const oxide_function *fn = T->src;
-    /* chain() marks instructions of one block: room for the longest */
+    /* tl_pipe_chain marks instructions of one block: room for the longest */
     size_t most = 1;
     for (uint32_t bi = 0; bi < fn->blocks.len; bi++)
         most = ((const oxide_block *)fn->blocks.items[bi])->insts.len > most
@@ -149,7 +149,7 @@ oxide_status tl_plan_pipes_n(tl *T, uint32_t stages) {
             if (in->op != OXIDE_OP_TILE_LOAD || !tl_val_of(T, in->result)->smem || !find_loop(T, in, &p))
                 continue;
             memset(mark, 0, most * sizeof *mark);
-            if (!chain(&p, in, mark))
+            if (!tl_pipe_chain(&p, in, mark))
                 continue;
             uint32_t k = 0;
             while (k < T->npipes && T->pipes[k].body != b)
@@ -180,7 +180,7 @@ void tl_pipe_pair(tl *T, const oxide_inst *dot, const oxide_inst *la, const oxid
         const oxide_inst *l = k ? lb : la;
         const tl_val *x = k ? c : a;
         if (l)
-            ok = x->pipe == pp || (x->pipe < 0 && !in_loop(q, l->result));
+            ok = x->pipe == pp || (x->pipe < 0 && !tl_pipe_in_loop(q, l->result));
     }
     if (ok)
         return;
@@ -347,12 +347,12 @@ static void copy_tile(tl *T, const oxide_inst *in, oxide_value *dst, oxide_value
     tl_op(T, OXIDE_OP_CP_ASYNC_COMMIT, NULL, 0, NULL, NULL, 0);
 }
 
-/* The load's coordinates for the iteration whose iv is ivv: the arithmetic chain() marked,
+/* The load's coordinates for the iteration whose iv is ivv: the arithmetic tl_pipe_chain marked,
  * emitted again with iv replaced (the values it overwrites are put back). */
-static void coords_at(tl *T, const tl_pipe *p, const oxide_inst *load, oxide_value *ivv, oxide_value **at) {
+void tl_pipe_coords(tl *T, const tl_pipe *p, const oxide_inst *load, oxide_value *ivv, oxide_value **at) {
     bool *mark = calloc(p->body->insts.len + 1, sizeof *mark);
     oxide_value **saved = calloc(p->body->insts.len + 1, sizeof *saved);
-    if (!mark || !saved || !chain(p, load, mark)) {
+    if (!mark || !saved || !tl_pipe_chain(p, load, mark)) {
         free(mark), free(saved);
         tl_fail(T, mark && saved ? OXIDE_ERROR_CODEGEN : OXIDE_ERROR_OUT_OF_MEMORY, "pipelining a load failed");
         return;
@@ -415,6 +415,8 @@ static void pipe_copy(tl *T, const oxide_inst *in, oxide_value *stage, oxide_val
 
 void tl_emit_load_smem(tl *T, const oxide_inst *in) {
     const tl_val *x = tl_val_of(T, in->result);
+    if (x->pipe >= 0 && T->pipes[x->pipe].produced)
+        return; /* the producer warpgroup copies it */
     /* the tile's last readers (the wgmmas of the previous iteration) are done: a released ring's
      * copy waits for its slot's empty barrier instead */
     if (x->pipe < 0 || !T->pipes[x->pipe].released)
@@ -430,7 +432,7 @@ void tl_emit_load_smem(tl *T, const oxide_inst *in) {
     const tl_pipe *p = &T->pipes[x->pipe];
     uint32_t ahead = tl_pipe_ahead(p);
     oxide_value *active, *ivv = iter_iv(T, p, tl_scalar_of(T, p->iv), ahead, &active);
-    coords_at(T, p, in, ivv, at);
+    tl_pipe_coords(T, p, in, ivv, at);
     if (!T->st)
         pipe_copy(T, in, tl_pipe_stage(T, p, ahead), at, active, tl_pipe_iter(T, p, ahead));
 }
@@ -440,15 +442,16 @@ void tl_emit_pipe_prologue(tl *T, const oxide_block *b) {
         const tl_pipe *p = &T->pipes[k];
         if (p->pre != b || !p->nloads)
             continue;
-        tl_tma_init(T, p, (int8_t)k);
-        for (uint32_t d = 0; d < tl_pipe_ahead(p) && !T->st; d++) {
+        if (!p->produced)
+            tl_tma_init(T, p, (int8_t)k);
+        for (uint32_t d = 0; d < tl_pipe_ahead(p) && !p->produced && !T->st; d++) {
             oxide_value *active, *ivv = iter_iv(T, p, tl_scalar_of(T, p->iv0), d, &active);
             for (uint32_t i = 0; i < p->body->insts.len && !T->st; i++) {
                 const oxide_inst *in = p->body->insts.items[i];
                 if (in->op != OXIDE_OP_TILE_LOAD || !in->result || tl_val_of(T, in->result)->pipe != (int8_t)k)
                     continue;
                 oxide_value *at[4];
-                coords_at(T, p, in, ivv, at);
+                tl_pipe_coords(T, p, in, ivv, at);
                 if (!T->st)
                     pipe_copy(T, in, tl_int(T, T->ti32, d), at, active, NULL);
             }

@@ -30,7 +30,7 @@ bool oxide__tile_type_name(const oxide_type *t, char *out, size_t cap);
 bool oxide__round_fp8(oxide_type_kind kind, double v, double *out);
 
 /* Tile kernel hints, indexed by oxide_tile_hint; the text and print order. */
-#define OXIDE__TILE_NHINTS 6u
+#define OXIDE__TILE_NHINTS 7u
 extern const char *const oxide__tile_hint_names[OXIDE__TILE_NHINTS];
 /* INVALID_ARGUMENT naming the hint and its range when v is out of it. */
 oxide_status oxide__tile_hint_check(unsigned hint, uint32_t v);

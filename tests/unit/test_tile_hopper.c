@@ -95,10 +95,36 @@ int main(void) {
         expect("matmul_bf16_128", mm, "sm_90a", "tma_entry(@matmul_bf16_128__tma)", 1);
         expect("matmul_bf16_128", mm, "sm_90a", "kernel @matmul_bf16_128__tma(", 1);
         expect("matmul_bf16_128", mm, "sm_90a", " tma_only", 1);
-        expect("matmul_bf16_128", mm, "sm_90a", "tma.load %", 6);
-        expect("matmul_bf16_128", mm, "sm_90a", "mbarrier.try_wait.parity", 2);
-        expect("matmul_bf16_128", mm, "sm_90a", "mbarrier.init", 6);
+        /* a producer warpgroup (produce.c) issues the TMA variant's copies: 1 + 2 in its loop,
+         * each first waiting for the slot's empty barrier (2 waits besides the dot's 2), full and
+         * empty barriers per stage (12); the consumers release the slot of the iteration before
+         * (2 arrivals), meet at barrier 1, and setmaxnreg moves registers to their two
+         * warpgroups; the plain variant keeps 8 warps */
+        expect("matmul_bf16_128", mm, "sm_90a", "tma.load %", 3);
+        expect("matmul_bf16_128", mm, "sm_90a", "mbarrier.try_wait.parity", 4);
+        expect("matmul_bf16_128", mm, "sm_90a", "mbarrier.init", 12);
+        expect("matmul_bf16_128", mm, "sm_90a", "mbarrier.arrive %", 2);
+        expect("matmul_bf16_128", mm, "sm_90a", "launch_bounds(384, 0)", 1);
+        expect("matmul_bf16_128", mm, "sm_90a", "launch_bounds(256, 0)", 1);
+        expect("matmul_bf16_128", mm, "sm_90a", "setmaxnreg.dec {imm=40}", 1);
+        expect("matmul_bf16_128", mm, "sm_90a", "setmaxnreg.inc {imm=232}", 1);
+        expect("matmul_bf16_128", mm, "sm_90a", "barrier.count %", -1);
         expect("matmul_bf16_128", mm, "sm_80", "tma", 0);
+        /* producer=0: thread 0 of the dot's warps copies, stages - 2 ahead (6), its ring not
+         * released (block barriers), as before the producer */
+        char *noprod = strdup(mm), *hp = noprod ? strstr(noprod, "stages=3)") : NULL;
+        if (hp && (noprod = realloc(noprod, strlen(noprod) + 16))) {
+            hp = strstr(noprod, "stages=3)");
+            memmove(hp + 20, hp + 8, strlen(hp + 8) + 1);
+            memcpy(hp + 8, ", producer=0", 12);
+            expect("matmul_bf16_128 producer=0", noprod, "sm_90a", "tma.load %", 6);
+            expect("matmul_bf16_128 producer=0", noprod, "sm_90a", "mbarrier.try_wait.parity", 2);
+            expect("matmul_bf16_128 producer=0", noprod, "sm_90a", "mbarrier.init", 6);
+            expect("matmul_bf16_128 producer=0", noprod, "sm_90a", "mbarrier.arrive %", 0);
+            expect("matmul_bf16_128 producer=0", noprod, "sm_90a", "setmaxnreg", 0);
+            expect("matmul_bf16_128 producer=0", noprod, "sm_90a", "launch_bounds(256, 0)", 2);
+        }
+        free(noprod);
         /* one variant, for a caller that knows its tensors: the plain one has no descriptors; the
          * TMA one is the kernel's own name, TMA-only */
         variants = OXIDE_TILE_VARIANTS_PLAIN;
@@ -110,7 +136,7 @@ int main(void) {
         expect("matmul_bf16_128", mm, "sm_90a", "kernel @matmul_bf16_128(", 1);
         expect("matmul_bf16_128", mm, "sm_90a", "__tma", 0);
         expect("matmul_bf16_128", mm, "sm_90a", " tma_only", 1);
-        expect("matmul_bf16_128", mm, "sm_90a", "tma.load %", 6);
+        expect("matmul_bf16_128", mm, "sm_90a", "tma.load %", 3);
         expect("matmul_bf16_128", mm, "sm_80", "tma", 0); /* nothing to copy by TMA there */
         variants = OXIDE_TILE_VARIANTS_ALL;
         {
@@ -141,14 +167,26 @@ int main(void) {
         expect("attention_fwd", att, "sm_90a", "wgmma.mma_async.bf16 ", 2 * 4);
         expect("attention_fwd", att, "sm_90a", "wgmma.mma_async.rs.bf16", 2 * 4);
         /* its rings are released: each dot's warps arrive on the slot's empty barrier and the copy
-         * into a slot waits for that, so the loop has no block barrier (4 are left: the entry's,
-         * the barriers' initialisation (2) and Q's copy waited for once before the loop; there
-         * were 3 more in the loop: K's and V's slot reuse and Q's wait); the matmul's deferred
-         * dot (its group in flight) keeps its block barriers */
+         * into a slot waits for that, so the loop has no block barrier. With the producer the
+         * block meets twice, at the barriers' initialisation; the consumers meet at barrier 1 for
+         * Q's copy (before it and once it landed). Without it 4 are left: the entry's, the
+         * initialisation's 2 and Q's wait (there were 3 more in the loop: K's and V's slot reuse
+         * and Q's wait) */
         variants = OXIDE_TILE_VARIANTS_TMA;
         expect("attention_fwd", att, "sm_90a", "mbarrier.arrive %", 2);
-        expect("attention_fwd", att, "sm_90a", "  barrier {imm=0}", 4);
-        expect("matmul_bf16_128", mm, "sm_90a", "mbarrier.arrive %", 0);
+        expect("attention_fwd", att, "sm_90a", "  barrier {imm=0}", 2);
+        expect("attention_fwd", att, "sm_90a", "barrier.count %", 2);
+        expect("attention_fwd", att, "sm_90a", "launch_bounds(256, 0)", 1);
+        expect("attention_fwd", att, "sm_90a", "setmaxnreg", 0); /* one consumer warpgroup */
+        char *att0 = strdup(att), *ha = att0 ? strstr(att0, "hints(warps=4)") : NULL;
+        if (ha && (att0 = realloc(att0, strlen(att0) + 16))) {
+            ha = strstr(att0, "hints(warps=4)");
+            memmove(ha + 25, ha + 13, strlen(ha + 13) + 1);
+            memcpy(ha + 13, ", producer=0", 12);
+            expect("attention_fwd producer=0", att0, "sm_90a", "  barrier {imm=0}", 4);
+            expect("attention_fwd producer=0", att0, "sm_90a", "barrier.count", 0);
+        }
+        free(att0);
         variants = OXIDE_TILE_VARIANTS_PLAIN;
         expect("attention_fwd", att, "sm_90a", "mbarrier", 0);
         variants = OXIDE_TILE_VARIANTS_ALL;

@@ -24,7 +24,7 @@ _PYOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, 
 _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 _PYCMP = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
           ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_, ast.IsNot: operator.is_not}
-_HINTS = ("warps", "stages", "group", "persistent", "consumer_groups", "cluster")
+_HINTS = ("warps", "stages", "group", "persistent", "consumer_groups", "cluster", "producer")
 
 
 class Undef:

@@ -9,11 +9,11 @@ import threading
 
 from .._builder import Context
 from .._errors import OxideError
-from ._compiler import Compiler, stored_tensors
+from ._compiler import _HINTS, Compiler, stored_tensors
 from ._gen import CompileError, Fail
 from ._types import BY_ARRAY_NAME, Tensor, constexpr, float32, int32, int64
 
-_HINT_KEYS = ("warps", "stages", "group", "persistent", "consumer_groups", "cluster")
+_HINT_KEYS = _HINTS  # the hints of the IR (lib/tile/kernel.c), in its order
 
 
 def _is_constexpr(annotation):
