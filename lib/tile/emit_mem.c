@@ -58,11 +58,13 @@ static oxide_value *stride(tl *T, const tl_tensor *t, uint32_t d) {
 }
 
 /* The thread's part of an access: per dim, the index of its first element (i64) and the largest
- * offset a register adds to it (the register bits of the dim, all set). */
+ * offset a register adds to it (the register bits of the dim, all set); on the element path, the
+ * range of those offsets that is inside (from_lo <= k < from_hi, see element_path). */
 typedef struct part {
     const tl_tensor *t;
     oxide_value *base[3];
     uint32_t most[3];
+    oxide_value *from_lo[3], *from_hi[3];
 } part;
 
 static void thread_part(tl *T, const oxide_inst *in, const tl_layout *L, part *s) {
@@ -74,7 +76,23 @@ static void thread_part(tl *T, const oxide_inst *in, const tl_layout *L, part *s
         oxide_value *o = tl_i64(T, tl_scalar_of(T, in->operands[1 + d]));
         s->base[d] = tl_op2(T, OXIDE_OP_ADD, o, tl_cast(T, OXIDE_OP_ZEXT, c[d], T->ti64));
         s->most[d] = regs >> tl_dim_off(L->shape, L->rank, d) & (L->shape[d] - 1);
+        s->from_lo[d] = s->from_hi[d] = NULL;
     }
+}
+
+/* Enters the element path: per dim along which the registers step, base + k is inside for
+ * -base <= k < dim - base (signed; dims are >= 0 and far below 2^63, so where a difference wraps,
+ * base is within 2^16 of the i64 limits and no k below 2^16 is inside, which the wrapped bounds
+ * also say). Two values a dim, made here, instead of an
+ * index base + k per element: those are the same for every tensor read or written at the same
+ * place, so the backend hoists them above the first access and keeps them live to the last (a
+ * 4096-column softmax's 15 i64 indices took 30 of its 58 registers). */
+static void element_path(tl *T, part *s) {
+    for (uint32_t d = 0; d < s->t->rank; d++)
+        if (s->most[d]) {
+            s->from_lo[d] = tl_op2(T, OXIDE_OP_SUB, tl_int(T, T->ti64, 0), s->base[d]);
+            s->from_hi[d] = tl_op2(T, OXIDE_OP_SUB, s->t->dim[d], s->base[d]);
+        }
 }
 
 /* Whether register g's element of L is inside the tensor (and, where own is given, the thread's
@@ -84,10 +102,17 @@ static oxide_value *elem_inside(tl *T, const part *s, const tl_layout *L, uint32
     oxide_value *ok = own;
     for (uint32_t d = 0; d < s->t->rank; d++) {
         uint32_t k = e >> tl_dim_off(L->shape, L->rank, d) & (L->shape[d] - 1);
-        oxide_value *idx = k ? tl_op2(T, OXIDE_OP_ADD, s->base[d], tl_int(T, T->ti64, k)) : s->base[d];
-        /* unsigned: a negative index is out of bounds too */
-        oxide_value *lt = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, idx, s->t->dim[d]);
-        ok = ok ? tl_op2(T, OXIDE_OP_AND, ok, lt) : lt;
+        oxide_value *in;
+        if (s->from_lo[d]) {
+            oxide_value *kv = tl_int(T, T->ti64, k);
+            in = tl_op2(T, OXIDE_OP_AND, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_SGE, kv, s->from_lo[d]),
+                        tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_SLT, kv, s->from_hi[d]));
+        } else {
+            oxide_value *idx = k ? tl_op2(T, OXIDE_OP_ADD, s->base[d], tl_int(T, T->ti64, k)) : s->base[d];
+            /* unsigned: a negative index is out of bounds too */
+            in = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_ULT, idx, s->t->dim[d]);
+        }
+        ok = ok ? tl_op2(T, OXIDE_OP_AND, ok, in) : in;
     }
     return ok;
 }
@@ -208,6 +233,22 @@ void tl_go_to(tl *T, oxide_block *to, oxide_value *const *args, uint32_t n) {
         tl_fail(T, OXIDE_ERROR_CODEGEN, "the lowering built an invalid branch: %s", oxide_last_error());
 }
 
+/* 'if (cond) { ... }': leaves T->b in the new 'then' block, whose end branches to *join. With a
+ * type t, *join takes one parameter (*joined): the value the 'then' block passes, else otherwise. */
+static bool when_or(tl *T, oxide_value *cond, oxide_type *t, oxide_value *otherwise, oxide_block **join,
+                    oxide_value **joined) {
+    oxide_block *then = NULL;
+    oxide_status st = T->st ? T->st : oxide_function_add_block(T->k, NULL, 0, &then, NULL);
+    if (!st)
+        st = oxide_function_add_block(T->k, t ? &t : NULL, t ? 1 : 0, join, joined);
+    if (!st)
+        st = oxide_build_cond_br(T->b, cond, then, NULL, 0, *join, t ? &otherwise : NULL, t ? 1 : 0);
+    if (st && !T->st)
+        tl_fail(T, OXIDE_ERROR_CODEGEN, "the lowering built an invalid branch: %s", oxide_last_error());
+    T->b = then;
+    return !T->st;
+}
+
 void tl_emit_load(tl *T, const oxide_inst *in) {
     tl_val *r = tl_val_of(T, in->result);
     oxide_type *et = tl_elem(T, in->result->type);
@@ -232,8 +273,10 @@ void tl_emit_load(tl *T, const oxide_inst *in) {
     oxide_value *first = first_address(T, &s, et);
     oxide_block *fast = NULL, *slow = NULL, *join = NULL;
     /* a thread whose elements are all inside loads them unchecked, as vectors where its registers
-     * run along a last dim of stride 1; the others check each element, reading the tensor's first
-     * one in its place where it is outside */
+     * run along a last dim of stride 1; the others load each element inside under a branch of its
+     * own (a predicated load once assembled), the pad where it is outside. A select of the address
+     * instead (loading from the tensor's first element where outside) lets ptxas compute every
+     * address first and keep them all live: the edge path then set the kernel's register count */
     if (!tl_split(T, all_inside(T, &s, &r->L, first, n, es, NULL), &fast, &slow, &join, w > 1 ? vt : et, nregs / w,
                   vals))
         return;
@@ -247,10 +290,15 @@ void tl_emit_load(tl *T, const oxide_inst *in) {
     }
     tl_go_to(T, join, elems, nregs / w);
     T->b = slow;
+    element_path(T, &s);
     for (uint32_t g = 0; g < nregs && !T->st; g++) {
-        oxide_value *ok = elem_inside(T, &s, &r->L, g, NULL);
-        oxide_value *p = tl_sel(T, ok, inside_address(T, &s, &r->L, first, g, et, false), s.t->safe);
-        elems[g] = tl_sel(T, ok, tl_op(T, OXIDE_OP_LOAD, &p, 1, et, &al, 1), pad);
+        oxide_block *next = NULL;
+        if (!when_or(T, elem_inside(T, &s, &r->L, g, NULL), et, pad, &next, &elems[g]))
+            return;
+        oxide_value *p = inside_address(T, &s, &r->L, first, g, et, false);
+        oxide_value *v = tl_op(T, OXIDE_OP_LOAD, &p, 1, et, &al, 1);
+        tl_go_to(T, next, &v, 1);
+        T->b = next;
     }
     for (uint32_t g = 0; g < nregs && w > 1 && !T->st; g += w)
         elems[g / w] = tl_pack(T, &elems[g], w);
@@ -260,18 +308,7 @@ void tl_emit_load(tl *T, const oxide_inst *in) {
         r->regs[g] = w > 1 ? tl_imm_op(T, OXIDE_OP_EXTRACT, g % w, et, &vals[g / w], 1) : vals[g];
 }
 
-bool tl_when(tl *T, oxide_value *cond, oxide_block **join) {
-    oxide_block *then = NULL;
-    oxide_status st = T->st ? T->st : oxide_function_add_block(T->k, NULL, 0, &then, NULL);
-    if (!st)
-        st = oxide_function_add_block(T->k, NULL, 0, join, NULL);
-    if (!st)
-        st = oxide_build_cond_br(T->b, cond, then, NULL, 0, *join, NULL, 0);
-    if (st && !T->st)
-        tl_fail(T, OXIDE_ERROR_CODEGEN, "the lowering built an invalid branch: %s", oxide_last_error());
-    T->b = then;
-    return !T->st;
-}
+bool tl_when(tl *T, oxide_value *cond, oxide_block **join) { return when_or(T, cond, NULL, NULL, join, NULL); }
 
 static void put(tl *T, bool atomic, oxide_value *v, oxide_value *p, const oxide_attr *align) {
     oxide_value *o[2] = {atomic ? p : v, atomic ? v : p};
@@ -301,6 +338,7 @@ void tl_emit_store(tl *T, const oxide_inst *in, bool atomic) {
     tl_go_to(T, join, NULL, 0);
     /* the edge: each element stored only where it is inside (a predicated store once assembled) */
     T->b = slow;
+    element_path(T, &s);
     for (uint32_t g = 0; g < nregs && tl_when(T, elem_inside(T, &s, &L, g, own), &next); g++) {
         put(T, atomic, v[g], inside_address(T, &s, &L, first, g, et, false), &al);
         tl_go_to(T, next, NULL, 0);

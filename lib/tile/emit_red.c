@@ -26,6 +26,52 @@ static uint32_t scatter(uint32_t v, const uint8_t *bits, uint32_t n) {
     return r;
 }
 
+/* Combines the partials v[0..n) of the warps that differ only in the bits wred, where every lane
+ * of a warp holds the same partials: each warp writes its n to shared memory, then lane l reads
+ * those of the warp whose reduced bits are l's low bits, and a butterfly over those lane bits
+ * combines them: n loads and n * log2(warps) shuffles a thread, not n loads per warp. */
+/* Partial r of slot s in the scratch at base (n partials a slot). */
+static oxide_value *partial_at(tl *T, oxide_value *base, oxide_value *s, uint32_t n, uint32_t r, oxide_type *at) {
+    oxide_value *i = tl_op2(T, OXIDE_OP_MUL, s, tl_int(T, T->ti32, n));
+    return tl_smem_elem(T, base, tl_op2(T, OXIDE_OP_ADD, i, tl_int(T, T->ti32, r)), at);
+}
+
+/* Writes v[0..n) to slot s of a scratch of slots x n partials, between barriers (the first: the
+ * scratch's last readers are done); returns the scratch. */
+static oxide_value *publish(tl *T, oxide_value *const *v, uint32_t n, oxide_type *at, oxide_value *s, uint32_t slots) {
+    oxide_value *base = tl_smem_at(T, (uint64_t)slots * n * (oxide__type_bits(at) / 8));
+    tl_barrier(T);
+    for (uint32_t r = 0; r < n && !T->st; r++) {
+        oxide_value *o[2] = {v[r], partial_at(T, base, s, n, r, at)};
+        tl_op(T, OXIDE_OP_STORE, o, 2, NULL, NULL, 0);
+    }
+    tl_barrier(T);
+    return base;
+}
+
+static void across_warps(tl *T, uint8_t kind, oxide_value **v, uint32_t n, uint32_t wred, oxide_type *at) {
+    /* every lane of a warp stores the same values to the same places */
+    oxide_value *base = publish(T, v, n, at, T->warp, T->warps);
+    /* the warp lane l reads: its own warp's other bits, and l's bit i at wred's i-th bit */
+    oxide_value *from = tl_op2(T, OXIDE_OP_AND, T->warp, tl_int(T, T->ti32, ~wred & (T->warps - 1)));
+    uint32_t nb = 0;
+    for (uint32_t b = 0; b < 5; b++)
+        if (wred >> b & 1) {
+            oxide_value *l = tl_op2(T, OXIDE_OP_AND, tl_op2(T, OXIDE_OP_LSHR, T->lane, tl_int(T, T->ti32, nb)),
+                                    tl_int(T, T->ti32, 1));
+            from = tl_op2(T, OXIDE_OP_OR, from, tl_op2(T, OXIDE_OP_SHL, l, tl_int(T, T->ti32, b)));
+            nb++;
+        }
+    for (uint32_t r = 0; r < n && !T->st; r++) {
+        oxide_value *p = partial_at(T, base, from, n, r, at);
+        v[r] = tl_op(T, OXIDE_OP_LOAD, &p, 1, at, NULL, 0);
+        for (uint32_t i = 0; i < nb; i++) {
+            oxide_value *o[2] = {v[r], tl_int(T, T->ti32, 1u << i)};
+            v[r] = combine(T, kind, v[r], tl_op(T, OXIDE_OP_SHFL_XOR, o, 2, NULL, NULL, 0));
+        }
+    }
+}
+
 void tl_emit_reduce(tl *T, const oxide_inst *in) {
     const oxide_value *sv = in->operands[0];
     tl_layout tmp, L = *tl_layout_of(T, sv, &tmp);
@@ -70,18 +116,18 @@ void tl_emit_reduce(tl *T, const oxide_inst *in) {
     for (uint32_t j = 0; j < L.nwarp; j++)
         if (L.warp[j] >= 0 && (uint32_t)L.warp[j] >= lo && (uint32_t)L.warp[j] < hi)
             wred |= 1u << j;
-    if (wred) {
+    /* after the butterflies, every lane of a warp holds the same partials where each lane bit
+     * is a reduced bit or a copy (the reduced dim spans the warp, as in a row's reduction) */
+    bool alike = true;
+    for (uint32_t j = 0; j < 5; j++)
+        alike &= L.lane[j] < 0 || ((uint32_t)L.lane[j] >= lo && (uint32_t)L.lane[j] < hi);
+    if (wred && alike)
+        across_warps(T, in->kind, v, 1u << nk, wred, at);
+    else if (wred) {
         /* each thread's partials at ((warp * 32 + lane) * nregs + r); each then reads those of the
          * warps that differ from its own only in the reduced bits */
-        uint32_t n = 1u << nk, size = oxide__type_bits(at) / 8;
-        oxide_value *base = tl_smem_at(T, (uint64_t)T->threads * n * size);
-        tl_barrier(T);
-        oxide_value *slot = tl_op2(T, OXIDE_OP_MUL, T->tid, tl_int(T, T->ti32, n));
-        for (uint32_t r = 0; r < n && !T->st; r++) {
-            oxide_value *o[2] = {v[r], tl_smem_elem(T, base, tl_op2(T, OXIDE_OP_ADD, slot, tl_int(T, T->ti32, r)), at)};
-            tl_op(T, OXIDE_OP_STORE, o, 2, NULL, NULL, 0);
-        }
-        tl_barrier(T);
+        uint32_t n = 1u << nk;
+        oxide_value *base = publish(T, v, n, at, T->tid, T->threads);
         oxide_value *mine = tl_op2(T, OXIDE_OP_AND, T->warp, tl_int(T, T->ti32, ~wred & (T->warps - 1)));
         for (uint32_t r = 0; r < n && !T->st; r++) {
             oxide_value *acc = NULL;
@@ -90,9 +136,7 @@ void tl_emit_reduce(tl *T, const oxide_inst *in) {
                     continue;
                 oxide_value *ww = tl_op2(T, OXIDE_OP_OR, mine, tl_int(T, T->ti32, w));
                 oxide_value *t = tl_op2(T, OXIDE_OP_ADD, tl_op2(T, OXIDE_OP_SHL, ww, tl_int(T, T->ti32, 5)), T->lane);
-                oxide_value *idx =
-                    tl_op2(T, OXIDE_OP_ADD, tl_op2(T, OXIDE_OP_MUL, t, tl_int(T, T->ti32, n)), tl_int(T, T->ti32, r));
-                oxide_value *p = tl_smem_elem(T, base, idx, at);
+                oxide_value *p = partial_at(T, base, t, n, r, at);
                 oxide_value *y = tl_op(T, OXIDE_OP_LOAD, &p, 1, at, NULL, 0);
                 acc = acc ? combine(T, in->kind, acc, y) : y;
             }

@@ -79,12 +79,20 @@ int main(void) {
         expect("vector loads", "add2d", vl.all, 2 * per / vec);
         expect("vector stores, unchecked", "add2d", vs.together, per / vec);
         expect("vector stores", "add2d", vs.all, per / vec);
-        /* the edge: each element's load selected from a checked address, each store alone
-         * behind its own check */
+        /* the edge: each element's load and store alone behind its own check (a select of a
+         * checked address let ptxas keep every address live, the kernel's register count) */
+        expect("element loads, each alone", "add2d", sl.alone, 2 * per);
         expect("element loads", "add2d", sl.all, 2 * per);
-        expect("element loads, unchecked", "add2d", sl.alone + sl.together, 0);
         expect("element stores, each alone", "add2d", ss.alone, per);
         expect("element stores", "add2d", ss.all, per);
+        /* and each element's check compares its constant offsets with two bounds a dim (made once
+         * per access), not an index computed per element: an index per element is the same for
+         * every access at the same place, so the backend kept them all live across the kernel.
+         * Three accesses, both dims stepping: the only unsigned index compares are the unchecked
+         * path's test (first and last element, each dim) */
+        expect("element checks against the low bound", "add2d", count(add, "{pred=sge}").all, 3 * per * 2);
+        expect("element checks against the high bound", "add2d", count(add, "{pred=slt}").all, 3 * per * 2);
+        expect("index compares", "add2d", count(add, "{pred=ult}").all, 3 * 2 * 2);
     }
     free(add);
     /* the Hopper matmul's epilogue, both variants: 128x128 bf16 in the wgmma accumulator layout
