@@ -3,6 +3,7 @@
 #ifndef OXIDE_CODEGEN_H
 #define OXIDE_CODEGEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <llvm-c/TargetMachine.h>
@@ -18,8 +19,11 @@ typedef struct oxide_codegen oxide_codegen;
 /* m's PTX through tm, malloc'd and NUL-terminated, its length in *len; NULL when out of memory or
  * when tm cannot emit assembly. LLVM reports codegen errors as diagnostics of m's context. *kept
  * (NULL at first) is the pass manager kept for tm: m runs through it, made when missing, when m
- * is a module it can be reused for, else through one of its own. */
-char *oxide__codegen(LLVMTargetMachineRef tm, oxide_codegen **kept, LLVMModuleRef m, size_t *len);
+ * is a module it can be reused for, else through one of its own. vectorise: run the load/store
+ * vectoriser, for code oxide did not lower itself (imported bitcode, libdevice); oxide's own IR
+ * spells its vector accesses, and the vectoriser changed none of its PTX. A kept manager serves
+ * one value of vectorise (lib/llvm.h keeps one of each). */
+char *oxide__codegen(LLVMTargetMachineRef tm, oxide_codegen **kept, LLVMModuleRef m, bool vectorise, size_t *len);
 /* NULL does nothing. */
 void oxide__codegen_destroy(oxide_codegen *cg);
 /* The IR pipeline's pass builder, analysis managers and parsed pipeline, kept with a target

@@ -107,14 +107,15 @@ static oxide_status compile(oxide_module *mod, const oxide_options *opts, char *
     if (!st)
         st = oxide__lower(mod, llctx, opts, &m);
     ms[OXIDE__STAGE_LOWER] = (t0 = oxide__now_ms()) - t;
-    if (!st && mod->bitcode.len > 0 && mod->tile_import != OXIDE_TILE_IMPORT_TILE_ONLY)
+    bool imported = mod->bitcode.len > 0 && mod->tile_import != OXIDE_TILE_IMPORT_TILE_ONLY;
+    if (!st && imported)
         st = oxide__import_link(mod, m, opts, &kernels, &nkernels);
     if (!st && mod->bitcode.len > 0 && opts->line_info)
         st = oxide__import_line_tables(&m);
     if (mod->bitcode.len > 0)
         ms[OXIDE__STAGE_IMPORT] = oxide__now_ms() - t0;
     if (!st) {
-        st = oxide__emit_ptx(mod->ctx, m, opts, kernels, nkernels, ptx_out, len_out, ir_out, ms);
+        st = oxide__emit_ptx(mod->ctx, m, opts, imported, kernels, nkernels, ptx_out, len_out, ir_out, ms);
         m = NULL; /* consumed */
     }
     if (m)

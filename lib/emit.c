@@ -501,21 +501,20 @@ static void lap(double *ms, oxide__stage stage, double *t) {
     *t = now;
 }
 
-/* Everything before codegen: the PTX version, the target machine, legality, libdevice, the
- * verifier and the IR pipeline. */
+/* Everything before codegen: the PTX version, the target machine, legality, libdevice (whether
+ * linked in *needs_libdevice), the verifier and the IR pipeline. */
 static oxide_status prepare(oxide_context *ctx, LLVMModuleRef m, const oxide_options **opts, oxide_options *raised,
-                            double *ms, double *t) {
+                            bool *needs_libdevice, double *ms, double *t) {
     LLVMTargetMachineRef tm;
     oxide_kept *kept;
-    bool needs_libdevice;
     oxide_status st = ptx_for_module(m, *opts, raised, opts);
     if (!st)
         st = oxide__target_codegen(ctx, *opts, &tm, &kept);
     lap(ms, OXIDE__STAGE_TARGET, t);
     if (!st)
-        st = legalize(m, *opts, &needs_libdevice);
+        st = legalize(m, *opts, needs_libdevice);
     lap(ms, OXIDE__STAGE_LEGALIZE, t);
-    if (!st && needs_libdevice) {
+    if (!st && *needs_libdevice) {
         st = link_libdevice(m);
         LLVMValueRef one = LLVMConstInt(LLVMInt32TypeInContext(LLVMGetModuleContext(m)), (*opts)->fast_math ? 1 : 0, 0);
         LLVMAddModuleFlag(m, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz", 16, LLVMValueAsMetadata(one));
@@ -578,7 +577,7 @@ static oxide_status name_symbols(LLVMModuleRef m, const oxide_iface_kernel *kern
     return OXIDE_OK;
 }
 
-oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_options *opts,
+oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_options *opts, bool imported,
                              const oxide_iface_kernel *kernels, size_t nkernels, char **ptx_out, size_t *len_out,
                              char **llvm_ir_out, double *ms) {
     double t = oxide__now_ms();
@@ -594,7 +593,8 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
     LLVMValueRef *kfn = NULL;
     LLVMTargetMachineRef tm;
     size_t ptx_len = 0;
-    oxide_status st = prepare(ctx, m, &opts, &raised, ms, &t);
+    bool libdevice = false;
+    oxide_status st = prepare(ctx, m, &opts, &raised, &libdevice, ms, &t);
     if (!st)
         st = name_symbols(m, kernels, nkernels, &kfn);
     if (!st)
@@ -606,15 +606,11 @@ oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_op
     oxide_kept *kept = NULL;
     if (!st)
         st = oxide__target_codegen(ctx, opts, &tm, &kept);
-    if (!st && ptx_out && !(ptx = oxide__codegen(tm, &kept->cg, m, &ptx_len)))
+    bool vectorise = imported || libdevice; /* code oxide did not lower itself */
+    if (!st && ptx_out && !(ptx = oxide__codegen(tm, vectorise ? &kept->cg_vec : &kept->cg, m, vectorise, &ptx_len)))
         st = oxide__fail(OXIDE_ERROR_OUT_OF_MEMORY, "out of memory emitting PTX");
-    if (kept && diag.first_error) {
-        /* LLVM went on after its error; what its passes kept of that module is not trusted */
-        oxide__codegen_destroy(kept->cg);
-        oxide__passes_destroy(kept->ir);
-        kept->cg = NULL;
-        kept->ir = NULL;
-    }
+    if (kept && diag.first_error)
+        oxide__kept_clear(kept); /* LLVM went on after its error; what its passes kept of that module is not trusted */
     if (!st && diag.first_error)
         st = oxide__fail(OXIDE_ERROR_CODEGEN, "PTX emission failed: %s", diag.first_error);
     lap(ms, OXIDE__STAGE_CODEGEN, &t);

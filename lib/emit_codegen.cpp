@@ -72,20 +72,27 @@ bool is_left_out(StringRef name) {
     return false;
 }
 
-/* The pass manager TargetMachine::addPassesToEmitFile fills, minus the passes above and all but
- * the first early-cse. NVPTX runs EarlyCSE three times: after straight-line strength reduction,
+/* The pass manager TargetMachine::addPassesToEmitFile fills, minus the passes above, all but the
+ * first early-cse and, unless vectorise, the load/store vectoriser. That one exists for adjacent
+ * scalar loads and stores, which imported Rust code and libdevice have; oxide's own IR spells its
+ * vector accesses, and without it the PTX of every C and tile example and tests/ir module is byte
+ * for byte the same on four targets at levels 0-3 and with fast-math, for 6% fewer instructions
+ * of a vecadd compile (its address comparisons build scalar evolution for every pair of
+ * accesses). NVPTX runs EarlyCSE three times: after straight-line strength reduction,
  * after n-ary reassociation, and after loop strength reduction, which oxide turns off. One run
  * after the straight-line passes gives the same PTX as three (measured on every C and tile
  * example and tests/ir module, four targets, levels 0-3 and fast-math), since the SelectionDAG
  * merges equal expressions within a block and MachineCSE across blocks; none at all changes the
  * TMA variant of attention_fwd. The two others were 5% of an sgemm compile. */
 struct FilteredPM : legacy::PassManager {
+    bool vectorise; /* keeps the load/store vectoriser (oxide__codegen) */
     bool have_cse = false;
+    explicit FilteredPM(bool v) : vectorise(v) {}
     void add(Pass *p) override {
         StringRef name = name_of(p);
         bool again = name == "early-cse" && have_cse;
         have_cse |= name == "early-cse";
-        if (again || is_left_out(name)) {
+        if (again || is_left_out(name) || (!vectorise && name == "load-store-vectorizer")) {
             delete p; /* addPassesToEmitFile hands over ownership, as the manager may delete too */
             return;
         }
@@ -98,6 +105,7 @@ struct FilteredPM : legacy::PassManager {
 /* A pass manager with its output buffer (the printer holds the stream), and the functions whose
  * addresses it must not see again (below). */
 struct oxide_codegen {
+    explicit oxide_codegen(bool vectorise) : pm(vectorise) {}
     FilteredPM pm;
     SmallVector<char, 0> ptx;
     raw_svector_ostream os{ptx};
@@ -106,8 +114,8 @@ struct oxide_codegen {
 
 namespace {
 
-oxide_codegen *make_codegen(TargetMachine *tm) {
-    oxide_codegen *cg = new (std::nothrow) oxide_codegen;
+oxide_codegen *make_codegen(TargetMachine *tm, bool vectorise) {
+    oxide_codegen *cg = new (std::nothrow) oxide_codegen(vectorise);
     /* true means the target cannot emit assembly, which NVPTX always can */
     if (cg && tm->addPassesToEmitFile(cg->pm, cg->os, nullptr, CodeGenFileType::AssemblyFile)) {
         delete cg;
@@ -145,7 +153,8 @@ bool reusable_for(const oxide_codegen *cg, const Module &m) {
 
 } // namespace
 
-extern "C" char *oxide__codegen(LLVMTargetMachineRef tmr, oxide_codegen **kept, LLVMModuleRef mr, size_t *len) {
+extern "C" char *oxide__codegen(LLVMTargetMachineRef tmr, oxide_codegen **kept, LLVMModuleRef mr, bool vectorise,
+                                size_t *len) {
     TargetMachine *tm = reinterpret_cast<TargetMachine *>(tmr);
     Module *m = reinterpret_cast<Module *>(mr);
     if (*kept && ((*kept)->seen.size() >= SEEN_MAX || !reusable_for(*kept, *m))) {
@@ -153,7 +162,7 @@ extern "C" char *oxide__codegen(LLVMTargetMachineRef tmr, oxide_codegen **kept, 
         *kept = nullptr;
     }
     if (!*kept)
-        *kept = make_codegen(tm);
+        *kept = make_codegen(tm, vectorise);
     oxide_codegen *cg = *kept;
     if (!cg)
         return nullptr;

@@ -30,10 +30,12 @@ oxide_status oxide__kernel_key_material(const oxide_bitcode_ref *units, size_t n
                                         void (*put)(void *, const void *, size_t), void *ctx);
 
 /* Legalise, optimise and emit m (consumed: disposed on every path) as PTX carrying the manifest
- * line for kernels. *ptx_out is malloc'd and NUL-terminated (ptx_out NULL: no codegen at all);
- * *llvm_ir_out (when the pointer is not NULL) receives the optimised LLVM IR text, malloc'd. The time of each stage
- * from TARGET on is written to ms[stage] (indexed by oxide__stage). */
-oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_options *opts,
+ * line for kernels. imported: m holds code linked from bitcode, not lowered by oxide (codegen then
+ * runs the load/store vectoriser, lib/codegen.h). *ptx_out is malloc'd and NUL-terminated (ptx_out
+ * NULL: no codegen at all); *llvm_ir_out (when the pointer is not NULL) receives the optimised LLVM
+ * IR text, malloc'd. The time of each stage from TARGET on is written to ms[stage] (indexed by
+ * oxide__stage). */
+oxide_status oxide__emit_ptx(oxide_context *ctx, LLVMModuleRef m, const oxide_options *opts, bool imported,
                              const oxide_iface_kernel *kernels, size_t nkernels, char **ptx_out, size_t *len_out,
                              char **llvm_ir_out, double *ms);
 
@@ -45,12 +47,14 @@ oxide_status oxide__libdevice_link(LLVMModuleRef m);
 /* The target machine for opts, held by ctx (drawn from the process-wide pool, lib/target.c). Errors:
  * INVALID_ARGUMENT (a target/PTX combination this LLVM cannot emit), CODEGEN. */
 oxide_status oxide__target_machine(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out);
-/* What a target machine keeps for the next module: codegen's pass manager (oxide__codegen) and
- * the IR pipeline's (oxide__run_pipeline). */
+/* What a target machine keeps for the next module: codegen's pass managers (oxide__codegen; cg_vec
+ * runs the load/store vectoriser) and the IR pipeline's (oxide__run_pipeline). */
 typedef struct oxide_kept {
-    oxide_codegen *cg;
+    oxide_codegen *cg, *cg_vec;
     oxide_passes *ir;
 } oxide_kept;
+/* Destroys what k keeps and empties it. */
+void oxide__kept_clear(oxide_kept *k);
 /* The same, and *kept: what is kept with that machine (valid until ctx takes another machine). */
 oxide_status oxide__target_codegen(oxide_context *ctx, const oxide_options *opts, LLVMTargetMachineRef *out,
                                    oxide_kept **kept);

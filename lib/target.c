@@ -105,14 +105,20 @@ void oxide__targets_free(oxide_target_cache *t) {
         if (pool.n < POOL_MAX) {
             pool.e[pool.n++] = t->e[i];
         } else {
-            oxide__codegen_destroy(t->e[i].kept.cg); /* their passes point into the machine */
-            oxide__passes_destroy(t->e[i].kept.ir);
+            oxide__kept_clear(&t->e[i].kept); /* their passes point into the machine */
             LLVMDisposeTargetMachine(t->e[i].tm);
         }
     }
     pthread_mutex_unlock(&pool.lock);
     free(t->e);
     free(t);
+}
+
+void oxide__kept_clear(oxide_kept *k) {
+    oxide__codegen_destroy(k->cg);
+    oxide__codegen_destroy(k->cg_vec);
+    oxide__passes_destroy(k->ir);
+    *k = (oxide_kept){NULL, NULL, NULL};
 }
 
 static oxide_target_cache *cache_of(oxide_context *ctx) {
@@ -229,7 +235,7 @@ oxide_status oxide__target_codegen(oxide_context *ctx, const oxide_options *opts
         c->e = e;
         c->cap = cap;
     }
-    tm_entry e = {opts->sm, opts->arch_specific, ptx, level, NULL, {NULL, NULL}};
+    tm_entry e = {opts->sm, opts->arch_specific, ptx, level, NULL, {NULL, NULL, NULL}};
     if (!pool_take(opts->sm, opts->arch_specific, ptx, level, &e) &&
         (st = create_target_machine(opts, major, minor, level, &e.tm)))
         return st;
