@@ -43,6 +43,15 @@ static void expect(const char *example, const char *ir, const char *target, cons
 
 /* The example with n stores of a zero tile at the start of its loop body and the loads' K
  * coordinate recomputed after them (the caller frees it). */
+/* ir with the first `from` replaced by `to` (malloc'd; NULL when from is absent or out of memory). */
+static char *replaced(const char *ir, const char *from, const char *to) {
+    const char *at = strstr(ir, from);
+    char *out = at ? malloc(strlen(ir) - strlen(from) + strlen(to) + 1) : NULL;
+    if (out)
+        sprintf(out, "%.*s%s%s", (int)(at - ir), ir, to, at + strlen(from));
+    return out;
+}
+
 static char *body_with_stores(const char *ir, int n) {
     const char *body = strstr(ir, "^2:\n"), *rest = body ? body + 4 : NULL;
     size_t cap = strlen(ir) + (size_t)n * 64 + 256;
@@ -112,11 +121,9 @@ int main(void) {
         expect("matmul_bf16_128", mm, "sm_80", "tma", 0);
         /* producer=0: thread 0 of the dot's warps copies, stages - 2 ahead (6), its ring not
          * released (block barriers), as before the producer */
-        char *noprod = strdup(mm), *hp = noprod ? strstr(noprod, "stages=3)") : NULL;
-        if (hp && (noprod = realloc(noprod, strlen(noprod) + 16))) {
-            hp = strstr(noprod, "stages=3)");
-            memmove(hp + 20, hp + 8, strlen(hp + 8) + 1);
-            memcpy(hp + 8, ", producer=0", 12);
+        char *noprod = replaced(mm, "stages=3)", "stages=3, producer=0)");
+        CHECK(noprod);
+        if (noprod) {
             expect("matmul_bf16_128 producer=0", noprod, "sm_90a", "tma.load %", 6);
             expect("matmul_bf16_128 producer=0", noprod, "sm_90a", "mbarrier.try_wait.parity", 2);
             expect("matmul_bf16_128 producer=0", noprod, "sm_90a", "mbarrier.init", 6);
@@ -178,11 +185,9 @@ int main(void) {
         expect("attention_fwd", att, "sm_90a", "barrier.count %", 2);
         expect("attention_fwd", att, "sm_90a", "launch_bounds(256, 0)", 1);
         expect("attention_fwd", att, "sm_90a", "setmaxnreg", 0); /* one consumer warpgroup */
-        char *att0 = strdup(att), *ha = att0 ? strstr(att0, "hints(warps=4)") : NULL;
-        if (ha && (att0 = realloc(att0, strlen(att0) + 16))) {
-            ha = strstr(att0, "hints(warps=4)");
-            memmove(ha + 25, ha + 13, strlen(ha + 13) + 1);
-            memcpy(ha + 13, ", producer=0", 12);
+        char *att0 = replaced(att, "hints(warps=4)", "hints(warps=4, producer=0)");
+        CHECK(att0);
+        if (att0) {
             expect("attention_fwd producer=0", att0, "sm_90a", "  barrier {imm=0}", 4);
             expect("attention_fwd producer=0", att0, "sm_90a", "barrier.count", 0);
         }
