@@ -315,12 +315,13 @@ static void k_gemm_bf16(void **p, const dims *d) {
         }
 }
 
-/* Entries emulated by the start of their name (Rust's generic kernels carry a hash). */
+/* Entries emulated by the start of their name (Rust's generic kernels carry a hash, which
+ * tests/bindings/data/regen.sh prints: keep the two map entries here in step with it). */
 static const struct {
     const char *prefix;
     kernel_fn fn;
 } by_prefix[] = {
-    {"saxpy", k_saxpy}, {"map_dcd01ef8", k_map_f32},    {"map_44cdc478", k_map_f64}, {"axpy", k_axpy},
+    {"saxpy", k_saxpy}, {"map_5a26f0cf", k_map_f32},    {"map_fb0c0cb7", k_map_f64}, {"axpy", k_axpy},
     {"bump", k_bump},   {"scale_shift", k_scale_shift}, {"affine", k_affine_len},    {"gemm_mma", k_gemm_bf16}};
 
 #define MAX_PARAMS 32
