@@ -272,8 +272,9 @@ static oxide_status add_iface(oxide_function *k, const char *name, oxide_iface_p
     if (!name || !valid_value_name(name) || strchr(name, '.'))
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: '%.64s' is not a valid parameter name", what,
                            name ? name : "(null)");
-    if (k->blocks.len)
-        return oxide__fail(OXIDE_ERROR_STATE, "%s: add kernel parameters before the first block of @%s", what, k->name);
+    if (k->blocks.len || k->persistent)
+        return oxide__fail(OXIDE_ERROR_STATE, "%s: add kernel parameters before the first block of @%s%s", what,
+                           k->name, k->persistent ? " (and before persistent, whose grid parameters come last)" : "");
     if (k->is_tile && proto.kind != OXIDE_PARAM_TENSOR && proto.kind != OXIDE_PARAM_SCALAR)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "%s: a tile kernel takes tensors and scalars only", what);
     oxide_iface_param *p = oxide__alloc(&k->mod->arena, sizeof *p);
@@ -429,6 +430,21 @@ oxide_status oxide__kernel_tensor_tma(oxide_function *k, const uint32_t *box, ox
         return st;
     ip->tma = true;
     memcpy(ip->tma_box, box, ip->rank * sizeof *box);
+    return OXIDE_OK;
+}
+
+oxide_status oxide__kernel_set_persistent(oxide_function *k, oxide_value *grid[3]) {
+    if (!k || !k->is_kernel || k->is_tile || k->persistent || k->blocks.len)
+        return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT,
+                           "persistent: only a SIMT kernel, once, before its first block (a lowered tile kernel's)");
+    static const char *const names[3] = OXIDE__GRID_PARAM_NAMES;
+    oxide_type *u32 = k->mod->ctx->scalars[OXIDE_TYPE_I32];
+    for (int i = 0; i < 3; i++) {
+        oxide_status st = new_param(k, names[i], u32, &grid[i]);
+        if (st)
+            return st;
+    }
+    k->persistent = true;
     return OXIDE_OK;
 }
 

@@ -41,7 +41,8 @@ static oxide_status describe_kernels(oxide_module *mod, oxide_iface_kernel **out
                                     .cluster = {f->cluster[0], f->cluster[1], f->cluster[2]},
                                     .dyn_smem = f->dyn_smem,
                                     .tma_entry = f->tma_entry,
-                                    .tma_only = f->tma_only};
+                                    .tma_only = f->tma_only,
+                                    .persistent = f->persistent};
         j++;
     }
     *out = k;

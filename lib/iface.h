@@ -81,6 +81,11 @@ typedef struct oxide_iface_kernel {
      * of the launch allows TMA; that one is tma_only (launched directly, such tensors only). */
     const char *tma_entry;
     bool tma_only;
+    /* A persistent entry (a lowered tile kernel's TMA variant with persistent=1) walks the
+     * launch's grid with fewer blocks: its last three PTX parameters (u32, counted in nptx) take
+     * the grid the launch was given, and the runtime launches at most as many blocks as the
+     * device holds at once (runtime/launch.c). */
+    bool persistent;
 } oxide_iface_kernel;
 
 #endif

@@ -189,6 +189,7 @@ struct oxide_function {
     uint32_t block[3];            /* lowered tile kernels: the block shape the tile compiler chose */
     const char *tma_entry;        /* lowered tile kernels: the TMA variant (oxide_iface_kernel) */
     bool tma_only;                /* lowered tile kernels: this is the TMA variant */
+    bool persistent;              /* lowered tile kernels: the last 3 params are the launch's grid */
     uint32_t launch_bounds[2];
     uint32_t cluster[3];
     uint32_t dyn_smem;
@@ -299,6 +300,10 @@ oxide_function *oxide__module_find_function(oxide_module *mod, const char *name)
 
 /* A lowered tile kernel's TMA descriptor for its last parameter, a tensor (iface.h, builder.c). */
 oxide_status oxide__kernel_tensor_tma(oxide_function *k, const uint32_t *box, oxide_value **desc);
+/* Makes a lowered tile kernel persistent (iface.h): three u32 parameters after its interface
+ * ones, %__grid.x, .y, .z, which a launch sets to the grid it was given. */
+oxide_status oxide__kernel_set_persistent(oxide_function *k, oxide_value *grid[3]);
+#define OXIDE__GRID_PARAM_NAMES {"__grid.x", "__grid.y", "__grid.z"}
 
 /* Internal builder core: appends an instruction after checking operands against the op's row.
  * Used by the public builders and the parser. */

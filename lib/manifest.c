@@ -603,7 +603,8 @@ enum {
     K_BLOCK = 64,
     K_CONTRACT = 128,
     K_TMA_ENTRY = 256,
-    K_TMA_ONLY = 512
+    K_TMA_ONLY = 512,
+    K_PERSISTENT = 1024
 };
 
 /* "contract": its keys set their OXIDE_CONTRACT_* bit, which also refuses duplicates. */
@@ -679,6 +680,8 @@ static bool kernel_key(parser *p, const char *key, void *vctx) {
         return once(p, &c->seen, K_TMA_ENTRY, key) && string(p, &k->tma_entry);
     if (!strcmp(key, "tma_only"))
         return once(p, &c->seen, K_TMA_ONLY, key) && bool_value(p, key, &k->tma_only);
+    if (!strcmp(key, "persistent"))
+        return once(p, &c->seen, K_PERSISTENT, key) && bool_value(p, key, &k->persistent);
     return skip_value(p);
 }
 
@@ -712,6 +715,8 @@ static bool kernel(parser *p, oxide_iface_kernel *k, size_t index) {
                     "1024 and 64 in x, y and z, and none of 0)",
                     k->name, b[0], b[1], b[2]);
     }
+    if (k->persistent)
+        k->nptx += 3; /* the grid's, after the interface's (iface.h) */
     char why[200];
     if (oxide__contract_invalid(&k->contract, why, sizeof why)) {
         p->pos = c.contract_pos;

@@ -9,8 +9,9 @@
  *    [1,1,1] means "no cluster launch needed".
  *  - "block" (after dyn_smem) only when the compiler chose the block shape (lowered tile
  *    kernels); a 0 component of a chosen block is written as 1. Absent: the launch gives it.
- *  - "tma_entry" (a lowered tile kernel's TMA variant: its entry) and "tma_only" (true: this is
- *    one), after "block", only when set (iface.h).
+ *  - "tma_entry" (a lowered tile kernel's TMA variant: its entry), "tma_only" (true: this is
+ *    one) and "persistent" (true: three u32 PTX parameters after the interface's take the
+ *    launch's grid), after "block", only when set (iface.h).
  *  - "contract" (last) only when the kernel declares a launch contract: an object with the
  *    declared fields only, in the order domain, block, dynamic_shared ([min,max]: equal for an
  *    exact size), dynamic_shared_alignment, min_compute_capability ([major,minor]).
@@ -146,6 +147,8 @@ char *oxide__manifest_json(const oxide_options *opts, const oxide_iface_kernel *
         }
         if (k[i].tma_only)
             oxide__sbuf_puts(&b, ",\"tma_only\":true");
+        if (k[i].persistent)
+            oxide__sbuf_puts(&b, ",\"persistent\":true");
         if (k[i].contract.fields)
             put_contract(&b, &k[i].contract);
         oxide__sbuf_puts(&b, "}");

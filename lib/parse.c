@@ -388,7 +388,8 @@ static oxide_status func_param(P *p, pfunc *pf) {
     return define_tok(p, pf, key, v);
 }
 
-static oxide_status kernel_attrs(P *p, oxide_function *fn) {
+static oxide_status kernel_attrs(P *p, pfunc *pf) {
+    oxide_function *fn = pf->fn;
     static const char *const names[] = {"launch_bounds", "cluster", "dyn_smem"};
     static const unsigned nargs[] = {2, 3, 1};
     unsigned seen = 0;
@@ -402,6 +403,19 @@ static oxide_status kernel_attrs(P *p, oxide_function *fn) {
             /* a lowered tile kernel's TMA variant, and (below) the kernel naming it (iface.h) */
             adv(p);
             fn->tma_only = true;
+            continue;
+        }
+        if (a < 0 && is_word(p, t, "persistent") && !fn->persistent) {
+            /* a lowered tile kernel's grid parameters come last, by the names the builder gave */
+            oxide_value *g[3];
+            oxide_status st = oxide__kernel_set_persistent(fn, g);
+            if (st)
+                return berr(t, st);
+            for (int i = 0; !st && i < 3; i++)
+                st = define(p, pf, t, g[i]->name, (uint32_t)strlen(g[i]->name), g[i]);
+            if (st)
+                return st;
+            adv(p);
             continue;
         }
         if (a < 0 && is_word(p, t, "tma_entry") && !fn->tma_entry) {
@@ -524,7 +538,7 @@ static oxide_status parse_header(P *p, oxide_vec *funcs) {
     }
     adv(p);
     if (kernel)
-        st = tile ? tile_hints(p, pf->fn) : kernel_attrs(p, pf->fn);
+        st = tile ? tile_hints(p, pf->fn) : kernel_attrs(p, pf);
     else
         p->i = after;
     if (st || (st = expect(p, '{')))

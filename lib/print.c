@@ -319,6 +319,8 @@ static void put_function(buf *b, oxide_function *fn) {
             oxide__sbuf_printf(&b->s, " tma_entry(@%s)", fn->tma_entry);
         if (fn->tma_only)
             oxide__sbuf_puts(&b->s, " tma_only");
+        if (fn->persistent)
+            oxide__sbuf_puts(&b->s, " persistent");
         for (unsigned h = 0, n = 0; h < OXIDE__TILE_NHINTS; h++)
             if (fn->hints_set & (1u << h))
                 oxide__sbuf_printf(&b->s, "%s%s=%u", n++ ? ", " : " hints(", oxide__tile_hint_names[h], fn->hints[h]);

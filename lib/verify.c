@@ -713,6 +713,11 @@ static void check_interface(verifier *v, const oxide_function *fn) {
         }
         next += nvals;
     }
+    /* a persistent kernel's grid: three i32 values after the interface's (iface.h) */
+    for (uint32_t k = 0; fn->persistent && k < 3; k++, next++)
+        if (next >= fn->params.len ||
+            !verify_type_eq(((const oxide_value *)fn->params.items[next])->type, fn->mod->ctx->scalars[OXIDE_TYPE_I32]))
+            verify_report(v, "a persistent kernel's last three parameters are its grid, i32 values");
     if (next != fn->params.len)
         verify_report(v, "the kernel has %u parameter values, but its interface accounts for %u", fn->params.len, next);
 

@@ -199,7 +199,7 @@ oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args,
                            k->name);
     if (__builtin_expect(nargs != k->nparams || (nargs && !args), 0))
         return bad_count(k, args ? nargs : 0);
-    if (__builtin_expect(k->nptx > RT_MAX_PTX_PARAMS, 0))
+    if (__builtin_expect(k->nptx > RT_MAX_PTX_PARAMS - 3, 0)) /* 3: a persistent variant's grid */
         return oxide__fail(OXIDE_ERROR_LAUNCH,
                            "launch %s: %u PTX parameters are more than oxide checks (%d); use "
                            "oxide_kernel_launch_raw",
@@ -249,6 +249,7 @@ oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args,
         }
     }
     b->ntma = ntma;
+    b->nparams = (uint32_t)(p - b->params);
     oxide_status st = check_slice_overlap(k, args, nargs);
     /* One relaxed load in a process of one device; see runtime/peer.c. */
     if (__builtin_expect(st == OXIDE_OK && atomic_load_explicit(&oxide__rt_several_devices, memory_order_relaxed), 0))
@@ -256,19 +257,24 @@ oxide_status oxide__rt_bind(const struct oxide_kernel *k, const oxide_arg *args,
     return st;
 }
 
-oxide_status oxide__rt_pick(struct oxide_kernel **k, const rt_bound *b) {
-    if (__builtin_expect(!b->ntma, 1))
-        return OXIDE_OK;
-    if ((*k)->tma && b->tma_all)
-        *k = (*k)->tma;
-    else if ((*k)->mk->tma_only && !b->tma_all)
-        return oxide__fail(OXIDE_ERROR_LAUNCH,
-                           "launch %s: this entry copies through TMA, and a tensor argument does not allow it (every "
-                           "tensor's last dim contiguous; the TMA tensors' bases 16-byte aligned, row pitches in "
-                           "multiples of 16 bytes); "
-                           "launch the variant with general copies (the kernel's own name, without __tma, which "
-                           "chooses; or a module compiled with OXIDE_TILE_VARIANTS_PLAIN or _ALL)",
-                           (*k)->name);
+oxide_status oxide__rt_pick(struct oxide_kernel **k, rt_bound *b, const uint32_t grid[3]) {
+    if (__builtin_expect(b->ntma != 0, 0)) {
+        if ((*k)->tma && b->tma_all)
+            *k = (*k)->tma;
+        else if ((*k)->mk->tma_only && !b->tma_all)
+            return oxide__fail(OXIDE_ERROR_LAUNCH,
+                               "launch %s: this entry copies through TMA, and a tensor argument does not allow it "
+                               "(every tensor's last dim contiguous; the TMA tensors' bases 16-byte aligned, row "
+                               "pitches in multiples of 16 bytes); "
+                               "launch the variant with general copies (the kernel's own name, without __tma, which "
+                               "chooses; or a module compiled with OXIDE_TILE_VARIANTS_PLAIN or _ALL)",
+                               (*k)->name);
+    }
+    if (__builtin_expect((*k)->mk->persistent, 0))
+        for (int i = 0; i < 3; i++) {
+            b->grid[i] = grid ? grid[i] : 0;
+            b->params[b->nparams + i] = &b->grid[i];
+        }
     return OXIDE_OK;
 }
 
@@ -302,6 +308,30 @@ static oxide_status launch_failed(struct oxide_kernel *k, CUresult r, const uint
                           "launch %s (grid %ux%ux%u, block %ux%ux%u, %u bytes dynamic shared memory%s%s)%s", k->name,
                           grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, shape,
                           (flags & OXIDE_LAUNCH_COOPERATIVE) ? ", cooperative" : "", extra);
+}
+
+/* A persistent entry's blocks (iface.h): as many as the device holds at once, or fewer when the
+ * grid has fewer; each walks the grid's linear block ids from its own by the launched count. */
+static oxide_status persistent_grid(struct oxide_kernel *k, const uint32_t grid[3], const uint32_t block[3],
+                                    uint32_t smem, uint32_t out[3]) {
+    uint64_t total = (uint64_t)grid[0] * grid[1] * grid[2];
+    if (total > INT32_MAX)
+        return oxide__fail(OXIDE_ERROR_LAUNCH,
+                           "launch %s: grid %ux%ux%u has %llu blocks; this persistent entry walks at most %d (launch "
+                           "fewer programs, or compile with persistent=0)",
+                           k->name, grid[0], grid[1], grid[2], (unsigned long long)total, INT32_MAX);
+    uint32_t resident = smem == k->dyn_smem ? atomic_load_explicit(&k->resident, memory_order_relaxed) : 0;
+    if (!resident) {
+        int per_sm = 0;
+        CUresult r = oxide__cu.OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k->fn,
+                                                                         (int)(block[0] * block[1] * block[2]), smem);
+        /* none fits: launch one an SM, whose launch then reports why */
+        resident = (uint32_t)(r == CUDA_SUCCESS && per_sm > 0 ? per_sm : 1) * (uint32_t)k->dev->sm_count;
+        if (smem == k->dyn_smem)
+            atomic_store_explicit(&k->resident, resident, memory_order_relaxed);
+    }
+    out[0] = total < resident ? (uint32_t)total : resident, out[1] = out[2] = 1;
+    return OXIDE_OK;
 }
 
 /* Kernels asking for more than the default 48 KiB of dynamic shared memory must opt in. */
@@ -348,6 +378,12 @@ static oxide_status launch_now(struct oxide_kernel *k, CUstream cs, oxide_stream
     if (__builtin_expect(smem > 48 * 1024 && smem > atomic_load_explicit(&k->smem_optin, memory_order_relaxed), 0) &&
         (st = opt_in_smem(k, smem)) != OXIDE_OK)
         return st;
+    uint32_t walked[3];
+    if (__builtin_expect(k->mk && k->mk->persistent, 0)) {
+        if ((st = persistent_grid(k, grid, block, smem, walked)) != OXIDE_OK)
+            return st;
+        grid = walked;
+    }
     const uint32_t *cl = cluster && (cluster[0] | cluster[1] | cluster[2]) ? cluster : k->cluster;
     /* Each dimension is bounded before the product, which could otherwise wrap to 0 or 1 in
      * 32 bits and launch without a cluster. */
@@ -447,7 +483,7 @@ oxide_status oxide_kernel_launch(oxide_kernel *k, oxide_stream *stream, const ui
         return st;
     rt_bound b;
     if (__builtin_expect((st = oxide__rt_bind(k, args, nargs, &b)) != OXIDE_OK, 0) ||
-        __builtin_expect((st = oxide__rt_pick(&k, &b)) != OXIDE_OK, 0))
+        __builtin_expect((st = oxide__rt_pick(&k, &b, grid)) != OXIDE_OK, 0))
         return st;
     return oxide__rt_launch(k, cs, track, grid, block, smem, NULL, 0, b.params);
 }
@@ -464,7 +500,7 @@ oxide_status oxide_kernel_launch_ex(oxide_kernel *k, oxide_stream *stream, const
     if (cfg->flags & ~OXIDE_LAUNCH_COOPERATIVE)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "launch %s: unknown flags 0x%x", k->name, cfg->flags);
     rt_bound b;
-    if ((st = oxide__rt_bind(k, args, nargs, &b)) != OXIDE_OK || (st = oxide__rt_pick(&k, &b)) != OXIDE_OK)
+    if ((st = oxide__rt_bind(k, args, nargs, &b)) != OXIDE_OK || (st = oxide__rt_pick(&k, &b, cfg->grid)) != OXIDE_OK)
         return st;
     return oxide__rt_launch(k, cs, track, cfg->grid, cfg->block, cfg->smem, cfg->cluster, cfg->flags, b.params);
 }
@@ -480,5 +516,10 @@ oxide_status oxide_kernel_launch_raw(oxide_kernel *k, oxide_stream *stream, cons
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "launch %s: cfg is NULL", k->name);
     if (!params && k->nptx)
         return oxide__fail(OXIDE_ERROR_INVALID_ARGUMENT, "launch %s: params is NULL", k->name);
+    if (k->mk && k->mk->persistent)
+        return oxide__fail(OXIDE_ERROR_LAUNCH,
+                           "launch %s: a persistent entry takes the launch's grid as parameters that "
+                           "oxide_kernel_launch and _ex set; launch it with one of those",
+                           k->name);
     return oxide__rt_launch(k, cs, track, cfg->grid, cfg->block, cfg->smem, cfg->cluster, cfg->flags, params);
 }

@@ -417,7 +417,8 @@ static oxide_status load(oxide_device *dev, const void *image, bool is_ptx, cons
             while (mk->tma_entry && j < manifest->nkernels && strcmp(manifest->kernels[j].entry, mk->tma_entry))
                 j++;
             if (mk->tma_entry &&
-                (j == manifest->nkernels || !manifest->kernels[j].tma_only || manifest->kernels[j].nptx != mk->nptx))
+                (j == manifest->nkernels || !manifest->kernels[j].tma_only ||
+                 manifest->kernels[j].nptx - 3 * manifest->kernels[j].persistent != mk->nptx - 3 * mk->persistent))
                 st = oxide__fail(OXIDE_ERROR_MANIFEST,
                                  "the manifest of kernel '%s' names the TMA variant '%s', which is not a TMA-only "
                                  "kernel of the module with the same parameters",

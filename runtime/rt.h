@@ -42,13 +42,16 @@ typedef struct rt_bound {
     void *params[RT_MAX_PTX_PARAMS];
     uint64_t ptrs[RT_MAX_PTX_PARAMS / 3];
     _Alignas(64) unsigned char tma[RT_MAX_TMA][128];
-    uint32_t ntma; /* descriptors encoded */
-    bool tma_all;  /* every TMA tensor of the launch allows TMA */
+    uint32_t ntma;    /* descriptors encoded */
+    bool tma_all;     /* every TMA tensor of the launch allows TMA */
+    uint32_t nparams; /* params filled from the arguments */
+    uint32_t grid[3]; /* a persistent entry's grid parameters (oxide__rt_pick) */
 } rt_bound;
 bool oxide__rt_tma_bind(const oxide_iface_param *mp, const oxide_tensor *t, void *desc128);
-/* The entry a bound launch of k runs: its TMA variant when every TMA tensor allows TMA; an error
- * for a TMA variant launched directly with one that does not (launch.c). */
-oxide_status oxide__rt_pick(struct oxide_kernel **k, const rt_bound *b);
+/* The entry a bound launch of k over grid runs: its TMA variant when every TMA tensor allows TMA;
+ * an error for a TMA variant launched directly with one that does not (launch.c). A persistent
+ * entry gets grid as its last parameters. */
+oxide_status oxide__rt_pick(struct oxide_kernel **k, rt_bound *b, const uint32_t grid[3]);
 
 struct oxide_stream {
     uint32_t magic;
@@ -134,6 +137,8 @@ struct oxide_kernel {
     _Atomic int nonportable;        /* NON_PORTABLE_CLUSTER_SIZE_ALLOWED set */
     struct oxide_kernel *next;      /* module's list of kernels found by entry name */
     struct oxide_kernel *tma;       /* the manifest's tma_entry: the TMA variant, or NULL */
+    /* persistent (iface.h): the most blocks the device holds at once, found at the first launch */
+    _Atomic uint32_t resident;
 };
 
 struct oxide_loaded_module {

@@ -92,7 +92,8 @@ oxide_status oxide_task_launch(oxide_kernel *k, const oxide_launch_config *cfg, 
     /* Check now, so that a wrong argument is reported where the task is made. */
     rt_bound b;
     struct oxide_kernel *runs = k; /* checked now; chosen again when the task runs */
-    if ((st = oxide__rt_bind(k, args, nargs, &b)) != OXIDE_OK || (st = oxide__rt_pick(&runs, &b)) != OXIDE_OK)
+    if ((st = oxide__rt_bind(k, args, nargs, &b)) != OXIDE_OK ||
+        (st = oxide__rt_pick(&runs, &b, cfg->grid)) != OXIDE_OK)
         return st;
     size_t nbytes = 0;
     for (size_t i = 0; i < nargs; i++)
@@ -335,7 +336,7 @@ static oxide_status run(const oxide_task *t, CUstream cs, oxide_stream *track, b
         if (k->magic != RT_KERNEL)
             return oxide__fail(OXIDE_ERROR_STATE, "a task's kernel was destroyed (its module was unloaded)");
         if ((st = oxide__rt_bind(k, t->u.launch.args, t->u.launch.nargs, &bound)) != OXIDE_OK ||
-            (st = oxide__rt_pick(&k, &bound)) != OXIDE_OK)
+            (st = oxide__rt_pick(&k, &bound, t->u.launch.cfg.grid)) != OXIDE_OK)
             return st;
         const oxide_launch_config *c = &t->u.launch.cfg;
         return oxide__rt_launch(k, cs, track, c->grid, c->block, c->smem, c->cluster, c->flags, bound.params);

@@ -61,7 +61,7 @@ class Kernels:
         import oxide.tile as ot
         self.ot = ot
         mm, mm8, sm, ln, self.attn = _examples()
-        hints = lambda d: {k: d[k] for k in ("warps", "stages", "group") if k in d}  # noqa: E731
+        hints = lambda d: {k: d[k] for k in ("warps", "stages", "group", "persistent") if k in d}  # noqa: E731
         self.matmul = ot.Kernel(mm.matmul.fn, **dict(mm.matmul.hints, **hints(MATMUL_BF16)))
         self.matmul_fp8 = ot.Kernel(mm8.matmul_fp8.fn, **dict(mm8.matmul_fp8.hints, **hints(MATMUL_FP8)))
         rows = lambda k: ot.autotune(configs=[ot.Config(warps=w) for w in ROW_WARPS], key=["x"])(k)  # noqa: E731

@@ -535,13 +535,10 @@ static oxide_value *program_id(tl *T, uint32_t axis) {
     uint32_t g = 0;
     oxide_tile_kernel_get_hint(T->src, OXIDE_TILE_HINT_GROUP, &g);
     if (!g || axis > 1)
-        return tl_op(T, (oxide_op)(OXIDE_OP_CTAID_X + axis), NULL, 0, NULL, NULL, 0);
+        return tl_block_id(T, axis);
     oxide_value *v[4];
     for (uint32_t i = 0; i < 4; i++) /* ctaid.x, ctaid.y, nctaid.x, nctaid.y as i64 */
-        v[i] = tl_cast(
-            T, OXIDE_OP_ZEXT,
-            tl_op(T, (oxide_op)((i < 2 ? OXIDE_OP_CTAID_X : OXIDE_OP_NCTAID_X) + i % 2), NULL, 0, NULL, NULL, 0),
-            T->ti64);
+        v[i] = tl_cast(T, OXIDE_OP_ZEXT, i < 2 ? tl_block_id(T, i) : tl_block_count(T, i - 2), T->ti64);
     oxide_value *G = tl_int(T, T->ti64, g);
     oxide_value *lin = tl_op2(T, OXIDE_OP_ADD, v[0], tl_op2(T, OXIDE_OP_MUL, v[1], v[2]));
     oxide_value *width = tl_op2(T, OXIDE_OP_MUL, G, v[3]);
@@ -558,9 +555,7 @@ void tl_emit_inst(tl *T, const oxide_inst *in) {
     oxide_value *v = NULL;
     switch (in->op) {
     case OXIDE_OP_TILE_PROGRAM_ID: v = program_id(T, (uint32_t)in->imm); break;
-    case OXIDE_OP_TILE_NUM_PROGRAMS:
-        v = tl_op(T, (oxide_op)(OXIDE_OP_NCTAID_X + in->imm), NULL, 0, NULL, NULL, 0);
-        break;
+    case OXIDE_OP_TILE_NUM_PROGRAMS: v = tl_block_count(T, (uint32_t)in->imm); break;
     case OXIDE_OP_TILE_DIM: v = T->tensors[in->operands[0]->index].dim[in->imm]; break;
     case OXIDE_OP_TILE_LOAD:
         if (tl_val_of(T, in->result)->smem)
@@ -634,7 +629,15 @@ static void emit_term(tl *T, const oxide_inst *in) {
     uint32_t n0 = 0, n1 = 0;
     oxide_value **a0, **a1;
     switch (in->op) {
-    case OXIDE_OP_RET: st = oxide_build_op(T->b, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL); break;
+    case OXIDE_OP_RET:
+        if (T->tiles) {
+            /* the consumers are done with this program's shared memory before the next's */
+            tl_barrier(T);
+            tl_tiles_next(T, T->tiles, tl_pipe_iter(T, &T->pipes[T->producer - 1], 0));
+            return;
+        }
+        st = oxide_build_op(T->b, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL);
+        break;
     case OXIDE_OP_BR:
         if ((a0 = succ_args(T, &in->succ[0], &n0)))
             st = oxide_build_br(T->b, T->blocks[in->succ[0].block->index], a0, n0);
@@ -796,7 +799,7 @@ oxide_status tl_emit_kernel(tl *T) {
                            "a tile takes %u registers per thread with %u warps; the lowering allows %u (use smaller "
                            "tiles or more warps)",
                            1u << T->vals[i].L.nreg, T->warps, TL_MAX_REGS);
-    if ((st = emit_params(T)) || (st = emit_blocks(T)))
+    if ((st = emit_params(T)) || (st = tl_plan_persistent(T)) || (st = emit_blocks(T)))
         return st;
     oxide_cfg g;
     if (!oxide__cfg_build(&g, T->src)) {

@@ -128,6 +128,11 @@ typedef struct tl {
      * being built runs in the consumer warps only (block barriers count those) */
     uint32_t producer;
     bool *need, named;
+    /* persist.c: persistent (hint persistent=1 with a producer): the kernel's grid parameters,
+     * and the program loop the code being built is in (NULL outside one) */
+    bool persist;
+    oxide_value *grid[3];
+    struct tl_tiles *tiles;
     const oxide_inst *smem_who; /* the op needing it */
     oxide_value *dummy;         /* ptr.global to a private word: what loads of an empty tensor read */
     tl_tensor *tensors;         /* per source parameter (tensors only) */
@@ -291,6 +296,23 @@ bool tl_plan_producer(tl *T, uint32_t k);
  * the branch into the consumers' (T->b after it). g: the source's blocks in order. */
 struct oxide_cfg;
 void tl_emit_producer(tl *T, const struct oxide_cfg *g);
+/* ---- persist.c: persistent scheduling (after tl_plan_producer) ---- */
+/* A loop over the programs one block runs: linear program id t, ring iterations before (base). */
+typedef struct tl_tiles {
+    oxide_block *head, *exit;
+    oxide_value *t, *base;
+} tl_tiles;
+/* Whether the kernel becomes persistent (T->persist); then its grid parameters are added. */
+oxide_status tl_plan_persistent(tl *T);
+/* Opens L at T->b: the code after runs once a program (T->tiles = L); L->exit is where the
+ * block goes once its programs are done. */
+void tl_tiles_open(tl *T, tl_tiles *L);
+/* The current program is done, with iters ring iterations in all so far: on to the block's next. */
+void tl_tiles_next(tl *T, tl_tiles *L, oxide_value *iters);
+/* The program id (its block's, or the program loop's) and the grid along axis (i32). */
+oxide_value *tl_block_id(tl *T, uint32_t axis);
+oxide_value *tl_block_count(tl *T, uint32_t axis);
+
 /* Marks the body's instructions a ring load's coordinates are computed from (pipeline.c). */
 bool tl_pipe_chain(const tl_pipe *p, const oxide_inst *load, bool *mark);
 bool tl_pipe_in_loop(const tl_pipe *p, const oxide_value *v);

@@ -394,6 +394,8 @@ static oxide_value *iter_iv(tl *T, const tl_pipe *p, oxide_value *iv, int64_t d,
 oxide_value *tl_pipe_iter(tl *T, const tl_pipe *p, uint32_t d) {
     oxide_value *i = tl_op2(T, OXIDE_OP_SUB, as_i64(T, p->iv), as_i64(T, p->iv0));
     i = tl_op2(T, OXIDE_OP_UDIV, i, tl_int(T, T->ti64, p->step));
+    if (T->tiles) /* the block's earlier programs' iterations (persist.c) */
+        i = tl_op2(T, OXIDE_OP_ADD, i, T->tiles->base);
     return d ? tl_op2(T, OXIDE_OP_ADD, i, tl_int(T, T->ti64, d)) : i;
 }
 

@@ -136,8 +136,12 @@ static oxide_block *new_block(tl *T, oxide_type *const *types, uint32_t n, oxide
     return b;
 }
 
-/* The producer's thread: the slice, then every iteration's copies. */
+/* The producer's thread: the slice, then every iteration's copies; persistent, for each program
+ * of the block in turn. */
 static void produce(tl *T, const tl_pipe *p, const oxide_cfg *g) {
+    tl_tiles L;
+    if (T->persist)
+        tl_tiles_open(T, &L);
     for (uint32_t i = 0; i < g->nreach && !T->st; i++) {
         const oxide_block *b = T->src->blocks.items[g->order[i]];
         for (uint32_t j = 0; j < b->insts.len && !T->st; j++) {
@@ -153,7 +157,7 @@ static void produce(tl *T, const tl_pipe *p, const oxide_cfg *g) {
     oxide_value *hv[2];
     oxide_block *head = new_block(T, ty, 2, hv), *body = new_block(T, NULL, 0, NULL);
     oxide_block *done = new_block(T, NULL, 0, NULL);
-    oxide_value *start[2] = {iv0, tl_int(T, T->ti64, 0)};
+    oxide_value *start[2] = {iv0, T->persist ? L.base : tl_int(T, T->ti64, 0)};
     tl_go_to(T, head, start, 2);
     if (T->st)
         return;
@@ -178,6 +182,10 @@ static void produce(tl *T, const tl_pipe *p, const oxide_cfg *g) {
                             tl_op2(T, OXIDE_OP_ADD, hv[1], tl_int(T, T->ti64, 1))};
     tl_go_to(T, head, next, 2);
     T->b = done;
+    if (T->persist) {
+        tl_tiles_next(T, &L, hv[1]);
+        T->tiles = NULL;
+    }
 }
 
 void tl_emit_producer(tl *T, const oxide_cfg *g) {
@@ -215,4 +223,18 @@ void tl_emit_producer(tl *T, const oxide_cfg *g) {
     if (regs)
         tl_imm_op(T, OXIDE_OP_SETMAXNREG_INC, inc, NULL, NULL, 0);
     T->named = true;
+    if (T->persist) {
+        /* the consumers' programs: each source return goes on to the next (emit.c) */
+        tl_tiles *L = oxide__alloc(&T->out->arena, sizeof *L);
+        if (!L) {
+            tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
+            return;
+        }
+        tl_tiles_open(T, L);
+        oxide_block *body = T->b;
+        T->b = L->exit;
+        if (!T->st && oxide_build_op(T->b, OXIDE_OP_RET, NULL, 0, NULL, NULL, 0, NULL))
+            tl_fail(T, OXIDE_ERROR_CODEGEN, "the lowering built an invalid return: %s", oxide_last_error());
+        T->b = body;
+    }
 }

@@ -151,6 +151,38 @@ static void test_refusals(void) {
 #undef REFUSED
 }
 
+/* A persistent entry (grid_echo): the launch runs at most as many blocks as the device holds at
+ * once, in x, and passes the grid it was given as the entry's last three parameters. */
+static void test_persistent(void) {
+    oxide_kernel *k = kernel("grid_echo");
+    oxide_arg args[1] = {oxide_arg_from_buffer(out, OXIDE_SCALAR_U64, 8)};
+    int sms = 0;
+    OK(oxide_device_sm_count(dev, &sms));
+    const uint32_t small[3] = {5, 3, 2}, big[3] = {1000, 100, 7};
+    uint64_t got[8];
+    OK(oxide_kernel_launch(k, NULL, small, NULL, 0, args, 1));
+    read_out(got);
+    CHECK(got[0] == 30 && got[1] == 1 && got[2] == 1 && got[3] == 5 && got[4] == 3 && got[5] == 2,
+          "small grid: launched %llu %llu %llu, parameters %llu %llu %llu", (unsigned long long)got[0],
+          (unsigned long long)got[1], (unsigned long long)got[2], (unsigned long long)got[3],
+          (unsigned long long)got[4], (unsigned long long)got[5]);
+    oxide_launch_config cfg = {.grid = {1000, 100, 7}};
+    OK(oxide_kernel_launch_ex(k, NULL, &cfg, args, 1));
+    read_out(got);
+    /* a whole number of blocks per SM, the SMs full (32 threads, no shared memory: many each) */
+    CHECK(got[0] >= (uint64_t)sms && got[0] < 700000 && got[0] % (uint64_t)sms == 0 && got[1] == 1 && got[2] == 1 &&
+              got[3] == big[0] && got[4] == big[1] && got[5] == big[2],
+          "big grid: launched %llu %llu %llu on %d SMs, parameters %llu %llu %llu", (unsigned long long)got[0],
+          (unsigned long long)got[1], (unsigned long long)got[2], sms, (unsigned long long)got[3],
+          (unsigned long long)got[4], (unsigned long long)got[5]);
+    const uint32_t huge[3] = {65536, 65535, 1};
+    FAILS_WITH(oxide_kernel_launch(k, NULL, huge, NULL, 0, args, 1), OXIDE_ERROR_LAUNCH,
+               "launch grid_echo: grid 65536x65535x1 has 4294901760 blocks; this persistent entry walks at most");
+    void *raw[5] = {0};
+    FAILS_WITH(oxide_kernel_launch_raw(k, NULL, &cfg, raw), OXIDE_ERROR_LAUNCH,
+               "launch grid_echo: a persistent entry takes the launch's grid as parameters");
+}
+
 int main(void) {
     gpu_require();
     rng_seed();
@@ -164,6 +196,7 @@ int main(void) {
     test_launch();
     test_task();
     test_refusals();
+    test_persistent();
     oxide_buffer_free(data);
     oxide_buffer_free(out);
     oxide_loaded_module_destroy(lm);

@@ -132,6 +132,37 @@ int main(void) {
             expect("matmul_bf16_128 producer=0", noprod, "sm_90a", "launch_bounds(256, 0)", 2);
         }
         free(noprod);
+        /* persistent=1 (persist.c): the TMA variant walks the launch's grid, given as its last three
+         * parameters; the producer and the consumers each loop over the programs (the grid's count
+         * computed twice), stepping by nctaid.x; the consumers meet at barrier 1 before the next;
+         * the plain variant (no producer) stays one block a program. Its text parses back to
+         * itself. */
+        char *pers = replaced(mm, "stages=3)", "stages=3, persistent=1)");
+        CHECK(pers);
+        if (pers) {
+            static const struct {
+                const char *op;
+                int n;
+            } want[] = {{") tma_only persistent {", 1},
+                        {" persistent", 1},
+                        {"mul %__grid.x, %__grid.y", 2},
+                        {"nctaid.x", 2},
+                        {"udiv %", -1}};
+            for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+                expect("matmul_bf16_128 persistent=1", pers, "sm_90a", want[i].op, want[i].n);
+            expect("matmul_bf16_128 persistent=1", pers, "sm_80", "__grid", 0);
+            char *simt = lower(pers, "sm_90a");
+            oxide_module *back = NULL;
+            const char *again = NULL;
+            OK(oxide_module_parse(ctx, simt ? simt : "", simt ? strlen(simt) : 0, &back));
+            if (back)
+                OK(oxide_module_print(back, &again));
+            CHECK(simt && again && !strcmp(simt, again),
+                  "matmul_bf16_128 persistent=1: its SIMT text does not round-trip");
+            oxide_module_destroy(back);
+            free(simt);
+        }
+        free(pers);
         /* one variant, for a caller that knows its tensors: the plain one has no descriptors; the
          * TMA one is the kernel's own name, TMA-only */
         variants = OXIDE_TILE_VARIANTS_PLAIN;

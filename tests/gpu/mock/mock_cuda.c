@@ -209,6 +209,11 @@ static void tensor_echo(void **p, const dims *d, int n) {
 }
 static void k_tensor_echo(void **p, const dims *d) { tensor_echo(p, d, 5); }
 static void k_tensor_echo8(void **p, const dims *d) { tensor_echo(p, d, 3); }
+static void k_grid_echo(void **p, const dims *d) { /* the launched grid, then the grid parameters */
+    uint64_t *out = P(0, uint64_t *);
+    for (int i = 0; i < 3; i++)
+        out[i] = d->grid[i], out[3 + i] = *(const uint32_t *)p[2 + i];
+}
 
 static void k_contract_fill(void **p, const dims *d) { /* tests/gpu/data/contract.ptx */
     uint32_t *out = P(0, uint32_t *);
@@ -349,6 +354,7 @@ static const struct CUfunc_st kernels[] = {
     {"empty", k_empty, 0, {0}, 0, 0, NULL},
     {"tensor_echo", k_tensor_echo, 7, {8, 8, 8, 8, 8, 8, 8}, 0, 0, NULL},
     {"tensor_echo8", k_tensor_echo8, 5, {8, 8, 8, 8, 8}, 0, 0, NULL},
+    {"grid_echo", k_grid_echo, 5, {8, 8, 4, 4, 4}, 0, 0, NULL},
     {"contract_fill", k_contract_fill, 2, {8, 8}, 0, 0, NULL},
     {"matmul_bf16", k_matmul_bf16, 15, {8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8}, 0, 0, NULL},
 };
