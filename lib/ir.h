@@ -303,7 +303,8 @@ oxide_status oxide__kernel_tensor_tma(oxide_function *k, const uint32_t *box, ox
 /* Makes a lowered tile kernel persistent (iface.h): three u32 parameters after its interface
  * ones, %__grid.x, .y, .z, which a launch sets to the grid it was given. */
 oxide_status oxide__kernel_set_persistent(oxide_function *k, oxide_value *grid[3]);
-#define OXIDE__GRID_PARAM_NAMES {"__grid.x", "__grid.y", "__grid.z"}
+#define OXIDE__GRID_PARAM_NAMES                                                                                        \
+    { "__grid.x", "__grid.y", "__grid.z" }
 
 /* Internal builder core: appends an instruction after checking operands against the op's row.
  * Used by the public builders and the parser. */
