@@ -315,6 +315,10 @@ static oxide_status launch_failed(struct oxide_kernel *k, CUresult r, const uint
 static oxide_status persistent_grid(struct oxide_kernel *k, const uint32_t grid[3], const uint32_t block[3],
                                     uint32_t smem, uint32_t out[3]) {
     uint64_t total = (uint64_t)grid[0] * grid[1] * grid[2];
+    if (!total) { /* the launch refuses it, naming the grid given */
+        memcpy(out, grid, 3 * sizeof *grid);
+        return OXIDE_OK;
+    }
     if (total > INT32_MAX)
         return oxide__fail(OXIDE_ERROR_LAUNCH,
                            "launch %s: grid %ux%ux%u has %llu blocks; this persistent entry walks at most %d (launch "

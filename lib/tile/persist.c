@@ -41,13 +41,10 @@ oxide_status tl_plan_persistent(tl *T) {
 void tl_tiles_open(tl *T, tl_tiles *L) {
     oxide_type *ty[2] = {T->ti32, T->ti64};
     oxide_value *hv[2];
-    if (T->st || oxide_function_add_block(T->k, ty, 2, &L->head, hv) ||
-        oxide_function_add_block(T->k, NULL, 0, &L->exit, NULL)) {
-        tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
-        return;
-    }
     oxide_block *body;
-    if (oxide_function_add_block(T->k, NULL, 0, &body, NULL)) {
+    if (T->st || oxide_function_add_block(T->k, ty, 2, &L->head, hv) ||
+        oxide_function_add_block(T->k, NULL, 0, &L->exit, NULL) ||
+        oxide_function_add_block(T->k, NULL, 0, &body, NULL)) {
         tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
         return;
     }

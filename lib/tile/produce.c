@@ -139,7 +139,7 @@ static oxide_block *new_block(tl *T, oxide_type *const *types, uint32_t n, oxide
 /* The producer's thread: the slice, then every iteration's copies; persistent, for each program
  * of the block in turn. */
 static void produce(tl *T, const tl_pipe *p, const oxide_cfg *g) {
-    tl_tiles L;
+    tl_tiles L = {0};
     if (T->persist)
         tl_tiles_open(T, &L);
     for (uint32_t i = 0; i < g->nreach && !T->st; i++) {
@@ -230,6 +230,7 @@ void tl_emit_producer(tl *T, const oxide_cfg *g) {
             tl_fail(T, OXIDE_ERROR_OUT_OF_MEMORY, "out of memory");
             return;
         }
+        *L = (tl_tiles){0};
         tl_tiles_open(T, L);
         oxide_block *body = T->b;
         T->b = L->exit;
