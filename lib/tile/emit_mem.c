@@ -320,7 +320,7 @@ void tl_emit_store(tl *T, const oxide_inst *in, bool atomic) {
     tl_layout tmp, L = *tl_layout_of(T, tile, &tmp);
     oxide_type *et = tl_elem(T, tile->type);
     oxide_value **v = tl_regs_in(T, tile, &L);
-    if (!v)
+    if (!v || (!atomic && tl_tma_store(T, in, v, &L)))
         return;
     part s;
     thread_part(T, in, &L, &s);

@@ -21,6 +21,19 @@ static void tma_box(const oxide_type *tile, uint32_t es, uint32_t *box) {
         box[tile->rank - 1] = 128 / es;
 }
 
+/* Whether the kernel's only accesses to tensor parameter p are tile.store. */
+static bool only_stored(const oxide_function *fn, const oxide_value *p) {
+    for (uint32_t bi = 0; bi < fn->blocks.len; bi++) {
+        const oxide_block *b = fn->blocks.items[bi];
+        for (uint32_t i = 0; i < b->insts.len; i++) {
+            const oxide_inst *in = b->insts.items[i];
+            if ((in->op == OXIDE_OP_TILE_LOAD || in->op == OXIDE_OP_TILE_ATOMIC_ADD) && in->operands[0] == p)
+                return false;
+        }
+    }
+    return true;
+}
+
 void tl_plan_tma(tl *T) {
     const oxide_function *fn = T->src;
     uint32_t ntensors = 0;
@@ -46,6 +59,34 @@ void tl_plan_tma(tl *T) {
             /* the other variant keeps the parameters (the launch binds both alike), not the copies */
             x->tma = T->tma_variant;
             T->pipes[x->pipe].ntma += x->tma;
+        }
+    }
+    /* the epilogue: stores to tensors the kernel only writes, where a TMA variant is built anyway
+     * (a later load of the same elements would race with the asynchronous copy) */
+    for (uint32_t bi = 0; bi < fn->blocks.len && ntensors; bi++) {
+        const oxide_block *b = fn->blocks.items[bi];
+        for (uint32_t i = 0; i < b->insts.len; i++) {
+            const oxide_inst *in = b->insts.items[i];
+            if (in->op != OXIDE_OP_TILE_STORE || !only_stored(fn, in->operands[0]))
+                continue;
+            const oxide_type *lt = in->operands[in->noperands - 1]->type;
+            tl_tensor *t = &T->tensors[in->operands[0]->index];
+            const oxide_type *e = oxide__tile_scalar(lt);
+            uint32_t es = tl_elem_bytes(e), box[4], rk = lt->rank;
+            bool flat = true; /* rows and 128-byte panels: the leading dims are 1 */
+            for (uint32_t d = 0; d + 2 < rk; d++)
+                flat &= lt->shape[d] == 1;
+            if (rk < 2 || !flat || e->kind == OXIDE_TYPE_I1 || lt->shape[rk - 2] > 256 || lt->shape[rk - 2] % 8 ||
+                (lt->shape[rk - 1] * es) % 128)
+                continue;
+            tma_box(lt, es, box);
+            if (t->tma ? memcmp(t->tma_box, box, rk * sizeof *box) != 0 : ntensors == TL_MAX_TMA)
+                continue;
+            if (!t->tma)
+                ntensors++;
+            t->tma = true;
+            t->tma_store = T->tma_variant;
+            memcpy(t->tma_box, box, rk * sizeof *box);
         }
     }
     T->ntma = ntensors;
@@ -247,4 +288,99 @@ void tl_tma_release(tl *T, const tl_pipe *p, const oxide_inst *const *loads, uin
     }
     tl_go_to(T, join, NULL, 0);
     T->b = join;
+}
+
+/* The epilogue through shared memory: the tile is written, one 128-byte column panel at a time,
+ * into staging buffers in the swizzled layout a TMA box of the tensor has, and one thread copies
+ * each panel out. The copy writes only the elements inside the tensor, so no thread tests its
+ * elements, and whole 128-byte rows reach global memory where the registers' layout (a wgmma
+ * accumulator's pairs) would write 16 bytes a row. Taken when every thread's panel of a register
+ * is the register's own (no lane or warp bit selects a panel) and a buffer fits beside the
+ * reserved region; as many buffers as fit, up to the panels, so copies overlap the next writes. */
+bool tl_tma_store(tl *T, const oxide_inst *in, oxide_value *const *v, const tl_layout *L) {
+    const tl_tensor *t = &T->tensors[in->operands[0]->index];
+    const oxide_type *lt = in->operands[in->noperands - 1]->type;
+    uint32_t rk = lt->rank, es = tl_elem_bytes(oxide__tile_scalar(lt)), box[4];
+    if (!t->tma_store)
+        return false;
+    tma_box(lt, es, box);
+    if (memcmp(t->tma_box, box, rk * sizeof *box))
+        return false;
+    uint32_t R = lt->shape[rk - 2], C = lt->shape[rk - 1], P = 128 / es, pbits = tl_bits(P), cbits = tl_bits(C);
+    for (uint32_t hw = 0; hw < 5u + L->nwarp; hw++) {
+        int8_t e = hw < 5 ? L->lane[hw] : L->warp[hw - 5];
+        if (e >= (int8_t)pbits && e < (int8_t)cbits)
+            return false;
+    }
+    uint64_t panel = (uint64_t)R * 128, room = tl_smem_limit(T->opts->sm), used = T->smem_fixed + 1024;
+    uint32_t npanels = C / P, nbuf = room > used ? (uint32_t)((room - used) / panel) : 0;
+    if (!nbuf)
+        return false;
+    nbuf = nbuf < npanels ? nbuf : npanels;
+    /* in the scratch region, aligned to the swizzle's 1024-byte atom */
+    oxide_value *base = tl_smem_at(T, 1024 + nbuf * panel);
+    oxide_value *addr = tl_cast(T, OXIDE_OP_PTRTOINT, base, T->ti32);
+    oxide_value *pad =
+        tl_op2(T, OXIDE_OP_AND, tl_op2(T, OXIDE_OP_SUB, tl_int(T, T->ti32, 0), addr), tl_int(T, T->ti32, 1023));
+    base = tl_smem_elem(T, base, pad, T->ti8);
+    uint32_t n = 1, nregs = 1u << L->nreg;
+    /* vectors of registers along the last dim (aligned runs, so never across a 16-byte chunk) */
+    for (uint32_t run = tl_run_along(L, rk - 1); n < (1u << run) && 2 * n * es <= 16;)
+        n *= 2;
+    n = n * es >= 4 ? n : 1;
+    oxide_value *c[3], *at[4];
+    tl_thread_coords(T, L, c);
+    for (uint32_t d = 0; d < rk; d++)
+        at[d] = tl_i64(T, tl_scalar_of(T, in->operands[1 + d]));
+    oxide_value *one = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, T->tid, tl_int(T, T->ti32, 0));
+    oxide_block *join;
+    tl_barrier(T); /* the scratch's last readers are done */
+    for (uint32_t q = 0; q < npanels && !T->st; q++) {
+        oxide_value *buf = tl_smem_elem(T, base, tl_int(T, T->ti32, (uint32_t)((q % nbuf) * panel)), T->ti8);
+        if (q >= nbuf) { /* the copy that read this buffer is done */
+            if (!tl_when(T, one, &join))
+                return true;
+            tl_imm_op(T, OXIDE_OP_BULK_WAIT_READ, nbuf - 1, NULL, NULL, 0);
+            tl_go_to(T, join, NULL, 0);
+            T->b = join;
+            tl_barrier(T);
+        }
+        for (uint32_t g = 0; g < nregs && !T->st; g += n) {
+            uint32_t e = tl_reg_elem(L, g), kc = e & (C - 1), kr = e >> tl_dim_off(L->shape, rk, rk - 2) & (R - 1);
+            if (kc >> pbits != q)
+                continue;
+            oxide_value *r = tl_op2(T, OXIDE_OP_ADD, c[rk - 2], tl_int(T, T->ti32, kr));
+            oxide_value *col = tl_op2(T, OXIDE_OP_ADD, c[rk - 1], tl_int(T, T->ti32, kc & (P - 1)));
+            oxide_value *byte = tl_op2(T, OXIDE_OP_MUL, col, tl_int(T, T->ti32, es));
+            oxide_value *chunk = tl_op2(T, OXIDE_OP_XOR, tl_op2(T, OXIDE_OP_LSHR, byte, tl_int(T, T->ti32, 4)),
+                                        tl_op2(T, OXIDE_OP_AND, r, tl_int(T, T->ti32, 7)));
+            oxide_value *off = tl_op2(T, OXIDE_OP_ADD, tl_op2(T, OXIDE_OP_MUL, r, tl_int(T, T->ti32, 128)),
+                                      tl_op2(T, OXIDE_OP_OR, tl_op2(T, OXIDE_OP_SHL, chunk, tl_int(T, T->ti32, 4)),
+                                             tl_op2(T, OXIDE_OP_AND, byte, tl_int(T, T->ti32, 15))));
+            oxide_value *o[2] = {n > 1 ? tl_pack(T, &v[g], n) : v[g], tl_smem_elem(T, buf, off, T->ti8)};
+            oxide_attr al = {.key = OXIDE_ATTR_ALIGN, .i = n * es};
+            tl_op(T, OXIDE_OP_STORE, o, 2, NULL, &al, 1);
+        }
+        /* the writes, to the copy's (async) proxy, then to the thread that copies */
+        tl_op(T, OXIDE_OP_FENCE_PROXY_ASYNC, NULL, 0, NULL, NULL, 0);
+        tl_barrier(T);
+        if (!tl_when(T, one, &join))
+            return true;
+        oxide_value *ops[8] = {t->tma_desc, buf};
+        uint32_t k = 2;
+        for (uint32_t d = rk; d-- > 0;)
+            ops[k++] = coord32(T, d + 1 == rk ? tl_op2(T, OXIDE_OP_ADD, at[d], tl_int(T, T->ti64, q * P)) : at[d]);
+        tl_op(T, OXIDE_OP_TMA_STORE, ops, k, NULL, NULL, 0);
+        tl_op(T, OXIDE_OP_BULK_COMMIT, NULL, 0, NULL, NULL, 0);
+        tl_go_to(T, join, NULL, 0);
+        T->b = join;
+    }
+    /* the buffers are scratch again for whatever follows, the next program's epilogue too */
+    if (!tl_when(T, one, &join))
+        return true;
+    tl_imm_op(T, OXIDE_OP_BULK_WAIT_READ, 0, NULL, NULL, 0);
+    tl_go_to(T, join, NULL, 0);
+    T->b = join;
+    tl_barrier(T);
+    return true;
 }

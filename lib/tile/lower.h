@@ -95,7 +95,9 @@ typedef struct tl_tensor {
     oxide_value *safe; /* ptr to use when every element is out of bounds (the tensor may be empty) */
     oxide_value *dim[4], *stride[4];
     uint32_t rank;
-    bool tma; /* emit_tma.c: read through a TMA descriptor for boxes of tma_box (iface.h) */
+    bool tma;       /* emit_tma.c: read through a TMA descriptor for boxes of tma_box (iface.h) */
+    bool tma_store; /* emit_tma.c: only written, its box-shaped stores staged in shared memory
+                     * and copied out by TMA (the TMA variant only) */
     uint32_t tma_box[4];
     oxide_value *tma_desc; /* the descriptor's address (the lowered kernel's parameter) */
 } tl_tensor;
@@ -321,6 +323,9 @@ void tl_pipe_coords(tl *T, const tl_pipe *p, const oxide_inst *load, oxide_value
 
 /* ---- emit_tma.c: TMA copies of pipelined operand tiles (after tl_plan_pipes) ---- */
 void tl_plan_tma(tl *T);
+/* A tile.store through shared memory and TMA, when its tensor is planned so and the layout and
+ * shared memory allow; false (nothing built) when the store must take the memory path. */
+bool tl_tma_store(tl *T, const oxide_inst *in, oxide_value *const *v, const tl_layout *L);
 /* After tl_plan_tma: which rings are released through empty barriers (tl_pipe.released). */
 void tl_plan_release(tl *T);
 /* In the loop's preheader, before its first copies: the ring k's barriers (re)initialised. */

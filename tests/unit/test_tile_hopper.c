@@ -163,6 +163,36 @@ int main(void) {
             free(simt);
         }
         free(pers);
+        /* the epilogue through shared memory: C is only written, so its box-shaped store is staged in
+         * 128-byte column panels and copied out by TMA, as many panels in flight as buffers fit
+         * beside the ring (the 128x128 kernel's 3 stages leave room for both of its panels; the
+         * bench's 128x256 one's 4 stages for 2 of 4, each waited for before its buffer is
+         * reused); C carries a descriptor for the box, and the plain variant stores directly */
+        variants = OXIDE_TILE_VARIANTS_TMA;
+        char *wide = check_read_file(OXIDE_SOURCE_DIR "/tests/ir/tile/matmul_bf16_128x256.oxir", NULL);
+        char *wp = wide ? replaced(wide, "group=8)", "group=8, persistent=1)") : NULL;
+        CHECK(wide && wp);
+        const struct {
+            const char *name, *ir, *op;
+            int n;
+        } epi[] = {{"matmul_bf16_128", mm, "%c: tensor<mut 2 x bf16> tma(128, 64)", 1},
+                   {"matmul_bf16_128", mm, "  tma.store %c.tma, ", 2},
+                   {"matmul_bf16_128", mm, "cp.async.bulk.wait_group.read {imm=0}", 1},
+                   {"matmul_bf16_128", mm, "cp.async.bulk.wait_group.read {imm=1}", 0},
+                   {"matmul_bf16_128x256", wide, "  tma.store %c.tma, ", 4},
+                   {"matmul_bf16_128x256", wide, "cp.async.bulk.wait_group.read {imm=1}", 2},
+                   {"matmul_bf16_128x256", wide, "cp.async.bulk.wait_group.read {imm=0}", 1},
+                   {"matmul_bf16_128x256", wide, "dyn_smem(231552)", 1},
+                   {"matmul_bf16_128x256 persistent=1", wp, "  tma.store %c.tma, ", 4},
+                   {"matmul_bf16_128x256 persistent=1", wp, " persistent", 1}};
+        for (size_t i = 0; i < sizeof epi / sizeof epi[0]; i++)
+            if (epi[i].ir)
+                expect(epi[i].name, epi[i].ir, "sm_90a", epi[i].op, epi[i].n);
+        free(wp);
+        free(wide);
+        variants = OXIDE_TILE_VARIANTS_PLAIN;
+        expect("matmul_bf16_128", mm, "sm_90a", "tma.store", 0);
+        variants = OXIDE_TILE_VARIANTS_ALL;
         /* one variant, for a caller that knows its tensors: the plain one has no descriptors; the
          * TMA one is the kernel's own name, TMA-only */
         variants = OXIDE_TILE_VARIANTS_PLAIN;
@@ -209,17 +239,20 @@ int main(void) {
          * block meets twice, at the barriers' initialisation; the consumers meet at barrier 1 for
          * Q's copy (before it and once it landed). Without it 4 are left: the entry's, the
          * initialisation's 2 and Q's wait (there were 3 more in the loop: K's and V's slot reuse
-         * and Q's wait) */
+         * and Q's wait). O (64 x 64 bf16, only written) leaves through shared memory and one TMA
+         * store: 3 more, before the buffer is written, before the copy and after its read */
         variants = OXIDE_TILE_VARIANTS_TMA;
         expect("attention_fwd", att, "sm_90a", "mbarrier.arrive %", 2);
         expect("attention_fwd", att, "sm_90a", "  barrier {imm=0}", 2);
-        expect("attention_fwd", att, "sm_90a", "barrier.count %", 2);
+        expect("attention_fwd", att, "sm_90a", "barrier.count %", 2 + 3);
+        expect("attention_fwd", att, "sm_90a", "  tma.store %", 1);
+        expect("attention_fwd", att, "sm_90a", "cp.async.bulk.wait_group.read {imm=0}", 1);
         expect("attention_fwd", att, "sm_90a", "launch_bounds(256, 0)", 1);
         expect("attention_fwd", att, "sm_90a", "setmaxnreg", 0); /* one consumer warpgroup */
         char *att0 = replaced(att, "hints(warps=4)", "hints(warps=4, producer=0)");
         CHECK(att0);
         if (att0) {
-            expect("attention_fwd producer=0", att0, "sm_90a", "  barrier {imm=0}", 4);
+            expect("attention_fwd producer=0", att0, "sm_90a", "  barrier {imm=0}", 4 + 3);
             expect("attention_fwd producer=0", att0, "sm_90a", "barrier.count", 0);
         }
         free(att0);
