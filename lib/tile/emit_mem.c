@@ -133,25 +133,27 @@ static oxide_value *first_address(tl *T, const part *s, oxide_type *et) {
     return offset(T, s->t->ptr, off, et);
 }
 
-/* Whether the thread's whole part is inside the tensor: its first and last element are (both
- * indices inside, nothing between wraps). For vectors of n, also a last dim of stride 1 and every
- * vector aligned: the first address, and the strides of the other dims the registers step along. */
-static oxide_value *all_inside(tl *T, const part *s, const tl_layout *L, oxide_value *first, uint32_t n, uint32_t es,
-                               oxide_value *own) {
+/* Whether the thread's vectors of n can be accessed whole: a last dim of stride 1 and every
+ * vector aligned (the first address, and the strides of the other dims the registers step along). */
+static oxide_value *vectors_aligned(tl *T, const part *s, oxide_value *first, uint32_t n, uint32_t es) {
     const tl_tensor *t = s->t;
-    oxide_value *ok = elem_inside(T, s, L, 0, own);
-    if (L->nreg)
-        ok = tl_op2(T, OXIDE_OP_AND, ok, elem_inside(T, s, L, (1u << L->nreg) - 1, NULL));
-    if (n == 1)
-        return ok;
     oxide_value *unit = tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, stride(T, t, t->rank - 1), tl_int(T, T->ti64, 1));
     oxide_value *bits = tl_cast(T, OXIDE_OP_PTRTOINT, first, T->ti64);
     for (uint32_t d = 0; d + 1 < t->rank; d++)
         if (s->most[d])
             bits = tl_op2(T, OXIDE_OP_OR, bits, tl_op2(T, OXIDE_OP_MUL, t->stride[d], tl_int(T, T->ti64, es)));
     oxide_value *lo = tl_op2(T, OXIDE_OP_AND, bits, tl_int(T, T->ti64, n * es - 1));
-    ok = tl_op2(T, OXIDE_OP_AND, ok, unit);
-    return tl_op2(T, OXIDE_OP_AND, ok, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, lo, tl_int(T, T->ti64, 0)));
+    return tl_op2(T, OXIDE_OP_AND, unit, tl_cmp(T, OXIDE_OP_ICMP, OXIDE_PRED_EQ, lo, tl_int(T, T->ti64, 0)));
+}
+
+/* Whether the thread's whole part is inside the tensor: its first and last element are (both
+ * indices inside, nothing between wraps), and for vectors of n, they are aligned. */
+static oxide_value *all_inside(tl *T, const part *s, const tl_layout *L, oxide_value *first, uint32_t n, uint32_t es,
+                               oxide_value *own) {
+    oxide_value *ok = elem_inside(T, s, L, 0, own);
+    if (L->nreg)
+        ok = tl_op2(T, OXIDE_OP_AND, ok, elem_inside(T, s, L, (1u << L->nreg) - 1, NULL));
+    return n == 1 ? ok : tl_op2(T, OXIDE_OP_AND, ok, vectors_aligned(T, s, first, n, es));
 }
 
 /* Register g's address when the thread's part is inside: the first address plus its offset along
@@ -289,19 +291,46 @@ void tl_emit_load(tl *T, const oxide_inst *in) {
             elems[(g + i) / w] = n > w ? tl_imm_op(T, OXIDE_OP_EXTRACT, i, et, &v, 1) : v;
     }
     tl_go_to(T, join, elems, nregs / w);
+    /* the edge: a vector wholly inside (and aligned) loads whole, the others element by element,
+     * each inserted into a vector of pads under a branch of its own. Loaded one by one for the
+     * whole part and packed at the end, the elements took a register each, on top of what is live
+     * across the load: a bf16 layernorm's load of b, 8192 columns at 8 warps, set the kernel's
+     * count at 113 registers (96 so; 58 with no edge path at all) */
     T->b = slow;
     element_path(T, &s);
-    for (uint32_t g = 0; g < nregs && !T->st; g++) {
-        oxide_block *next = NULL;
-        if (!when_or(T, elem_inside(T, &s, &r->L, g, NULL), et, pad, &next, &elems[g]))
-            return;
-        oxide_value *p = inside_address(T, &s, &r->L, first, g, et, false);
-        oxide_value *v = tl_op(T, OXIDE_OP_LOAD, &p, 1, et, &al, 1);
-        tl_go_to(T, next, &v, 1);
-        T->b = next;
+    oxide_value *pads[8], *whole = w > 1 ? vectors_aligned(T, &s, first, n, es) : NULL;
+    for (uint32_t i = 0; i < w; i++)
+        pads[i] = pad;
+    for (uint32_t g = 0; g < nregs && !T->st; g += w) {
+        oxide_block *vec = NULL, *each = NULL, *got = NULL;
+        if (w > 1) {
+            oxide_value *in =
+                tl_op2(T, OXIDE_OP_AND, elem_inside(T, &s, &r->L, g, NULL), elem_inside(T, &s, &r->L, g + w - 1, NULL));
+            if (!tl_split(T, tl_op2(T, OXIDE_OP_AND, whole, in), &vec, &each, &got, vt, 1, &elems[g / w]))
+                return;
+            T->b = vec;
+            oxide_value *p = inside_address(T, &s, &r->L, first, g, et, true);
+            oxide_value *v = tl_op(T, OXIDE_OP_LOAD, &p, 1, vt, &val, 1);
+            tl_go_to(T, got, &v, 1);
+            T->b = each;
+        }
+        oxide_value *v = w > 1 ? tl_pack(T, pads, w) : pad;
+        for (uint32_t i = 0; i < w; i++) {
+            oxide_block *next = NULL;
+            oxide_value *left = v;
+            if (!when_or(T, elem_inside(T, &s, &r->L, g + i, NULL), w > 1 ? vt : et, left, &next, &v))
+                return;
+            oxide_value *p = inside_address(T, &s, &r->L, first, g + i, et, false);
+            oxide_value *o[2] = {left, tl_op(T, OXIDE_OP_LOAD, &p, 1, et, &al, 1)};
+            tl_go_to(T, next, (oxide_value *[]){w > 1 ? tl_imm_op(T, OXIDE_OP_INSERT, i, NULL, o, 2) : o[1]}, 1);
+            T->b = next;
+        }
+        if (w > 1) {
+            tl_go_to(T, got, &v, 1);
+            T->b = got;
+        } else
+            elems[g] = v;
     }
-    for (uint32_t g = 0; g < nregs && w > 1 && !T->st; g += w)
-        elems[g / w] = tl_pack(T, &elems[g], w);
     tl_go_to(T, join, elems, nregs / w);
     T->b = join;
     for (uint32_t g = 0; g < nregs && !T->st; g++)
