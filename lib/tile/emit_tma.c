@@ -21,16 +21,16 @@ static void tma_box(const oxide_type *tile, uint32_t es, uint32_t *box) {
         box[tile->rank - 1] = 128 / es;
 }
 
-/* Whether the kernel's only accesses to tensor parameter p are tile.store. */
-static bool only_stored(const oxide_function *fn, const oxide_value *p) {
-    for (uint32_t bi = 0; bi < fn->blocks.len; bi++) {
-        const oxide_block *b = fn->blocks.items[bi];
-        for (uint32_t i = 0; i < b->insts.len; i++) {
-            const oxide_inst *in = b->insts.items[i];
-            if ((in->op == OXIDE_OP_TILE_LOAD || in->op == OXIDE_OP_TILE_ATOMIC_ADD) && in->operands[0] == p)
-                return false;
-        }
-    }
+/* Tensor t takes the box of a tile lt (elements of es bytes), unless it has another already or
+ * the kernel has as many TMA tensors as the runtime binds: one box a tensor. */
+static bool claim_box(tl_tensor *t, const oxide_type *lt, uint32_t es, uint32_t *ntensors) {
+    uint32_t box[4];
+    tma_box(lt, es, box);
+    if (t->tma ? memcmp(t->tma_box, box, lt->rank * sizeof *box) != 0 : *ntensors == TL_MAX_TMA)
+        return false;
+    *ntensors += !t->tma;
+    t->tma = true;
+    memcpy(t->tma_box, box, lt->rank * sizeof *box);
     return true;
 }
 
@@ -46,16 +46,11 @@ void tl_plan_tma(tl *T) {
                 continue;
             const oxide_type *lt = in->result->type;
             tl_tensor *t = &T->tensors[in->operands[0]->index];
-            uint32_t es = tl_elem_bytes(oxide__tile_scalar(lt)), box[4];
+            uint32_t es = tl_elem_bytes(oxide__tile_scalar(lt));
             if (lt->shape[lt->rank - 2] > 256 || (lt->shape[lt->rank - 1] * es) % 16)
                 continue;
-            tma_box(lt, es, box);
-            if (t->tma ? memcmp(t->tma_box, box, lt->rank * sizeof *box) != 0 : ntensors == TL_MAX_TMA)
+            if (!claim_box(t, lt, es, &ntensors))
                 continue; /* one box a tensor: its other loads copy with cp.async */
-            if (!t->tma)
-                ntensors++;
-            t->tma = true;
-            memcpy(t->tma_box, box, lt->rank * sizeof *box);
             /* the other variant keeps the parameters (the launch binds both alike), not the copies */
             x->tma = T->tma_variant;
             T->pipes[x->pipe].ntma += x->tma;
@@ -67,26 +62,28 @@ void tl_plan_tma(tl *T) {
         const oxide_block *b = fn->blocks.items[bi];
         for (uint32_t i = 0; i < b->insts.len; i++) {
             const oxide_inst *in = b->insts.items[i];
-            if (in->op != OXIDE_OP_TILE_STORE || !only_stored(fn, in->operands[0]))
+            if (in->op == OXIDE_OP_TILE_LOAD || in->op == OXIDE_OP_TILE_ATOMIC_ADD)
+                T->tensors[in->operands[0]->index].read = true;
+        }
+    }
+    for (uint32_t bi = 0; bi < fn->blocks.len && ntensors; bi++) {
+        const oxide_block *b = fn->blocks.items[bi];
+        for (uint32_t i = 0; i < b->insts.len; i++) {
+            const oxide_inst *in = b->insts.items[i];
+            if (in->op != OXIDE_OP_TILE_STORE || T->tensors[in->operands[0]->index].read)
                 continue;
             const oxide_type *lt = in->operands[in->noperands - 1]->type;
             tl_tensor *t = &T->tensors[in->operands[0]->index];
             const oxide_type *e = oxide__tile_scalar(lt);
-            uint32_t es = tl_elem_bytes(e), box[4], rk = lt->rank;
+            uint32_t es = tl_elem_bytes(e), rk = lt->rank;
             bool flat = true; /* rows and 128-byte panels: the leading dims are 1 */
             for (uint32_t d = 0; d + 2 < rk; d++)
                 flat &= lt->shape[d] == 1;
             if (rk < 2 || !flat || e->kind == OXIDE_TYPE_I1 || lt->shape[rk - 2] > 256 || lt->shape[rk - 2] % 8 ||
                 (lt->shape[rk - 1] * es) % 128)
                 continue;
-            tma_box(lt, es, box);
-            if (t->tma ? memcmp(t->tma_box, box, rk * sizeof *box) != 0 : ntensors == TL_MAX_TMA)
-                continue;
-            if (!t->tma)
-                ntensors++;
-            t->tma = true;
-            t->tma_store = T->tma_variant;
-            memcpy(t->tma_box, box, rk * sizeof *box);
+            if (claim_box(t, lt, es, &ntensors))
+                t->tma_store = T->tma_variant;
         }
     }
     T->ntma = ntensors;

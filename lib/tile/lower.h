@@ -96,6 +96,7 @@ typedef struct tl_tensor {
     oxide_value *dim[4], *stride[4];
     uint32_t rank;
     bool tma;       /* emit_tma.c: read through a TMA descriptor for boxes of tma_box (iface.h) */
+    bool read;      /* emit_tma.c: loaded or atomically added to somewhere in the kernel */
     bool tma_store; /* emit_tma.c: only written, its box-shaped stores staged in shared memory
                      * and copied out by TMA (the TMA variant only) */
     uint32_t tma_box[4];
